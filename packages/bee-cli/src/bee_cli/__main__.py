@@ -1,0 +1,3 @@
+from bee_cli.main import main
+
+main()

@@ -1,0 +1,90 @@
+"""`bee doctor`: spawn each installed stdio host once per protocol era and check it against the contracts."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from bee_contracts import load_catalog, version_info
+
+CONTRACT_META_KEY = "dev.bee/contract"  # mirrors bee_hostkit.CONTRACT_META_KEY without importing a host runtime
+ERAS = ("legacy", "2026-07-28")
+
+
+@dataclass(frozen=True)
+class StdioHost:
+    """How to launch one stdio host for a checkout."""
+
+    host: str
+    package: str
+    args: tuple[str, ...]
+
+    def argv(self, checkout: Path) -> list[str]:
+        return [arg.format(checkout=str(checkout)) for arg in self.args]
+
+    @property
+    def installed(self) -> bool:
+        return importlib.util.find_spec(self.package) is not None
+
+
+STDIO_HOSTS = (
+    StdioHost("core", "bee_core", ("mcp", "serve", "--checkout", "{checkout}")),
+    StdioHost("design", "bee_design", ("design", "mcp", "--stdio", "--root", "{checkout}")),
+)
+
+
+@dataclass
+class Check:
+    host: str
+    era: str
+    ok: bool
+    protocol: str = ""
+    tools: int = 0
+    seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+
+async def check_host(spec: StdioHost, checkout: Path, era: str, timeout: float = 60.0) -> Check:
+    """Spawn ``spec`` in ``checkout`` and compare what it serves with the installed contracts."""
+    from mcp import Client, StdioServerParameters
+
+    expected = version_info()
+    catalog = [tool.to_wire() for tool in load_catalog(spec.host)]
+    params = StdioServerParameters(command=sys.executable, args=["-m", "bee_cli", *spec.argv(checkout)], cwd=checkout)
+    check = Check(spec.host, era, ok=False)
+    started = time.perf_counter()
+    try:
+        with anyio.fail_after(timeout):
+            async with Client(params, mode=era) as client:
+                listed = await client.list_tools()
+                check.protocol = client.protocol_version
+                check.tools = len(listed.tools)
+                served = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listed.tools]
+                stamp: dict[str, Any] = (listed.meta or {}).get(CONTRACT_META_KEY) or {}
+    except Exception as exc:  # any failure to start or answer is the finding
+        check.problems.append(f"did not answer: {exc.__class__.__name__}: {exc}")
+        return check
+    check.seconds = time.perf_counter() - started
+    for key in ("version", "contractVersion", "contractDigest"):
+        if stamp.get(key) != expected[key]:
+            check.problems.append(f"{key} is {stamp.get(key)!r}, expected {expected[key]!r}")
+    if served != catalog:
+        check.problems.append("tools/list differs from the contract catalog")
+    check.ok = not check.problems
+    return check
+
+
+async def run_checks(checkout: Path) -> list[Check]:
+    checks = []
+    for spec in STDIO_HOSTS:
+        if not spec.installed:
+            continue
+        for era in ERAS:
+            checks.append(await check_host(spec, checkout, era))
+    return checks

@@ -1,0 +1,58 @@
+"""The root `bee` group and the plugin loading that fills it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable
+from importlib.metadata import entry_points
+
+import click
+
+from bee_contracts import version_info
+
+#: Entry-point group through which packages contribute subcommands: ``name = "module:register"``.
+ENTRY_POINT_GROUP = "bee.commands"
+
+Plugin = Callable[[click.Group], None]
+
+
+def _print_version(ctx: click.Context, as_json: bool) -> None:
+    info = version_info()
+    if as_json:
+        click.echo(json.dumps(info, indent=2))
+    else:
+        click.echo(f"bee {info['version']} (contract {info['contractVersion']}, {info['contractDigest']})")
+    ctx.exit(0)
+
+
+def make_cli(plugins: Iterable[Plugin] | None = None) -> click.Group:
+    """Build the root group; ``plugins`` defaults to every installed ``bee.commands`` entry point.
+
+    Tests pass their plugins explicitly so the result does not depend on what happens to be installed.
+    """
+
+    @click.group(
+        invoke_without_command=True,
+        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    )
+    @click.option("--version", "show_version", is_flag=True, help="Print the version, contract version and digest.")
+    @click.option("--json", "as_json", is_flag=True, help="With --version: print JSON for machines.")
+    @click.pass_context
+    def cli(ctx: click.Context, show_version: bool, as_json: bool) -> None:
+        """Bee: MCP hosts and tooling for coding agents working in real repositories."""
+        if show_version:
+            _print_version(ctx, as_json)
+        if ctx.invoked_subcommand is None:
+            click.echo(ctx.get_help())
+
+    if plugins is None:
+        plugins = [ep.load() for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)]
+    for register in plugins:
+        register(cli)
+    return cli
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    make_cli()(args=argv if argv is not None else sys.argv[1:], prog_name="bee")

@@ -1,0 +1,24 @@
+"""JSON Schemas of structured arguments that travel inside strings (for example a packet's manifestJson)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+SCHEMAS: tuple[str, ...] = ("context-packet-manifest",)
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    """Return the schema called ``name`` (one of :data:`SCHEMAS`).
+
+    Raises:
+        KeyError: no such schema.
+    """
+    if name not in SCHEMAS:
+        raise KeyError(f"unknown schema {name!r}; schemas are {', '.join(SCHEMAS)}")
+    text = resources.files("bee_contracts").joinpath("schemas", f"{name}.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema

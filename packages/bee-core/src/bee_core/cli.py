@@ -1,0 +1,79 @@
+"""CLI operations of the core package: `bee init` and `bee mcp serve`.
+
+Registered through the ``bee.commands`` entry point; heavy imports happen inside the commands so that loading
+this module costs no more than click.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+import click
+
+_checkout_option = click.option(
+    "--checkout",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The checkout (repository working tree) this command works on.",
+)
+_instance_option = click.option(
+    "--instance-root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Use this Bee instance instead of <checkout>/.bee (also $BEE_INSTANCE_ROOT).",
+)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(init)
+    cli.add_command(mcp)
+
+
+@click.command()
+@_checkout_option
+@_instance_option
+def init(checkout: Path, instance_root: Path | None) -> None:
+    """Create the Bee instance for a checkout (<checkout>/.bee by default)."""
+    from bee_core.instance import Instance
+
+    if not checkout.is_dir():
+        raise click.BadParameter(f"{checkout} is not a directory", param_hint="--checkout")
+    instance = Instance.select(checkout.resolve(), instance_root)
+    created = instance.init()
+    verb = "Created" if created else "Already initialised:"
+    click.echo(f"{verb} Bee instance at {instance.root}")
+
+
+@click.group()
+def mcp() -> None:
+    """The core MCP host (stdio)."""
+
+
+@mcp.command()
+@_checkout_option
+@_instance_option
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default=lambda: os.environ.get("BEE_LOG_LEVEL", "warning"),
+    show_default="warning, or $BEE_LOG_LEVEL",
+    help="Log level; logs go to stderr, never to the protocol stream.",
+)
+def serve(checkout: Path, instance_root: Path | None, log_level: str) -> None:
+    """Serve the core tools over stdio for an editor or agent (speaks both MCP protocol eras)."""
+    logging.basicConfig(
+        stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    from bee_core.context import CoreContext
+    from bee_core.tools import build_host
+    from bee_hostkit import serve_stdio
+
+    try:
+        ctx = CoreContext.open(checkout, instance_root)
+    except NotADirectoryError as exc:
+        raise click.BadParameter(str(exc), param_hint="--checkout") from None
+    serve_stdio(build_host(ctx))

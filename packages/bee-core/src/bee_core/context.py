@@ -1,0 +1,30 @@
+"""What the core host fixes at startup and hands to every handler."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bee_core.instance import Instance
+from bee_core.packet.cache import ContentCache
+
+
+@dataclass
+class CoreContext:
+    """The checkout, the selected instance and the host's caches."""
+
+    checkout: Path
+    instance: Instance
+    content: ContentCache = field(default_factory=ContentCache)
+
+    @classmethod
+    def open(cls, checkout: Path, instance_root: Path | None = None) -> CoreContext:
+        """Resolve ``checkout`` (it must be a directory) and select its instance.
+
+        Raises:
+            NotADirectoryError: the checkout does not exist or is not a directory.
+        """
+        resolved = checkout.expanduser().resolve()
+        if not resolved.is_dir():
+            raise NotADirectoryError(f"checkout {str(checkout)!r} is not a directory")
+        return cls(resolved, Instance.select(resolved, instance_root))

@@ -1,0 +1,31 @@
+"""bee_context_packet: selected source from the checkout as one bounded packet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bee_core.context import CoreContext
+from bee_core.packet.items import build_item
+from bee_core.packet.manifest import parse_manifest
+from bee_core.packet.pack import pack
+from bee_hostkit import Budget, Deadline
+
+
+def bee_context_packet(ctx: CoreContext, args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+    """Build the packet for ``args["manifestJson"]`` within ``args["budgetBytes"]``.
+
+    Every selection is read and checked before anything is packed, so a bad selection fails the call whatever
+    the budget.
+
+    Raises:
+        ToolError: see :func:`~bee_core.packet.manifest.parse_manifest`, :func:`~bee_core.packet.items.build_item`
+            and :func:`~bee_core.packet.pack.pack`; ``deadline_exceeded`` past 15 seconds.
+    """
+    manifest = parse_manifest(args["manifestJson"])
+    budget = Budget(args["budgetBytes"])
+    items: dict[str, dict[str, Any]] = {}
+    for selection in manifest.ordered:
+        deadline.check(f"reading {selection.path}")
+        items[selection.id] = build_item(ctx.checkout, selection, ctx.content)
+    deadline.check("packing the result")
+    return pack(manifest, items, budget)

@@ -1,0 +1,57 @@
+"""A Bee instance: the per-checkout state directory (``<checkout>/.bee`` unless another is selected)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bee_contracts import __version__
+
+INSTANCE_DIRNAME = ".bee"
+INSTANCE_FILE = "instance.json"
+ENV_INSTANCE_ROOT = "BEE_INSTANCE_ROOT"
+
+#: Sub-directories every instance has.
+LAYOUT = ("artifacts", "cache")
+
+
+@dataclass(frozen=True)
+class Instance:
+    """Where an instance lives; it may not exist yet (``bee init`` creates it)."""
+
+    root: Path
+
+    @classmethod
+    def select(cls, checkout: Path, instance_root: Path | None = None) -> Instance:
+        """The instance for ``checkout``: ``instance_root``, else $BEE_INSTANCE_ROOT, else ``<checkout>/.bee``."""
+        if instance_root is None and os.environ.get(ENV_INSTANCE_ROOT):
+            instance_root = Path(os.environ[ENV_INSTANCE_ROOT])
+        root = instance_root if instance_root is not None else checkout / INSTANCE_DIRNAME
+        return cls(root.expanduser().resolve())
+
+    @property
+    def exists(self) -> bool:
+        return (self.root / INSTANCE_FILE).is_file()
+
+    def path(self, *parts: str) -> Path:
+        return self.root.joinpath(*parts)
+
+    def init(self) -> bool:
+        """Create the instance; return False when it already existed (nothing is changed then)."""
+        if self.exists:
+            for name in LAYOUT:
+                self.path(name).mkdir(parents=True, exist_ok=True)
+            return False
+        self.root.mkdir(parents=True, exist_ok=True)
+        for name in LAYOUT:
+            self.path(name).mkdir(exist_ok=True)
+        # Instance state is local to this machine: keep it out of commits.
+        (self.root / ".gitignore").write_text("*\n", encoding="utf-8")
+        record = {"version": __version__, "created": datetime.now(UTC).isoformat(timespec="seconds")}
+        temporary = self.root / (INSTANCE_FILE + ".tmp")
+        temporary.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        temporary.replace(self.root / INSTANCE_FILE)
+        return True

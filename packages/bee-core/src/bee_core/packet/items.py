@@ -1,0 +1,114 @@
+"""One packet item per selection: index metadata, an outline, or a body (whole file, symbol or line range)."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+from bee_contracts import ErrorCode
+from bee_core.packet.cache import ContentCache
+from bee_core.packet.manifest import Selection
+from bee_core.packet.outline import Outline, Symbol, outline
+from bee_core.packet.source import SourceFile, normalize_hash, read_source
+from bee_hostkit import ToolError, invalid
+
+
+def build_item(root: Path, selection: Selection, cache: ContentCache) -> dict[str, Any]:
+    """The packet item for ``selection``.
+
+    Raises:
+        ToolError: ``hash_mismatch`` when the pinned hash differs, ``not_found`` for a missing file or symbol,
+            ``invalid_argument`` for an ambiguous symbol, a range past the end, or content too large to read.
+    """
+    source = read_source(root, selection.path, cache)
+    if selection.hash is not None:
+        expected = normalize_hash(selection.hash)
+        if expected != source.sha256:
+            raise ToolError(
+                ErrorCode.HASH_MISMATCH,
+                f"{selection.describe()} is pinned to {expected} but the file now hashes to {source.sha256}; "
+                "re-read it (representation index gives the current hash) and update the pin",
+                details={"id": selection.id, "path": selection.path, "expected": expected, "actual": source.sha256},
+            )
+    item: dict[str, Any] = {
+        "id": selection.id,
+        "path": selection.path,
+        "representation": selection.representation,
+        "required": selection.required,
+        "sha256": source.sha256,
+        "bytes": source.size,
+        "language": source.language,
+        "binary": source.binary,
+    }
+    if source.lines is not None:
+        item["lines"] = source.lines
+    if selection.representation == "index" or source.binary:
+        return item  # a binary file is reported as binary: facts, never content
+    if source.data is None:
+        raise invalid(
+            f"{selection.describe()} is {source.size} bytes, too large to outline or return as a body; "
+            "use representation index",
+            path=selection.path,
+        )
+    file_outline = cache.outline(source.sha256, source.language, lambda: outline(source.language, source.data or b""))
+    if selection.representation == "outline":
+        item["outlineSource"] = file_outline.source
+        if selection.symbol is None:
+            item["symbols"] = file_outline.symbols
+        else:
+            qualified, symbol = _find_symbol(selection, file_outline)
+            item["symbol"] = qualified
+            item["symbols"] = [symbol]
+        return item
+    return _body(item, selection, source, file_outline)
+
+
+def _body(item: dict[str, Any], selection: Selection, source: SourceFile, file_outline: Outline) -> dict[str, Any]:
+    text = source.text
+    total = source.lines or 0
+    if selection.symbol is not None:
+        qualified, symbol = _find_symbol(selection, file_outline)
+        start, end = symbol["startLine"], symbol["endLine"]
+        item["symbol"] = qualified
+    elif selection.line_range is not None:
+        start, end = selection.line_range
+        if end > total:
+            raise invalid(
+                f"{selection.describe()} asks for lines {start}-{end} but the file has {total} lines; "
+                f"give a range within 1-{total}",
+                id=selection.id,
+                lines=total,
+            )
+    else:
+        item["startLine"], item["endLine"] = (1, total) if total else (0, 0)
+        item["text"] = text
+        return item
+    lines = text.split("\n")
+    item["startLine"], item["endLine"] = start, end
+    chunk = "\n".join(lines[start - 1 : end])
+    item["text"] = chunk + "\n" if end < len(lines) else chunk
+    return item
+
+
+def _find_symbol(selection: Selection, file_outline: Outline) -> tuple[str, Symbol]:
+    wanted = selection.symbol or ""
+    found = file_outline.find(wanted)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        names = file_outline.qualified_names()
+        close = difflib.get_close_matches(wanted, names, n=5, cutoff=0.5)
+        hint = f"; close matches: {', '.join(close)}" if close else "; ask for the outline to see the symbols"
+        raise ToolError(
+            ErrorCode.NOT_FOUND,
+            f"{selection.describe()}: no symbol {wanted!r} in this file{hint}",
+            details={"id": selection.id, "symbol": wanted, "closeMatches": close},
+        )
+    candidates = [f"{name} (line {symbol['startLine']})" for name, symbol in found]
+    raise invalid(
+        f"{selection.describe()}: symbol {wanted!r} is ambiguous ({', '.join(candidates[:8])}); "
+        "use the qualified name or a line range",
+        id=selection.id,
+        candidates=[name for name, _ in found],
+    )

@@ -1,0 +1,88 @@
+"""Reading one checkout file for a packet: confined, hashed, classified as text or binary."""
+
+from __future__ import annotations
+
+import hashlib
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from bee_contracts import ErrorCode
+from bee_core.packet.cache import ContentCache, TextFacts
+from bee_core.packet.languages import language_of
+from bee_hostkit import ToolError, confine
+
+#: Files larger than this are indexed (streamed hash) but not outlined or returned as a body.
+MAX_SOURCE_BYTES = 16 * 1024 * 1024
+
+_SNIFF_BYTES = 8192
+_HASH_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file's bytes and facts; ``data`` is None for files over :data:`MAX_SOURCE_BYTES`."""
+
+    path: str
+    size: int
+    sha256: str  # "sha256:<hex>"
+    language: str
+    binary: bool
+    lines: int | None
+    data: bytes | None
+
+    @property
+    def text(self) -> str:
+        """The decoded text (only valid for text files)."""
+        return (self.data or b"").decode("utf-8-sig")
+
+
+def text_facts(data: bytes) -> TextFacts:
+    """Binary when a NUL byte appears early or the bytes are not UTF-8; otherwise text with its line count."""
+    if b"\x00" in data[:_SNIFF_BYTES]:
+        return TextFacts(binary=True, lines=None)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return TextFacts(binary=True, lines=None)
+    lines = data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+    return TextFacts(binary=False, lines=lines)
+
+
+def read_source(root: Path, path: str, cache: ContentCache) -> SourceFile:
+    """Read ``path`` (repository-relative) from the checkout at ``root``.
+
+    Raises:
+        ToolError: ``outside_root``/``not_found`` from confinement, ``invalid_argument`` for a directory or a
+            special file.
+    """
+    resolved = confine(root, path)
+    try:
+        info = resolved.stat()
+    except OSError as exc:
+        raise ToolError(ErrorCode.NOT_FOUND, f"cannot read {path!r}: {exc.strerror}", details={"path": path}) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"{path!r} is a directory; select a file inside it",
+            details={"path": path},
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{path!r} is not a regular file", details={"path": path})
+    language = language_of(path)
+    if info.st_size > MAX_SOURCE_BYTES:
+        digest = hashlib.sha256()
+        with resolved.open("rb") as handle:
+            while chunk := handle.read(_HASH_CHUNK):
+                digest.update(chunk)
+        return SourceFile(path, info.st_size, "sha256:" + digest.hexdigest(), language, False, None, None)
+    data = resolved.read_bytes()
+    sha = "sha256:" + hashlib.sha256(data).hexdigest()
+    facts = cache.facts(sha, lambda: text_facts(data))
+    return SourceFile(path, len(data), sha, language, facts.binary, facts.lines, data)
+
+
+def normalize_hash(value: str) -> str:
+    """``sha256:<lowercase hex>`` for a pinned hash given with or without the prefix."""
+    hexdigest = value.split(":", 1)[1] if value.startswith("sha256:") else value
+    return "sha256:" + hexdigest.lower()

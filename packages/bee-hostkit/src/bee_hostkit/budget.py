@@ -1,0 +1,56 @@
+"""The one budget helper: tools that take ``budgetBytes`` measure their whole serialized result with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bee_contracts import ErrorCode
+from bee_contracts.limits import MAX_RESULT_BYTES
+from bee_hostkit.errors import ToolError
+from bee_hostkit.results import result_bytes
+
+
+class Budget:
+    """A byte budget over one tool result (see :mod:`bee_hostkit.results` for what is measured)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = min(limit, MAX_RESULT_BYTES)
+
+    def measure(self, structured: dict[str, Any]) -> int:
+        """The exact size of the result carrying ``structured``."""
+        return result_bytes(structured)
+
+    def fits(self, structured: dict[str, Any]) -> bool:
+        return self.measure(structured) <= self.limit
+
+    def require(self, structured: dict[str, Any], *, what: str = "the complete answer", hint: str = "") -> int:
+        """Return the size of ``structured``'s result, or fail with ``budget_exceeded``.
+
+        Raises:
+            ToolError: ``budget_exceeded`` with the sizes in details; nothing partial is delivered.
+        """
+        size = self.measure(structured)
+        if size > self.limit:
+            raise self.exceeded(size, what=what, hint=hint)
+        return size
+
+    def exceeded(self, size: int, *, what: str = "the complete answer", hint: str = "") -> ToolError:
+        """The ``budget_exceeded`` error for a result of ``size`` bytes."""
+        advice = hint or "Raise budgetBytes or ask for less"
+        return ToolError(
+            ErrorCode.BUDGET_EXCEEDED,
+            f"{what} needs {size} bytes but budgetBytes is {self.limit}; nothing partial was delivered. {advice}.",
+            details={"budgetBytes": self.limit, "resultBytes": size, "overByBytes": size - self.limit},
+        )
+
+
+def with_size(structured: dict[str, Any], key: str = "resultBytes") -> dict[str, Any]:
+    """Set ``structured[key]`` to the size of the result that carries it (a fixed point: the number counts too)."""
+    structured[key] = 0
+    with_zero = result_bytes(structured)
+    # The number appears twice (structuredContent and the text copy), unescaped: each extra digit costs 2 bytes.
+    digits = 1
+    while len(str(with_zero + 2 * (digits - 1))) != digits:
+        digits += 1
+    structured[key] = with_zero + 2 * (digits - 1)
+    return structured

@@ -1,0 +1,156 @@
+"""Newline-delimited JSON-RPC framing with a hard size cap, independent of any I/O.
+
+:class:`FrameSplitter` turns a byte stream into frames without ever holding more than the cap plus one chunk: an
+oversized frame is reported as :class:`Oversized` with its first bytes kept, so the request id can usually be
+recovered for the -32600 answer. Nothing here parses JSON-RPC semantics beyond that id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+#: JSON-RPC 2.0 error codes used by the transport.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INTERNAL_ERROR = -32603
+
+#: How much of an oversized frame is kept to look for its id.
+_HEAD_KEEP = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One complete frame (without its newline)."""
+
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Oversized:
+    """A frame longer than the cap: its size so far and its first bytes."""
+
+    size: int
+    head: bytes
+
+
+class FrameSplitter:
+    """Split a byte stream at newlines, refusing frames longer than ``limit`` bytes."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._buffer = bytearray()
+        self._skipping = False  # inside an oversized frame: drop bytes until its newline
+        self._skipped = 0
+        self._head = b""
+
+    def feed(self, chunk: bytes) -> Iterator[Frame | Oversized]:
+        """Consume ``chunk``; yield every frame (or oversize report) it completes."""
+        start = 0
+        while start <= len(chunk):
+            newline = chunk.find(b"\n", start)
+            end = len(chunk) if newline < 0 else newline
+            piece = chunk[start:end]
+            if self._skipping:
+                self._skipped += len(piece)
+            else:
+                self._buffer += piece
+                if len(self._buffer) > self.limit:
+                    self._skipping = True
+                    self._head = bytes(self._buffer[:_HEAD_KEEP])
+                    self._skipped = len(self._buffer)
+                    self._buffer.clear()
+            if newline < 0:
+                return
+            if self._skipping:
+                yield Oversized(self._skipped, self._head)
+                self._skipping, self._skipped, self._head = False, 0, b""
+            else:
+                data = bytes(self._buffer).rstrip(b"\r")
+                self._buffer.clear()
+                if data.strip():
+                    yield Frame(data)
+            start = newline + 1
+
+    def finish(self) -> Iterator[Frame | Oversized]:
+        """End of stream: yield a final unterminated frame, if any."""
+        if self._skipping:
+            yield Oversized(self._skipped, self._head)
+        elif self._buffer.strip():
+            yield Frame(bytes(self._buffer))
+        self._buffer.clear()
+        self._skipping = False
+
+
+def recover_id(head: bytes) -> int | str | None:
+    """Find the top-level ``"id"`` of a JSON-RPC object from its first bytes, or ``None``.
+
+    A small lexer tracks strings and nesting so that an ``"id"`` key inside params (or inside an escaped JSON
+    string argument) is never mistaken for the request id.
+    """
+    text = head.decode("utf-8", errors="replace")
+    depth = 0
+    i, n = 0, len(text)
+    expect_key = False
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if j >= n:
+                return None
+            literal = text[i : j + 1]
+            i = j + 1
+            if depth == 1 and expect_key and literal == '"id"':
+                while i < n and text[i] in " \t\r\n":
+                    i += 1
+                if i < n and text[i] == ":":
+                    return _leading_id(text[i + 1 :])
+            expect_key = False
+            continue
+        if ch in "{[":
+            depth += 1
+            expect_key = ch == "{"
+        elif ch in "}]":
+            depth -= 1
+            expect_key = False
+        elif ch == ",":
+            expect_key = depth >= 1
+        i += 1
+    return None
+
+
+def _leading_id(rest: str) -> int | str | None:
+    decoder = json.JSONDecoder()
+    try:
+        value, _ = decoder.raw_decode(rest.lstrip())
+    except ValueError:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
+    return value
+
+
+def error_frame(request_id: Any, code: int, message: str, data: Any = None) -> bytes:
+    """A serialized JSON-RPC error response, newline-terminated."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    payload = {"jsonrpc": "2.0", "id": request_id, "error": error}
+    return json.dumps(payload, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def peek_id(data: bytes) -> int | str | None:
+    """The id of a frame that parsed as JSON but is not a valid JSON-RPC message, when it has one."""
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    if isinstance(value, dict):
+        found = value.get("id")
+        if isinstance(found, int | str) and not isinstance(found, bool):
+            return found
+    return None

@@ -1,0 +1,169 @@
+"""Build an MCP server from a catalog and plain handler functions.
+
+A :class:`Host` is the transport-free core of every Bee host: it lists the catalog exactly, validates each call's
+arguments against the tool's inputSchema, runs the handler off the event loop under a deadline, guards the result
+at the 256 KiB limit and maps every failure to the contracts' error envelope. :meth:`Host.build_server` wraps it in
+the SDK's low-level ``Server`` (both protocol eras); :func:`serve_stdio` runs that over capped stdio.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+
+from bee_contracts import ErrorCode, ToolSpec, version_info
+from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
+from bee_hostkit import results
+from bee_hostkit.deadline import Deadline
+from bee_hostkit.errors import ToolError
+from bee_hostkit.validation import SchemaValidator
+
+logger = logging.getLogger("bee.hostkit")
+
+#: A tool handler: validated arguments and the call's deadline in, structured content out. Raise ToolError to fail.
+Handler = Callable[[dict[str, Any], Deadline], dict[str, Any]]
+
+#: Key under which every host stamps its version triple into ``_meta``.
+CONTRACT_META_KEY = "dev.bee/contract"
+
+#: Extra time a handler thread gets past its deadline before the host answers without it.
+_GRACE_SECONDS = 1.0
+
+_STAMPED_METHODS = frozenset({"initialize", "server/discover", "tools/list"})
+
+
+@dataclass
+class Host:
+    """One host's tools: the catalog (the contract) and the handlers that implement it."""
+
+    name: str
+    catalog: Sequence[ToolSpec]
+    handlers: Mapping[str, Handler]
+    title: str | None = None
+    instructions: str | None = None
+    deadlines: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        listed = [spec.name for spec in self.catalog]
+        missing = sorted(set(listed) - set(self.handlers))
+        extra = sorted(set(self.handlers) - set(listed))
+        if missing or extra:
+            # A catalog holds only tools that work, and a handler without a catalog entry is unreachable.
+            raise ValueError(f"{self.name}: catalog and handlers disagree (no handler: {missing}; not listed: {extra})")
+        self._specs = {spec.name: spec for spec in self.catalog}
+        self._validators = {spec.name: SchemaValidator(spec.name, spec.input_schema) for spec in self.catalog}
+        self._tools = [types.Tool.model_validate(spec.to_wire(), by_name=False) for spec in self.catalog]
+
+    @property
+    def version(self) -> dict[str, str]:
+        return version_info()
+
+    def list_tools(self) -> list[types.Tool]:
+        """The catalog as SDK tool models, in catalog order."""
+        return list(self._tools)
+
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        spec = self._specs.get(name)
+        return spec.input_schema if spec else None
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Run one tool call and return the wire form of its result (never raises for tool failures).
+
+        Raises:
+            MCPError: -32602 for a tool that is not in the catalog (a protocol error, not a tool failure).
+        """
+        spec = self._specs.get(name)
+        if spec is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"unknown tool {name!r}; this host serves: {', '.join(self._specs)}",
+            )
+        try:
+            args = self._validators[name].validate(arguments)
+            structured = await self._run(name, args)
+            results.guard(structured)
+            return results.render(structured)
+        except ToolError as failure:
+            return results.render(failure.body(), is_error=True)
+        except Exception:
+            # Handler internals never reach the wire: the log has the trace, the caller a safe message.
+            logger.exception("tool %s failed unexpectedly", name)
+            internal = ToolError(ErrorCode.INTERNAL, f"{name} failed unexpectedly; the host log has the details")
+            return results.render(internal.body(), is_error=True)
+
+    async def _run(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        seconds = self.deadlines.get(name, DEFAULT_DEADLINE_SECONDS)
+        deadline = Deadline(seconds)
+        handler = self.handlers[name]
+        outcome: dict[str, Any] | None = None
+        with anyio.move_on_after(seconds + _GRACE_SECONDS):
+            outcome = await anyio.to_thread.run_sync(handler, args, deadline, abandon_on_cancel=True)
+        if outcome is None:
+            deadline.check()  # past the deadline: raises deadline_exceeded
+            raise ToolError(ErrorCode.DEADLINE_EXCEEDED, f"{name} did not finish within {seconds:g} seconds")
+        return outcome
+
+    def build_server(self) -> Server[Any]:
+        """An SDK low-level server for this host, serving both protocol eras."""
+        version = self.version
+
+        async def on_list_tools(
+            ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        ) -> types.ListToolsResult:
+            return types.ListToolsResult(tools=self.list_tools())
+
+        async def on_call_tool(
+            ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+        ) -> types.CallToolResult:
+            wire = await self.call(params.name, params.arguments)
+            return types.CallToolResult.model_validate(wire, by_name=False)
+
+        server: Server[Any] = Server(
+            self.name,
+            version=version["version"],
+            title=self.title,
+            description=f"contract {version['contractVersion']} {version['contractDigest']}",
+            instructions=self.instructions,
+            on_list_tools=on_list_tools,
+            on_call_tool=on_call_tool,
+            get_tool_input_schema=self.input_schema,
+        )
+        server.middleware.append(contract_stamp(version))
+        return server
+
+
+class contract_stamp:
+    """Middleware adding the version triple to ``_meta`` of initialize, discover and tools/list results."""
+
+    def __init__(self, version: dict[str, str]) -> None:
+        self.version = version
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method in _STAMPED_METHODS and isinstance(result, dict):
+            meta = result.get("_meta")
+            result["_meta"] = {**(meta if isinstance(meta, dict) else {}), CONTRACT_META_KEY: dict(self.version)}
+        return result
+
+
+async def serve_stdio_async(host: Host) -> None:
+    """Serve ``host`` over capped stdio until the client closes stdin."""
+    from bee_hostkit.stdio import capped_stdio_server
+
+    server = host.build_server()
+    async with capped_stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())  # type: ignore[arg-type]
+
+
+def serve_stdio(host: Host) -> None:
+    """Blocking entry point used by host commands."""
+    anyio.run(serve_stdio_async, host)

@@ -1,0 +1,62 @@
+import json
+
+import pytest
+
+from bee_contracts import HOSTS, CatalogError, ErrorCode, contract_digest, contract_document, error_body, load_catalog
+from bee_contracts.catalog import _parse
+from bee_contracts.digest import canonical_json
+
+
+def test_every_catalog_tool_is_wire_shaped_and_in_name_order():
+    for host in HOSTS:
+        names = [spec.name for spec in load_catalog(host)]
+        assert names == sorted(names)
+        for spec in load_catalog(host):
+            wire = spec.to_wire()
+            assert set(wire) == {"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
+            assert wire["inputSchema"]["type"] == "object"
+            assert wire["outputSchema"]["type"] == "object"
+
+
+def test_core_catalog_holds_the_context_packet():
+    assert "bee_context_packet" in [spec.name for spec in load_catalog("core")]
+
+
+def test_digest_is_sha256_over_the_canonical_document():
+    import hashlib
+
+    expected = "sha256:" + hashlib.sha256(canonical_json(contract_document())).hexdigest()
+    assert contract_digest() == expected
+
+
+def test_canonical_json_ignores_key_order():
+    assert canonical_json({"b": 1, "a": [1, {"d": 2, "c": 3}]}) == canonical_json({"a": [1, {"c": 3, "d": 2}], "b": 1})
+
+
+def test_unknown_host_is_refused():
+    with pytest.raises(KeyError, match="unknown host"):
+        load_catalog("nope")
+
+
+@pytest.mark.parametrize(
+    ("mutation", "message"),
+    [
+        (lambda t: t.pop("title"), "keys must be"),
+        (lambda t: t["inputSchema"].update(type="array"), "object-rooted"),
+        (lambda t: t["annotations"].pop("openWorldHint"), "annotations must set"),
+        (lambda t: t.update(name="other"), "file name must be the tool name"),
+    ],
+)
+def test_malformed_catalog_files_fail_at_load(mutation, message):
+    spec = load_catalog("core")[0]
+    raw = json.loads(json.dumps(spec.to_wire()))
+    mutation(raw)
+    with pytest.raises(CatalogError, match=message):
+        _parse("core", f"{spec.name}.json", raw)
+
+
+def test_error_envelope_shape_and_retryable_defaults():
+    body = error_body(ErrorCode.BUSY, "try later")
+    assert body == {"error": "try later", "code": "busy", "retryable": True, "outcome_unknown": False}
+    body = error_body(ErrorCode.NOT_FOUND, "gone", details={"id": "x"})
+    assert body["retryable"] is False and body["details"] == {"id": "x"}

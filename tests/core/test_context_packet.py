@@ -1,0 +1,191 @@
+"""bee_context_packet's handler in process: items, budgets, refinement and every bad input."""
+
+import hashlib
+import json
+import os
+
+import pytest
+
+from bee_contracts import ErrorCode
+from bee_core.context import CoreContext
+from bee_core.handlers.context_packet import bee_context_packet
+from bee_hostkit import Deadline, ToolError
+from bee_hostkit.results import result_bytes
+from tests.conftest import make_checkout
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    return CoreContext.open(make_checkout(tmp_path / "co"))
+
+
+def run(ctx, *selections, budget=32768, deadline=None):
+    args = {"manifestJson": json.dumps({"selections": list(selections)}), "budgetBytes": budget}
+    return bee_context_packet(ctx, args, deadline or Deadline(15))
+
+
+def fail(ctx, *selections, budget=32768):
+    with pytest.raises(ToolError) as info:
+        run(ctx, *selections, budget=budget)
+    return info.value
+
+
+def test_index_reports_file_facts(ctx):
+    data = (ctx.checkout / "src/a.py").read_bytes()
+    result = run(ctx, {"id": "i", "path": "src/a.py", "representation": "index"})
+    [item] = result["items"]
+    assert result["status"] == "complete" and result["complete"] is True
+    assert item["sha256"] == "sha256:" + hashlib.sha256(data).hexdigest()
+    assert (item["bytes"], item["lines"], item["language"], item["binary"]) == (len(data), 11, "python", False)
+    assert "text" not in item and "symbols" not in item
+
+
+def test_result_bytes_is_the_exact_size(ctx):
+    result = run(ctx, {"id": "o", "path": "src/a.rs", "representation": "outline"})
+    assert result["resultBytes"] == result_bytes(result)
+
+
+def test_outline_whole_file_and_one_symbol(ctx):
+    whole = run(ctx, {"id": "o", "path": "src/a.py", "representation": "outline"})["items"][0]
+    assert whole["outlineSource"] == "tree-sitter"
+    assert [s["name"] for s in whole["symbols"]] == ["f", "A", "af"]
+    one = run(ctx, {"id": "o", "path": "src/a.py", "representation": "outline", "symbol": "A"})["items"][0]
+    assert one["symbol"] == "A" and [c["name"] for c in one["symbols"][0]["children"]] == ["p", "am", "Inner"]
+
+
+def test_body_whole_symbol_and_range(ctx):
+    text = (ctx.checkout / "src/a.py").read_text()
+    whole = run(ctx, {"id": "b", "path": "src/a.py", "representation": "body"})["items"][0]
+    assert whole["text"] == text and (whole["startLine"], whole["endLine"]) == (1, 11)
+    method = run(ctx, {"id": "b", "path": "src/a.py", "representation": "body", "symbol": "A.p"})["items"][0]
+    assert method["text"] == "    @property\n    def p(self): pass\n" and method["symbol"] == "A.p"
+    lines = run(ctx, {"id": "b", "path": "src/a.py", "representation": "body", "range": {"start": 2, "end": 3}})
+    assert lines["items"][0]["text"] == "".join(text.splitlines(keepends=True)[1:3])
+
+
+def test_binary_files_are_reported_as_binary_without_content(ctx):
+    for representation in ("index", "outline", "body"):
+        [item] = run(ctx, {"id": "x", "path": "logo.bin", "representation": representation})["items"]
+        assert item["binary"] is True and "text" not in item and "symbols" not in item
+
+
+def test_hash_pin_matches_and_mismatch_names_both_hashes(ctx):
+    digest = hashlib.sha256((ctx.checkout / "src/a.go").read_bytes()).hexdigest()
+    ok = run(ctx, {"id": "g", "path": "src/a.go", "representation": "index", "hash": digest.upper()})
+    assert ok["status"] == "complete"
+    failure = fail(ctx, {"id": "g", "path": "src/a.go", "representation": "index", "hash": "sha256:" + "0" * 64})
+    assert failure.code is ErrorCode.HASH_MISMATCH
+    assert "selection 'g'" in failure.message and "0" * 64 in failure.message and digest in failure.message
+
+
+def test_dependency_order_in_items(ctx):
+    result = run(
+        ctx,
+        {"id": "use", "path": "src/a.py", "representation": "body", "symbol": "f", "dependsOn": ["def"]},
+        {"id": "def", "path": "src/a.py", "representation": "outline"},
+    )
+    assert [item["id"] for item in result["items"]] == ["def", "use"]
+
+
+def test_optional_selection_that_does_not_fit_is_listed_not_delivered(ctx):
+    big = {"id": "big", "path": "src/a.ts", "representation": "body", "required": False}
+    small = {"id": "small", "path": "src/a.py", "representation": "index"}
+    result = run(ctx, small, big, budget=1500)
+    assert result["status"] == "incomplete" and result["complete"] is False
+    assert [item["id"] for item in result["items"]] == ["small"]
+    [omitted] = result["omitted"]
+    assert omitted["id"] == "big" and omitted["reason"] == "budget" and omitted["bytes"] > 0
+    assert result["resultBytes"] <= 1500
+
+
+def test_omitted_dependency_omits_its_dependents(ctx):
+    result = run(
+        ctx,
+        {"id": "small", "path": "src/a.py", "representation": "index"},
+        {"id": "big", "path": "src/a.ts", "representation": "body", "required": False},
+        {"id": "after", "path": "src/a.go", "representation": "index", "required": False, "dependsOn": ["big"]},
+        budget=1200,
+    )
+    reasons = {o["id"]: o["reason"] for o in result["omitted"]}
+    assert reasons == {"big": "budget", "after": "dependency_omitted"}
+
+
+def test_required_content_that_does_not_fit_needs_refinement_and_delivers_nothing(ctx):
+    result = run(
+        ctx,
+        {"id": "big", "path": "src/a.ts", "representation": "body"},
+        {"id": "opt", "path": "src/a.py", "representation": "index", "required": False},
+        budget=1024,
+    )
+    assert result["status"] == "needs_refinement" and result["complete"] is False
+    assert result["items"] == []
+    assert {o["id"] for o in result["omitted"]} == {"big", "opt"}
+    assert result["overByBytes"] > 0
+    assert result["resultBytes"] <= 1024
+    # The listing says exactly how much the required item needs: raising the budget by overByBytes works.
+    fits = run(
+        ctx, {"id": "big", "path": "src/a.ts", "representation": "body"}, budget=1024 + result["overByBytes"] + 200
+    )
+    assert fits["items"] and fits["items"][0]["id"] == "big"
+
+
+def test_a_required_dependency_of_a_required_selection_is_required(ctx):
+    result = run(
+        ctx,
+        {"id": "dep", "path": "src/a.ts", "representation": "body", "required": False},
+        {"id": "top", "path": "src/a.py", "representation": "index", "dependsOn": ["dep"]},
+        budget=1024,
+    )
+    assert result["status"] == "needs_refinement"
+
+
+def test_budget_so_small_that_even_the_listing_fails(ctx):
+    selections = [{"id": f"s{i}", "path": "src/a.ts", "representation": "body"} for i in range(20)]
+    failure = fail(ctx, *selections, budget=512)
+    assert failure.code is ErrorCode.BUDGET_EXCEEDED and failure.details["budgetBytes"] == 512
+
+
+@pytest.mark.parametrize(
+    ("selection", "code", "text"),
+    [
+        ({"path": "../outside.py", "representation": "index"}, ErrorCode.OUTSIDE_ROOT, "climbs out"),
+        ({"path": "/etc/passwd", "representation": "index"}, ErrorCode.OUTSIDE_ROOT, "absolute"),
+        ({"path": ".git/config", "representation": "index"}, ErrorCode.OUTSIDE_ROOT, ".git"),
+        ({"path": "src/missing.py", "representation": "index"}, ErrorCode.NOT_FOUND, "no file"),
+        ({"path": "src", "representation": "index"}, ErrorCode.INVALID_ARGUMENT, "is a directory"),
+        ({"path": "src/a.py", "representation": "body", "symbol": "nope"}, ErrorCode.NOT_FOUND, "no symbol 'nope'"),
+        ({"path": "src/a.py", "representation": "body", "symbol": "A.q"}, ErrorCode.NOT_FOUND, "close matches: A.p"),
+        ({"path": "src/a.cs", "representation": "body", "symbol": "M"}, ErrorCode.INVALID_ARGUMENT, "ambiguous"),
+        (
+            {"path": "src/a.py", "representation": "body", "range": {"start": 5, "end": 99}},
+            ErrorCode.INVALID_ARGUMENT,
+            "has 11 lines",
+        ),
+    ],
+)
+def test_bad_selections(ctx, selection, code, text):
+    failure = fail(ctx, {"id": "x", **selection})
+    assert failure.code is code
+    assert text in failure.message
+
+
+def test_symlink_out_of_the_checkout_is_refused(ctx, tmp_path):
+    (tmp_path / "secret.py").write_text("TOKEN = 1\n")
+    os.symlink(tmp_path / "secret.py", ctx.checkout / "src" / "secret.py")
+    assert fail(ctx, {"id": "x", "path": "src/secret.py", "representation": "body"}).code is ErrorCode.OUTSIDE_ROOT
+
+
+def test_expired_deadline_delivers_nothing(ctx):
+    with pytest.raises(ToolError) as info:
+        run(ctx, {"id": "x", "path": "src/a.py", "representation": "index"}, deadline=Deadline(0))
+    assert info.value.code is ErrorCode.DEADLINE_EXCEEDED
+
+
+def test_cache_serves_repeats_and_never_stale_content(ctx):
+    selection = {"id": "o", "path": "src/a.py", "representation": "outline"}
+    run(ctx, selection)
+    run(ctx, selection)
+    assert ctx.content.hits >= 1
+    (ctx.checkout / "src/a.py").write_text("def renamed():\n    pass\n")
+    [item] = run(ctx, selection)["items"]
+    assert [s["name"] for s in item["symbols"]] == ["renamed"]

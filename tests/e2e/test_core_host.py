@@ -1,0 +1,154 @@
+"""`bee mcp serve` as a subprocess, spoken to by the official MCP client in both protocol eras."""
+
+import hashlib
+import json
+
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from bee_contracts import load_catalog, version_info
+from bee_hostkit import CONTRACT_META_KEY
+from tests.conftest import ERAS, core_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+
+def packet_args(*selections, budget=32768):
+    return {"manifestJson": json.dumps({"selections": list(selections)}), "budgetBytes": budget}
+
+
+def wire_size(result):
+    return len(
+        result.model_dump_json(
+            by_alias=True, exclude_none=True, include={"content", "structured_content", "is_error"}
+        ).encode()
+    )
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_tools_list_is_the_contract_catalog_and_identity_is_stamped(checkout, era):
+    async with core_client(checkout, era) as client:
+        listed = await client.list_tools()
+        served = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listed.tools]
+        assert served == [spec.to_wire() for spec in load_catalog("core")]
+        assert listed.meta[CONTRACT_META_KEY] == version_info()
+        expected_protocol = "2025-11-25" if era == "legacy" else "2026-07-28"
+        assert client.protocol_version == expected_protocol
+        if era == "legacy":
+            assert client.server_info.version == version_info()["version"]
+            assert version_info()["contractDigest"] in client.server_info.description
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_packet_delivers_index_outline_and_body_within_budget(checkout, era):
+    source = (checkout / "src/a.go").read_bytes()
+    async with core_client(checkout, era) as client:
+        result = await client.call_tool(
+            "bee_context_packet",
+            packet_args(
+                {"id": "idx", "path": "src/a.go", "representation": "index"},
+                {"id": "out", "path": "src/a.rs", "representation": "outline", "dependsOn": ["idx"]},
+                {"id": "fn", "path": "src/a.go", "representation": "body", "symbol": "main"},
+                budget=8192,
+            ),
+        )
+    assert result.is_error is False
+    data = result.structured_content
+    assert json.loads(result.content[0].text) == data
+    assert data["status"] == "complete"
+    assert [item["id"] for item in data["items"]] == ["idx", "out", "fn"]
+    assert data["items"][0]["sha256"] == "sha256:" + hashlib.sha256(source).hexdigest()
+    assert data["items"][2]["text"].startswith("func main()")
+    assert wire_size(result) == data["resultBytes"] <= 8192
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_needs_refinement_over_the_wire(checkout, era):
+    async with core_client(checkout, era) as client:
+        result = await client.call_tool(
+            "bee_context_packet", packet_args({"id": "all", "path": "src/a.ts", "representation": "body"}, budget=600)
+        )
+    data = result.structured_content
+    assert result.is_error is False and data["status"] == "needs_refinement" and data["items"] == []
+    assert data["omitted"][0]["id"] == "all" and data["overByBytes"] > 0
+    assert wire_size(result) <= 600
+
+
+BAD_CALLS = [
+    ({"manifestJson": "{oops"}, "invalid_argument", "not valid JSON"),
+    (packet_args({"id": "a", "path": "src/a.py", "representation": "full"}), "invalid_argument", "use one of"),
+    (
+        packet_args({"id": "a", "path": "src/a.py", "representation": "index"}, budget=100),
+        "invalid_argument",
+        "budgetBytes is 100",
+    ),
+    (
+        packet_args({"id": "a", "path": "src/a.py", "representation": "index"}, budget=300000),
+        "invalid_argument",
+        "outside the allowed range",
+    ),
+    ({"manifestJson": "{}", "extra": True}, "invalid_argument", "unknown argument 'extra'"),
+    ({}, "invalid_argument", "missing required argument 'manifestJson'"),
+    (packet_args({"id": "a", "path": "../etc/passwd", "representation": "index"}), "outside_root", "climbs out"),
+    (packet_args({"id": "a", "path": "src/nope.py", "representation": "index"}), "not_found", "no file"),
+    (packet_args({"id": "a", "path": "src/a.py", "representation": "body", "symbol": "zzz"}), "not_found", "no symbol"),
+    (
+        packet_args({"id": "a", "path": "src/a.py", "representation": "body", "range": {"start": 1, "end": 500}}),
+        "invalid_argument",
+        "has 11 lines",
+    ),
+    (
+        packet_args({"id": "a", "path": "src/a.py", "representation": "index", "hash": "f" * 64}),
+        "hash_mismatch",
+        "pinned",
+    ),
+]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_every_bad_input_is_a_clear_tool_error_and_the_host_keeps_serving(checkout, era):
+    async with core_client(checkout, era) as client:
+        for arguments, code, text in BAD_CALLS:
+            result = await client.call_tool("bee_context_packet", arguments)
+            assert result.is_error is True, arguments
+            body = result.structured_content
+            assert body["code"] == code, (arguments, body)
+            assert text in body["error"], (arguments, body)
+            assert set(body) >= {"error", "code", "retryable", "outcome_unknown"}
+        ok = await client.call_tool(
+            "bee_context_packet", packet_args({"id": "a", "path": "src/a.py", "representation": "index"})
+        )
+        assert ok.is_error is False
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_unknown_tool_is_a_protocol_error(checkout, era):
+    async with core_client(checkout, era) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("bee_no_such_tool", {})
+        assert info.value.error.code == -32602
+        assert "bee_context_packet" in info.value.error.message
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_request_over_the_frame_limit_gets_32600_with_its_id_and_the_host_keeps_serving(checkout, era):
+    async with core_client(checkout, era) as client:
+        with pytest.raises(MCPError) as info:
+            await client.call_tool("bee_context_packet", {"manifestJson": "x" * (600 * 1024)})
+        assert info.value.error.code == -32600
+        assert info.value.error.data["limitBytes"] == 512 * 1024
+        ok = await client.call_tool(
+            "bee_context_packet", packet_args({"id": "a", "path": "README.md", "representation": "outline"})
+        )
+        assert ok.is_error is False and ok.structured_content["items"][0]["outlineSource"] == "headings"
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_deadline_exceeded_delivers_nothing(checkout, era):
+    async with core_client(checkout, era, env={"BEE_PACKET_DEADLINE_SECONDS": "0"}) as client:
+        result = await client.call_tool(
+            "bee_context_packet", packet_args({"id": "a", "path": "src/a.py", "representation": "body"})
+        )
+    assert result.is_error is True
+    assert result.structured_content["code"] == "deadline_exceeded"
+    assert result.structured_content["retryable"] is True

@@ -1,0 +1,73 @@
+import json
+
+import pytest
+
+from bee_hostkit.framing import Frame, FrameSplitter, Oversized, error_frame, peek_id, recover_id
+
+
+def frames(limit, *chunks):
+    splitter = FrameSplitter(limit)
+    out = []
+    for chunk in chunks:
+        out.extend(splitter.feed(chunk))
+    out.extend(splitter.finish())
+    return out
+
+
+def test_splits_on_newlines_across_chunks():
+    assert frames(100, b'{"a":1}\n{"b"', b":2}\n") == [Frame(b'{"a":1}'), Frame(b'{"b":2}')]
+
+
+def test_blank_lines_and_crlf_are_tolerated():
+    assert frames(100, b'\n\r\n{"a":1}\r\n') == [Frame(b'{"a":1}')]
+
+
+def test_unterminated_last_frame_is_delivered_at_end():
+    assert frames(100, b'{"a":1}') == [Frame(b'{"a":1}')]
+
+
+def test_frame_at_the_limit_passes_and_one_byte_more_is_oversized():
+    at_limit = b"x" * 100
+    assert frames(100, at_limit + b"\n") == [Frame(at_limit)]
+    [report] = frames(100, at_limit + b"y\n")
+    assert isinstance(report, Oversized) and report.size == 101
+
+
+def test_oversized_frame_is_skipped_and_the_next_frame_survives():
+    big = b'{"jsonrpc":"2.0","id":7,"method":"x","params":{"p":"' + b"z" * 500 + b'"}}'
+    out = frames(64, big[:100], big[100:300], big[300:] + b'\n{"ok":1}\n')
+    assert isinstance(out[0], Oversized) and out[0].size == len(big)
+    assert out[1] == Frame(b'{"ok":1}')
+    assert recover_id(out[0].head) == 7
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        (b'{"jsonrpc":"2.0","id":12,"method":"tools/call"', 12),
+        (b'{"jsonrpc":"2.0","id":"abc","method":"x"', "abc"),
+        (b'{"method":"x","params":{"id":99,"x":"', None),  # nested id is not the request id
+        (b'{"method":"x","params":{"manifestJson":"{\\"id\\":5}"},"id":3}', 3),  # escaped id in a string
+        (b'{"jsonrpc":"2.0","method":"x","params":{"a":"' + b"q" * 50, None),  # cut before any id
+        (b'{"id": true}', None),
+        (b"not json at all", None),
+    ],
+)
+def test_recover_id(head, expected):
+    assert recover_id(head) == expected
+
+
+def test_error_frame_is_a_jsonrpc_error_line():
+    line = error_frame(5, -32600, "too big", {"limitBytes": 1})
+    assert line.endswith(b"\n")
+    assert json.loads(line) == {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "error": {"code": -32600, "message": "too big", "data": {"limitBytes": 1}},
+    }
+
+
+def test_peek_id():
+    assert peek_id(b'{"id": 4, "foo": 1}') == 4
+    assert peek_id(b"[1,2]") is None
+    assert peek_id(b"{") is None

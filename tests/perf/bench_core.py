@@ -1,0 +1,223 @@
+"""Core host benchmark, side by side in one run (not a test; `./dev bench core`).
+
+1. Cold start: spawn until the first tools/list answer, `bee mcp serve` vs a minimal server on the same SDK.
+2. Round trip: median of a trivial call through the official client, Bee vs the minimal server.
+3. Outline throughput: Bee's outline path (read, hash, parse, extract) vs raw tree-sitter (read, parse) on the
+   same real third-party sources (installed packages' Python code).
+4. Repeated packet: the same packet built twice, first with a cold outline cache, then warm.
+
+Writes tests/perf/reports/core.json and prints the ratios.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _report import median, verdict, write_report
+
+BEE = Path(sys.executable).parent / "bee"
+MINIMAL = Path(__file__).parent / "minimal_server.py"
+COLD_RUNS = 12
+CALLS = 300
+PY_PACKAGES = ("mcp", "pydantic", "starlette", "jsonschema", "click", "hypothesis", "anyio", "httpx")
+
+
+def first_tools_list_seconds(argv: list[str], cwd: Path) -> float:
+    """Spawn, do the legacy handshake by hand and time until the tools/list answer arrives."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
+    }
+    frames = [
+        init,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    payload = b"".join(json.dumps(f).encode() + b"\n" for f in frames)
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdin and process.stdout
+    process.stdin.write(payload)
+    process.stdin.flush()
+    while True:
+        line = process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{argv} exited before answering tools/list")
+        if json.loads(line).get("id") == 2:
+            elapsed = time.perf_counter() - started
+            break
+    process.stdin.close()
+    process.wait(timeout=10)
+    process.stdout.close()
+    return elapsed
+
+
+def cold_start(checkout: Path) -> dict[str, float]:
+    bee, minimal = [], []
+    for _ in range(COLD_RUNS):  # alternate so both see the same machine noise
+        bee.append(first_tools_list_seconds([str(BEE), "mcp", "serve"], checkout))
+        minimal.append(first_tools_list_seconds([sys.executable, str(MINIMAL)], checkout))
+    return {"beeSeconds": median(bee), "minimalSeconds": median(minimal), "ratio": median(bee) / median(minimal)}
+
+
+async def round_trip(checkout: Path) -> dict[str, float]:
+    from mcp import Client, StdioServerParameters
+
+    async def measure(params: StdioServerParameters, tool: str, arguments: dict) -> float:
+        async with Client(params, mode="legacy") as client:
+            await client.list_tools()
+            for _ in range(20):
+                await client.call_tool(tool, arguments)
+            samples = []
+            for _ in range(CALLS):
+                started = time.perf_counter()
+                await client.call_tool(tool, arguments)
+                samples.append(time.perf_counter() - started)
+        return median(samples)
+
+    manifest = json.dumps({"selections": [{"id": "r", "path": "README.md", "representation": "index"}]})
+    bee = await measure(
+        StdioServerParameters(command=str(BEE), args=["mcp", "serve"], cwd=checkout),
+        "bee_context_packet",
+        {"manifestJson": manifest, "budgetBytes": 4096},
+    )
+    minimal = await measure(
+        StdioServerParameters(command=sys.executable, args=[str(MINIMAL)], cwd=checkout), "echo", {}
+    )
+    return {"beeMs": bee * 1000, "minimalMs": minimal * 1000, "ratio": bee / minimal}
+
+
+def corpus() -> tuple[Path, list[str]]:
+    """A real third-party codebase: the Python sources of installed packages, copied into one checkout."""
+    import importlib
+
+    root = Path(tempfile.mkdtemp(prefix="bee-bench-")) / "corpus"
+    files: list[str] = []
+    for name in PY_PACKAGES:
+        package = Path(importlib.import_module(name).__file__).parent
+        for source in sorted(package.rglob("*.py")):
+            relative = Path(name) / source.relative_to(package)
+            target = root / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(source.read_bytes())
+            files.append(relative.as_posix())
+    return root, files
+
+
+def outline_throughput(root: Path, files: list[str]) -> dict[str, float]:
+    from bee_core.packet.cache import ContentCache
+    from bee_core.packet.items import build_item
+    from bee_core.packet.languages import parser_for
+    from bee_core.packet.manifest import Selection
+
+    total = sum((root / f).stat().st_size for f in files)
+    parser = parser_for("python")
+
+    def raw() -> float:
+        started = time.perf_counter()
+        for f in files:
+            parser.parse((root / f).read_bytes())
+        return time.perf_counter() - started
+
+    def bee() -> float:
+        cache = ContentCache()  # cold every run: this measures parsing, not the cache
+        started = time.perf_counter()
+        for f in files:
+            build_item(root, Selection(id="x", path=f, representation="outline", required=True), cache)
+        return time.perf_counter() - started
+
+    raw_runs, bee_runs = [], []
+    for _ in range(5):
+        raw_runs.append(raw())
+        bee_runs.append(bee())
+    raw_mb_s = total / median(raw_runs) / 1e6
+    bee_mb_s = total / median(bee_runs) / 1e6
+    return {
+        "files": len(files),
+        "bytes": total,
+        "rawTreeSitterMBps": raw_mb_s,
+        "beeOutlineMBps": bee_mb_s,
+        "ratio": bee_mb_s / raw_mb_s,
+    }
+
+
+def repeated_packet(root: Path, files: list[str]) -> dict[str, float]:
+    from bee_core.context import CoreContext
+    from bee_core.handlers.context_packet import bee_context_packet
+    from bee_hostkit import Deadline
+
+    biggest = sorted(files, key=lambda f: (root / f).stat().st_size, reverse=True)[:24]
+    manifest = json.dumps(
+        {
+            "selections": [
+                {"id": f"s{i}", "path": f, "representation": "outline", "required": False}
+                for i, f in enumerate(biggest)
+            ]
+        }
+    )
+    args = {"manifestJson": manifest, "budgetBytes": 262144}
+    firsts, repeats = [], []
+    for _ in range(5):
+        ctx = CoreContext.open(root)
+        started = time.perf_counter()
+        first = bee_context_packet(ctx, args, Deadline(60))
+        firsts.append(time.perf_counter() - started)
+        for _ in range(5):
+            started = time.perf_counter()
+            again = bee_context_packet(ctx, args, Deadline(60))
+            repeats.append(time.perf_counter() - started)
+        assert again == first
+    source_bytes = sum((root / f).stat().st_size for f in biggest)
+    return {
+        "selections": len(biggest),
+        "sourceBytes": source_bytes,
+        "firstMs": median(firsts) * 1000,
+        "repeatMs": median(repeats) * 1000,
+        "speedup": median(firsts) / median(repeats),
+        "status": first["status"],
+        "resultBytes": first["resultBytes"],
+    }
+
+
+def main() -> None:
+    root, files = corpus()
+    (root / "README.md").write_text("# corpus\n")
+    report = {
+        "coldStart": cold_start(root),
+        "roundTrip": anyio.run(round_trip, root),
+        "outline": outline_throughput(root, files),
+        "repeatedPacket": repeated_packet(root, files),
+    }
+    path = write_report("core", report)
+    print(json.dumps(report, indent=2))
+    print()
+    cold, trip, out, rep = (report[k] for k in ("coldStart", "roundTrip", "outline", "repeatedPacket"))
+    print(f"cold start  bee {cold['beeSeconds']:.3f}s vs minimal {cold['minimalSeconds']:.3f}s: ", end="")
+    print(verdict(cold["ratio"], 1.1, higher_is_better=False))
+    print(f"round trip  bee {trip['beeMs']:.2f}ms vs minimal {trip['minimalMs']:.2f}ms: {trip['ratio']:.2f}x")
+    print(
+        f"outline     bee {out['beeOutlineMBps']:.1f} MB/s vs raw tree-sitter {out['rawTreeSitterMBps']:.1f} MB/s: ",
+        end="",
+    )
+    print(verdict(out["ratio"], 0.8, higher_is_better=True))
+    print(f"repeat      first {rep['firstMs']:.1f}ms vs repeat {rep['repeatMs']:.2f}ms: ", end="")
+    print(verdict(rep["speedup"], 20, higher_is_better=True))
+    print(f"report: {path}")
+
+
+if __name__ == "__main__":
+    main()
