@@ -1,0 +1,278 @@
+"""Literal line search across retained text artifacts, with exact counts and a cache for repeated queries.
+
+A match is a matching line: a line that contains the text at least once (case-sensitive, byte for byte). Counts
+are exact — every matching line of every searched artifact is counted, however far beyond the page.
+
+How a query runs (ripgrep is the engine, see :mod:`bee_core.artifacts.ripgrep`):
+
+1. A probe of each artifact's first 64 KiB predicts whether the text is frequent in it.
+2. Where it is predicted rare, one pass lists the first :data:`LISTING_CAP` + 1 matching lines of each artifact
+   (ripgrep stops reading an artifact once it has that many). For a rare text this is the whole search.
+3. Where it is predicted frequent, or the listing reached the cap, the artifact is counted exactly
+   (``--count``, ripgrep's fastest mode). Steps 2 and 3 run concurrently on disjoint artifacts, and so does the
+   fetch of the page's lines when the page lies in a frequent artifact.
+4. When the page reaches past the lines already known for an artifact, ripgrep lists just enough of them.
+
+A misprediction costs time, never exactness.
+
+What is learned is cached per (text, content sha256), so a repeated query, the next page, or a query narrowed to
+fewer artifacts reuses it; keys are content hashes and every artifact is verified before a search, so a cached
+answer can never describe bytes that changed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bee_core.artifacts import ripgrep
+from bee_core.artifacts.lines import LineIndex
+from bee_core.artifacts.records import ArtifactRecord
+from bee_core.artifacts.verify import Verifier
+from bee_hostkit import Deadline
+
+#: Lines longer than this many characters are cut to a window around the first occurrence of the text.
+LINE_CHARS = 400
+#: Matching lines listed per artifact by the first pass; an artifact with more is counted separately.
+LISTING_CAP = 512
+#: Bytes at the start of an artifact that are probed to predict whether a text is frequent in it.
+PROBE_BYTES = 64 * 1024
+#: Predicted occurrences above which an artifact is counted at once instead of listed first.
+PROBE_FREQUENT = 4 * LISTING_CAP
+#: At most this many leading matching lines are cached per (text, artifact).
+PREFIX_CAP = 10_000
+#: Rough bound on the memory the result cache holds.
+CACHE_BYTES = 64 * 1024 * 1024
+
+_MARK = "…"
+
+
+@dataclass(frozen=True)
+class LineMatch:
+    """One matching line, ready to report. ``line`` is the whole line or, when ``cut``, a marked window of it."""
+
+    line_number: int
+    byte_offset: int
+    line_bytes: int
+    line: str
+    cut: bool
+    excerpt_offset: int  # bytes of the line before the window (0 when not cut)
+
+    def to_json(self, artifact: str) -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "id": artifact,
+            "lineNumber": self.line_number,
+            "byteOffset": self.byte_offset,
+            "lineBytes": self.line_bytes,
+            "line": self.line,
+            "cut": self.cut,
+        }
+        if self.cut:
+            found["excerptOffsetBytes"] = self.excerpt_offset
+        return found
+
+
+def line_match(hit: ripgrep.Hit, line_number: int, text: str) -> LineMatch:
+    """Report ``hit``: its terminator (``\\n`` or ``\\r\\n``) dropped, long lines cut around the first match."""
+    content = hit.content[:-1] if hit.content.endswith(b"\r") else hit.content
+    line = content.decode("utf-8", "replace")
+    if len(line) <= LINE_CHARS:
+        return LineMatch(line_number, hit.byte_offset, len(content), line, False, 0)
+    at = max(line.find(text), 0)
+    start = max(0, min(at - (LINE_CHARS - len(text)) // 2, len(line) - LINE_CHARS))
+    end = start + LINE_CHARS
+    window = (_MARK if start else "") + line[start:end] + (_MARK if end < len(line) else "")
+    excerpt_offset = len(line[:start].encode("utf-8"))
+    return LineMatch(line_number, hit.byte_offset, len(content), window, True, excerpt_offset)
+
+
+@dataclass(frozen=True)
+class Matches:
+    """What is known about one text in one content: the exact count and the first ``len(hits)`` matching lines."""
+
+    count: int
+    hits: tuple[ripgrep.Hit, ...] = ()
+
+    @property
+    def weight(self) -> int:
+        return 64 + sum(len(hit.content) + 64 for hit in self.hits)
+
+
+class SearchCache:
+    """A bounded LRU of :class:`Matches` keyed by (text, sha256), plus line indexes by sha256; thread-safe."""
+
+    def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[tuple[str, str], Matches] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self._indexes: dict[str, LineIndex] = {}
+
+    def get(self, text: str, sha256: str) -> Matches | None:
+        with self._lock:
+            found = self._entries.get((text, sha256))
+            if found is not None:
+                self._entries.move_to_end((text, sha256))
+            return found
+
+    def put(self, text: str, sha256: str, matches: Matches) -> None:
+        with self._lock:
+            old = self._entries.pop((text, sha256), None)
+            if old is not None:
+                self._bytes -= old.weight
+            self._entries[(text, sha256)] = matches
+            self._bytes += matches.weight
+            while self._bytes > self.max_bytes and len(self._entries) > 1:
+                _, evicted = self._entries.popitem(last=False)
+                self._bytes -= evicted.weight
+
+    def line_index(self, record: ArtifactRecord, fd: int) -> LineIndex:
+        """The line index of ``record``'s content: from its record, else built from the (verified) file."""
+        with self._lock:
+            found = self._indexes.get(record.sha256)
+        if found is None:
+            found = LineIndex(record.line_blocks) if record.line_blocks is not None else LineIndex.build(fd)
+            with self._lock:
+                self._indexes[record.sha256] = found
+        return found
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+@dataclass(frozen=True)
+class Target:
+    """An artifact to search and where its bytes are."""
+
+    record: ArtifactRecord
+    path: Path
+
+
+@dataclass
+class SearchOutcome:
+    """Exact counts per artifact (in search order) and the requested page of matching lines."""
+
+    counts: list[tuple[ArtifactRecord, int]]
+    page: list[tuple[ArtifactRecord, LineMatch]] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(count for _, count in self.counts)
+
+
+def _estimate(target: Target, text: str) -> float:
+    """Roughly how many times ``text`` occurs in the artifact, from its first :data:`PROBE_BYTES`."""
+    fd = os.open(target.path, os.O_RDONLY)
+    try:
+        sample = os.pread(fd, PROBE_BYTES, 0)
+    finally:
+        os.close(fd)
+    if not sample:
+        return 0.0
+    return sample.count(text.encode("utf-8")) * target.record.size / len(sample)
+
+
+def _learn(
+    targets: Sequence[Target], text: str, cache: SearchCache, deadline: Deadline, want: tuple[Target, int] | None
+) -> None:
+    """Steps 1 and 2 of the module docstring for ``targets``; the results go to ``cache``.
+
+    Artifacts where a probe of their first bytes predicts many matches skip the listing and are counted at once,
+    concurrently with the listing of the others (the two sets are disjoint, so no byte is searched twice). When
+    ``want`` names such an artifact, its first ``want[1]`` matching lines are fetched at the same time, because the
+    page will need them.
+    """
+    frequent = [target for target in targets if _estimate(target, text) > PROBE_FREQUENT]
+    rare = [target for target in targets if target not in frequent]
+    if want is not None and want[0] not in frequent:
+        want = None
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        listing = pool.submit(ripgrep.listing, [t.path for t in rare], text, LISTING_CAP + 1, deadline)
+        counting = pool.submit(ripgrep.counts, [t.path for t in frequent], text, deadline)
+        paging = pool.submit(ripgrep.first, want[0].path, text, want[1], deadline) if want else None
+        listed, counted = listing.result(), counting.result()
+        page = paging.result() if paging else []
+    overflow = [target for target in rare if len(listed.get(str(target.path), ())) > LISTING_CAP]
+    if overflow:
+        counted.update(ripgrep.counts([target.path for target in overflow], text, deadline))
+    for target in targets:
+        hits = tuple(listed.get(str(target.path), ()))
+        if want is not None and target is want[0]:
+            hits = tuple(page)
+        exact = target in rare and len(hits) <= LISTING_CAP
+        cache.put(text, target.record.sha256, Matches(len(hits) if exact else counted.get(str(target.path), 0), hits))
+
+
+def _known(target: Target, text: str, cache: SearchCache, deadline: Deadline) -> Matches:
+    found = cache.get(text, target.record.sha256)
+    if found is None:  # evicted since the first pass (a cache under pressure): learn it again
+        _learn([target], text, cache, deadline, None)
+        found = cache.get(text, target.record.sha256) or Matches(0)
+    return found
+
+
+def _page_lines(
+    target: Target, text: str, known: Matches, *, span: tuple[int, int], cache: SearchCache, deadline: Deadline
+) -> list[LineMatch]:
+    """Matching lines ``span`` (local indexes) of one artifact, fetching more of them when not yet known."""
+    lo, hi = span
+    hits = known.hits
+    if len(hits) < hi:
+        hits = tuple(ripgrep.first(target.path, text, hi, deadline))
+        cache.put(text, target.record.sha256, Matches(known.count, hits[:PREFIX_CAP]))
+    fd = os.open(target.path, os.O_RDONLY)
+    try:
+        index = cache.line_index(target.record, fd)
+        return [line_match(hit, index.line_number(fd, hit.byte_offset), text) for hit in hits[lo:hi]]
+    finally:
+        os.close(fd)
+
+
+def search(
+    targets: Sequence[Target],
+    text: str,
+    *,
+    offset: int,
+    limit: int,
+    cache: SearchCache,
+    verifier: Verifier,
+    deadline: Deadline,
+) -> SearchOutcome:
+    """Count matching lines of ``text`` in every target and return the page ``[offset, offset + limit)``.
+
+    The page runs through the targets in the order given, and through each artifact in line order.
+
+    Raises:
+        ArtifactError: ``hash_mismatch`` when a target's bytes were changed behind Bee's back.
+        ToolError: ``deadline_exceeded``; ``internal`` when ripgrep is missing or fails.
+    """
+    statuses = [verifier.check(target.record, target.path) for target in targets]
+    missing = [target for target in targets if cache.get(text, target.record.sha256) is None]
+    if missing:
+        deadline.check("searching artifacts")
+        # The page most often lies in the first artifact; see _learn.
+        want = (targets[0], offset + limit) if targets[0] in missing and offset + limit <= PREFIX_CAP else None
+        _learn(missing, text, cache, deadline, want)
+    known = {target.record.sha256: _known(target, text, cache, deadline) for target in targets}
+
+    outcome = SearchOutcome([(target.record, known[target.record.sha256].count) for target in targets])
+    stop, seen = offset + limit, 0
+    for target in targets:
+        matches = known[target.record.sha256]
+        span = (max(offset - seen, 0), min(stop - seen, matches.count))
+        seen += matches.count
+        if span[0] < span[1]:
+            deadline.check("reading matching lines")
+            lines = _page_lines(target, text, matches, span=span, cache=cache, deadline=deadline)
+            outcome.page.extend((target.record, line) for line in lines)
+        if seen >= stop:
+            break
+    for target, status in zip(targets, statuses, strict=True):
+        verifier.still(target.record, target.path, status)
+    return outcome
