@@ -106,8 +106,31 @@ def test_long_lines_are_cut_around_the_match_with_a_marker(ctx):
     assert raw[start : start + len(window)] == window
 
 
+def test_mid_length_lines_are_cut_by_characters(ctx):
+    line = "a" * 1000 + "NEEDLE" + "b" * 1000
+    add(ctx, "mid", (line + "\n").encode())
+    [match] = search(ctx, "NEEDLE")["matches"]
+    assert match["cut"] is True and match["lineBytes"] == 2006 and "NEEDLE" in match["line"]
+    assert line[match["excerptOffsetBytes"] :].startswith(match["line"].strip("…"))
+
+
+def test_a_line_that_reads_like_ripgreps_long_line_marker(ctx):
+    add(ctx, "odd", b"[Omitted long matching line]\n")
+    [match] = search(ctx, "Omitted")["matches"]
+    assert match["line"] == "[Omitted long matching line]" and match["cut"] is False
+
+
+def test_a_very_long_line_at_the_end_without_terminator(ctx):
+    line = "x" * 9000 + "tail-needle"
+    record = add(ctx, "end", ("first\n" + line).encode())
+    [match] = search(ctx, "tail-needle")["matches"]
+    assert (match["lineNumber"], match["byteOffset"], match["lineBytes"]) == (2, 6, len(line))
+    assert match["line"].startswith("…") and match["line"].endswith("tail-needle")
+    assert blob(ctx, record).read_bytes()[6 + match["excerptOffsetBytes"] :].decode() == match["line"][1:]
+
+
 def test_frequent_text_counts_are_exact_beyond_the_listing_cap(ctx):
-    many = LISTING_CAP * 5
+    many = LISTING_CAP * 2
     data = b"".join(b"row %d hit\n" % i for i in range(many))
     add(ctx, "dense", data)
     result = search(ctx, "hit", offset=many - 3, limit=10)
@@ -116,16 +139,30 @@ def test_frequent_text_counts_are_exact_beyond_the_listing_cap(ctx):
     assert [m["line"] for m in result["matches"]] == [f"row {i} hit" for i in range(many - 3, many)]
 
 
-def test_a_text_rare_at_the_start_but_frequent_later_is_still_exact(ctx):
-    # The probe of the first 64 KiB sees nothing: the listing reaches its cap and the artifact is counted.
-    head = b"quiet line\n" * (PROBE_BYTES // 11 + 10)
-    tail = b"".join(b"burst %d\n" % i for i in range(LISTING_CAP * 3))
-    add(ctx, "late", head + tail)
+def test_a_text_the_probe_misses_is_still_counted_exactly(ctx):
+    # The probe samples the start, the thirds and the end; the matches sit between the samples, so the listing
+    # runs into its cap and the artifact is counted instead.
+    quiet = b"quiet line\n" * 15_000  # 165 KB
+    burst = b"".join(b"burst %06d\n" % i for i in range(LISTING_CAP + 500))  # 13 bytes a line
+    data = quiet + burst + quiet * 4
+    assert len(quiet) > PROBE_BYTES * 4
+    add(ctx, "late", data)
     first = search(ctx, "burst", limit=2)
-    assert first["totalMatches"] == LISTING_CAP * 3
-    assert first["matches"][0]["lineNumber"] == PROBE_BYTES // 11 + 11
-    deep = search(ctx, "burst", offset=LISTING_CAP * 3 - 1, limit=5)
-    assert [m["line"] for m in deep["matches"]] == [f"burst {LISTING_CAP * 3 - 1}"]
+    assert first["totalMatches"] == LISTING_CAP + 500
+    assert first["matches"][0]["lineNumber"] == 15_001
+    deep = search(ctx, "burst", offset=LISTING_CAP + 499, limit=5)
+    assert [m["line"] for m in deep["matches"]] == [f"burst {LISTING_CAP + 499:06d}"]
+
+
+def test_a_frequent_first_artifact_serves_the_page_it_fetched_alongside_the_count(ctx):
+    dense = b"".join(b"hit %d\n" % i for i in range(LISTING_CAP * 3))
+    add(ctx, "dense", dense)
+    add(ctx, "light", b"hit light\n")
+    page = search(ctx, "hit", offset=5, limit=3)
+    assert page["totalMatches"] == LISTING_CAP * 3 + 1
+    assert [(m["lineNumber"], m["line"]) for m in page["matches"]] == [(6, "hit 5"), (7, "hit 6"), (8, "hit 7")]
+    later = search(ctx, "hit", offset=LISTING_CAP * 3 - 1, limit=3)
+    assert [m["line"] for m in later["matches"]] == [f"hit {LISTING_CAP * 3 - 1}", "hit light"]
 
 
 def test_the_page_of_a_frequent_first_artifact_and_later_ones(ctx):

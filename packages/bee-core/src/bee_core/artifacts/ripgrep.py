@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import functools
 import os
-import re
+import selectors
 import shutil
 import subprocess
 import sys
 import sysconfig
 import tempfile
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -25,13 +24,16 @@ from typing import NamedTuple
 from bee_contracts import ErrorCode
 from bee_hostkit import Deadline, ToolError
 
-# One line of `--with-filename --null --byte-offset` output: path NUL offset ':' line.
-_LISTED = re.compile(rb"([^\x00\n]*)\x00(\d+):([^\n]*)\n")
-_FIRST = re.compile(rb"(\d+):([^\n]*)\n")
+_READ = 1024 * 1024
+#: Lines longer than this many bytes come back from ripgrep as a marker, not their content.
+MAX_LINE_BYTES = 4096
 
 
 class Hit(NamedTuple):
-    """One matching line: the byte offset of its first byte and its bytes, without the ``\\n`` terminator."""
+    """One matching line: the byte offset of its first byte and its bytes, without the ``\\n`` terminator.
+
+    ``content`` is a marker instead of the line when the line is longer than :data:`MAX_LINE_BYTES`.
+    """
 
     byte_offset: int
     content: bytes
@@ -68,6 +70,8 @@ def _argv(text: str, options: Sequence[str], paths: Sequence[Path]) -> list[str]
         "--encoding=none",
         "--color=never",
         "--no-line-number",
+        # A long line is printed as a short marker instead; its bytes are read from the artifact when shown.
+        f"--max-columns={MAX_LINE_BYTES}",
         *options,
         "--regexp",
         text,
@@ -91,37 +95,72 @@ def _run(argv: list[str], deadline: Deadline) -> bytes:
         process = subprocess.Popen(  # noqa: S603 -- an argv list, no shell; the text is one argument
             argv, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL, env=_env()
         )
-        watchdog = threading.Timer(deadline.remaining, process.kill)
-        watchdog.daemon = True
-        watchdog.start()
-        try:
-            assert process.stdout is not None
-            with process.stdout:
-                output = process.stdout.read()
-            status = process.wait()
-        finally:
-            watchdog.cancel()
-        deadline.check("searching artifacts")
-        if status not in (0, 1):  # 1: no match
+        assert process.stdout is not None
+        # Read in this thread with a selector (no watchdog thread per search); the end of output is the end of rg.
+        parts: list[bytes] = []
+        with process.stdout, selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            while True:
+                if not selector.select(deadline.remaining):
+                    process.kill()
+                    process.wait()
+                    deadline.check("searching artifacts")
+                    raise ToolError(ErrorCode.DEADLINE_EXCEEDED, "the search ran past its deadline")
+                chunk = os.read(process.stdout.fileno(), _READ)
+                if not chunk:
+                    break
+                parts.append(chunk)
+        process.wait()
+        output = b"".join(parts)
+        if process.returncode not in (0, 1):  # 1: no match
             stderr.seek(0)
             message = stderr.read(2000).decode("utf-8", "replace").strip()
-            raise ToolError(ErrorCode.INTERNAL, f"ripgrep failed (exit status {status}): {message}", retryable=False)
+            raise ToolError(
+                ErrorCode.INTERNAL, f"ripgrep failed (exit status {process.returncode}): {message}", retryable=False
+            )
     return output
 
 
-def listing(paths: Sequence[Path], text: str, per_file: int, deadline: Deadline) -> dict[str, list[Hit]]:
-    """The first ``per_file`` matching lines of each file (files without a match are absent).
+def listing(paths: Sequence[Path], text: str, per_file: int, deadline: Deadline) -> dict[str, bytes]:
+    """The first ``per_file`` matching lines of each file, as raw ``offset:line`` blocks (see :func:`parse`).
 
-    ripgrep stops reading a file once it has ``per_file`` of them, so a frequent text costs little here; a file
-    that returns exactly ``per_file`` may have more, and the caller counts it with :func:`counts`.
+    Files without a match are absent. ripgrep stops reading a file once it has ``per_file`` lines, so a frequent
+    text costs little here; a block of exactly ``per_file`` lines may be incomplete, and the caller counts that
+    file with :func:`counts`. Blocks stay raw because a page parses only the few lines it shows.
     """
     if not paths:
         return {}
-    options = ["--byte-offset", "--with-filename", "--null", "--no-heading", f"--max-count={per_file}"]
-    found: dict[str, list[Hit]] = {}
-    for path, offset, content in _LISTED.findall(_run(_argv(text, options, paths), deadline)):
-        found.setdefault(os.fsdecode(path), []).append(Hit(int(offset), content))
+    options = ["--byte-offset", "--with-filename", "--heading", "--null", f"--max-count={per_file}"]
+    output = _run(_argv(text, options, paths), deadline)
+    # Heading mode: "path NUL" then the file's lines, a blank line between files. Lines hold no NUL (text
+    # artifacts have none), so NUL splits the output into paths and blocks unambiguously.
+    parts = output.split(b"\x00")
+    found: dict[str, bytes] = {}
+    path = parts[0]
+    for part in parts[1:]:
+        separator = part.rfind(b"\n\n")  # matching lines are never empty, so only the separator doubles \n
+        if separator < 0:  # the last file
+            found[os.fsdecode(path)] = part
+            break
+        found[os.fsdecode(path)] = part[: separator + 1]
+        path = part[separator + 2 :]
     return found
+
+
+def first(path: Path, text: str, count: int, deadline: Deadline) -> bytes:
+    """The first ``count`` matching lines of one file as a raw block (ripgrep stops reading once it has them)."""
+    # Never called with an empty list of paths: ripgrep would then search the working directory.
+    return _run(_argv(text, ["--byte-offset", "--no-filename", f"--max-count={count}"], [path]), deadline)
+
+
+def parse(block: bytes, start: int, stop: int) -> list[Hit]:
+    """Lines ``start`` to ``stop`` (0-based, exclusive) of a raw block from :func:`listing` or :func:`first`."""
+    lines = block.split(b"\n", stop)[start:stop]
+    hits = []
+    for line in lines:
+        offset, _, content = line.partition(b":")
+        hits.append(Hit(int(offset), content))
+    return hits
 
 
 def counts(paths: Sequence[Path], text: str, deadline: Deadline) -> dict[str, int]:
@@ -133,11 +172,3 @@ def counts(paths: Sequence[Path], text: str, deadline: Deadline) -> dict[str, in
         path, _, number = line.rpartition(b"\x00")
         found[os.fsdecode(path)] = int(number)
     return found
-
-
-def first(path: Path, text: str, count: int, deadline: Deadline) -> list[Hit]:
-    """The first ``count`` matching lines of one file (ripgrep stops reading once it has them)."""
-    # Never called with an empty list of paths: ripgrep would then search the working directory.
-    options = ["--byte-offset", "--no-filename", f"--max-count={count}"]
-    output = _run(_argv(text, options, [path]), deadline)
-    return [Hit(int(offset), content) for offset, content in _FIRST.findall(output)]

@@ -5,9 +5,10 @@ are exact — every matching line of every searched artifact is counted, however
 
 How a query runs (ripgrep is the engine, see :mod:`bee_core.artifacts.ripgrep`):
 
-1. A probe of each artifact's first 64 KiB predicts whether the text is frequent in it.
+1. A probe of four 16 KiB samples of each artifact predicts whether the text is frequent in it.
 2. Where it is predicted rare, one pass lists the first :data:`LISTING_CAP` + 1 matching lines of each artifact
-   (ripgrep stops reading an artifact once it has that many). For a rare text this is the whole search.
+   (ripgrep stops reading an artifact once it has that many). For a rare text this is the whole search. The
+   listing stays raw bytes; only the lines a page shows are ever parsed.
 3. Where it is predicted frequent, or the listing reached the cap, the artifact is counted exactly
    (``--count``, ripgrep's fastest mode). Steps 2 and 3 run concurrently on disjoint artifacts, and so does the
    fetch of the page's lines when the page lies in a frequent artifact.
@@ -22,6 +23,7 @@ answer can never describe bytes that changed.
 
 from __future__ import annotations
 
+import mmap
 import os
 import threading
 from collections import OrderedDict
@@ -40,13 +42,17 @@ from bee_hostkit import Deadline
 #: Lines longer than this many characters are cut to a window around the first occurrence of the text.
 LINE_CHARS = 400
 #: Matching lines listed per artifact by the first pass; an artifact with more is counted separately.
-LISTING_CAP = 512
-#: Bytes at the start of an artifact that are probed to predict whether a text is frequent in it.
-PROBE_BYTES = 64 * 1024
-#: Predicted occurrences above which an artifact is counted at once instead of listed first.
-PROBE_FREQUENT = 4 * LISTING_CAP
+LISTING_CAP = 4096
+#: Samples of this many bytes, spread over an artifact, predict whether a text is frequent in it.
+PROBE_BYTES = 16 * 1024
+PROBE_SAMPLES = 4
+#: Predicted matches above which an artifact is counted at once instead of listed first. A text predicted below
+#: it but more frequent than the cap is listed up to the cap and then counted: correct, a little slower.
+PROBE_FREQUENT = 2 * LISTING_CAP
 #: At most this many leading matching lines are cached per (text, artifact).
 PREFIX_CAP = 10_000
+#: Matching lines fetched at least, when a page needs lines not yet known (so that the next pages are cached).
+FETCH_AHEAD = 1000
 #: Rough bound on the memory the result cache holds.
 CACHE_BYTES = 64 * 1024 * 1024
 
@@ -78,30 +84,70 @@ class LineMatch:
         return found
 
 
-def line_match(hit: ripgrep.Hit, line_number: int, text: str) -> LineMatch:
-    """Report ``hit``: its terminator (``\\n`` or ``\\r\\n``) dropped, long lines cut around the first match."""
-    content = hit.content[:-1] if hit.content.endswith(b"\r") else hit.content
-    line = content.decode("utf-8", "replace")
-    if len(line) <= LINE_CHARS:
-        return LineMatch(line_number, hit.byte_offset, len(content), line, False, 0)
+def _window(line: str, text: str) -> tuple[int, int]:
+    """Character bounds of a :data:`LINE_CHARS` window of ``line`` around the first occurrence of ``text``."""
     at = max(line.find(text), 0)
     start = max(0, min(at - (LINE_CHARS - len(text)) // 2, len(line) - LINE_CHARS))
-    end = start + LINE_CHARS
-    window = (_MARK if start else "") + line[start:end] + (_MARK if end < len(line) else "")
+    return start, min(start + LINE_CHARS, len(line))
+
+
+def _long_line(fd: int, offset: int, line_number: int, text: str) -> LineMatch:
+    """A line ripgrep did not print (too long): measured and cut from the artifact's bytes around the match."""
+    needle = text.encode("utf-8")
+    with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as view:
+        end = view.find(b"\n", offset)
+        end = len(view) if end < 0 else end
+        if end > offset and view[end - 1] == 0x0D:
+            end -= 1
+        at = max(view.find(needle, offset, end), offset)
+        lo, hi = max(offset, at - 4 * LINE_CHARS), min(end, at + len(needle) + 4 * LINE_CHARS)
+        while lo > offset and view[lo] & 0xC0 == 0x80:  # never start or stop inside a UTF-8 sequence
+            lo -= 1
+        while hi < end and view[hi] & 0xC0 == 0x80:
+            hi += 1
+        piece = view[lo:hi].decode("utf-8", "replace")
+    start, stop = _window(piece, text)
+    before = lo - offset + len(piece[:start].encode("utf-8"))
+    after = before + len(piece[start:stop].encode("utf-8"))
+    window = (_MARK if before else "") + piece[start:stop] + (_MARK if after < end - offset else "")
+    return LineMatch(line_number, offset, end - offset, window, True, before)
+
+
+def line_match(hit: ripgrep.Hit, line_number: int, text: str, fd: int) -> LineMatch:
+    """Report ``hit``: its terminator (``\\n`` or ``\\r\\n``) dropped, long lines cut around the first match.
+
+    ``fd`` is the artifact, open; it is read only for a line ripgrep left out for its length.
+    """
+    content = hit.content[:-1] if hit.content.endswith(b"\r") else hit.content
+    line = content.decode("utf-8", "replace")
+    if text not in line:  # not the line but ripgrep's marker for a long one (or a line that reads like it)
+        return _long_line(fd, hit.byte_offset, line_number, text)
+    if len(line) <= LINE_CHARS:
+        return LineMatch(line_number, hit.byte_offset, len(content), line, False, 0)
+    start, stop = _window(line, text)
+    window = (_MARK if start else "") + line[start:stop] + (_MARK if stop < len(line) else "")
     excerpt_offset = len(line[:start].encode("utf-8"))
     return LineMatch(line_number, hit.byte_offset, len(content), window, True, excerpt_offset)
 
 
 @dataclass(frozen=True)
 class Matches:
-    """What is known about one text in one content: the exact count and the first ``len(hits)`` matching lines."""
+    """What is known about one text in one content: the exact count and the first matching lines, raw.
+
+    ``block`` holds the first ``known`` matching lines as ripgrep printed them (``offset:line``, one a line); they
+    are parsed only when a page shows them.
+    """
 
     count: int
-    hits: tuple[ripgrep.Hit, ...] = ()
+    block: bytes = b""
+
+    @property
+    def known(self) -> int:
+        return self.block.count(b"\n")
 
     @property
     def weight(self) -> int:
-        return 64 + sum(len(hit.content) + 64 for hit in self.hits)
+        return 128 + len(self.block)
 
 
 class SearchCache:
@@ -167,46 +213,60 @@ class SearchOutcome:
 
 
 def _estimate(target: Target, text: str) -> float:
-    """Roughly how many times ``text`` occurs in the artifact, from its first :data:`PROBE_BYTES`."""
+    """Roughly how many times ``text`` occurs in the artifact, from samples at its start, middle and end."""
+    size = target.record.size
+    if size == 0:
+        return 0.0
+    step = max((size - PROBE_BYTES) // max(PROBE_SAMPLES - 1, 1), 1)
+    needle = text.encode("utf-8")
+    found = probed = 0
     fd = os.open(target.path, os.O_RDONLY)
     try:
-        sample = os.pread(fd, PROBE_BYTES, 0)
+        for offset in sorted({min(i * step, max(size - PROBE_BYTES, 0)) for i in range(PROBE_SAMPLES)}):
+            sample = os.pread(fd, PROBE_BYTES, offset)
+            found += sample.count(needle)
+            probed += len(sample)
     finally:
         os.close(fd)
-    if not sample:
-        return 0.0
-    return sample.count(text.encode("utf-8")) * target.record.size / len(sample)
+    return found * size / probed if probed else 0.0
 
 
 def _learn(
     targets: Sequence[Target], text: str, cache: SearchCache, deadline: Deadline, want: tuple[Target, int] | None
 ) -> None:
-    """Steps 1 and 2 of the module docstring for ``targets``; the results go to ``cache``.
+    """Steps 1 to 3 of the module docstring for ``targets``; the results go to ``cache``.
 
-    Artifacts where a probe of their first bytes predicts many matches skip the listing and are counted at once,
-    concurrently with the listing of the others (the two sets are disjoint, so no byte is searched twice). When
-    ``want`` names such an artifact, its first ``want[1]`` matching lines are fetched at the same time, because the
-    page will need them.
+    Artifacts where the probe predicts many matches skip the listing and are counted at once, concurrently with
+    the listing of the others (the two sets are disjoint, so no byte is searched twice). When ``want`` names such
+    an artifact, its first ``want[1]`` matching lines are fetched at the same time, because the page needs them.
     """
     frequent = [target for target in targets if _estimate(target, text) > PROBE_FREQUENT]
     rare = [target for target in targets if target not in frequent]
     if want is not None and want[0] not in frequent:
         want = None
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        listing = pool.submit(ripgrep.listing, [t.path for t in rare], text, LISTING_CAP + 1, deadline)
-        counting = pool.submit(ripgrep.counts, [t.path for t in frequent], text, deadline)
-        paging = pool.submit(ripgrep.first, want[0].path, text, want[1], deadline) if want else None
-        listed, counted = listing.result(), counting.result()
-        page = paging.result() if paging else []
-    overflow = [target for target in rare if len(listed.get(str(target.path), ())) > LISTING_CAP]
+    elif want is not None:  # fetch ahead: the next pages then cost nothing (ripgrep stops early either way)
+        want = (want[0], min(max(want[1], FETCH_AHEAD), PREFIX_CAP))
+    page = b""
+    if not frequent:  # the common case, a rare text: one ripgrep, no threads
+        listed, counted = ripgrep.listing([t.path for t in rare], text, LISTING_CAP + 1, deadline), {}
+    else:
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            listing = pool.submit(ripgrep.listing, [t.path for t in rare], text, LISTING_CAP + 1, deadline)
+            counting = pool.submit(ripgrep.counts, [t.path for t in frequent], text, deadline)
+            paging = pool.submit(ripgrep.first, want[0].path, text, want[1], deadline) if want else None
+            listed, counted = listing.result(), counting.result()
+            page = paging.result() if paging else b""
+    blocks = {target: Matches(0, listed.get(str(target.path), b"")) for target in rare}
+    overflow = [target for target, matches in blocks.items() if matches.known > LISTING_CAP]
     if overflow:
         counted.update(ripgrep.counts([target.path for target in overflow], text, deadline))
     for target in targets:
-        hits = tuple(listed.get(str(target.path), ()))
-        if want is not None and target is want[0]:
-            hits = tuple(page)
-        exact = target in rare and len(hits) <= LISTING_CAP
-        cache.put(text, target.record.sha256, Matches(len(hits) if exact else counted.get(str(target.path), 0), hits))
+        listed_here = blocks.get(target)
+        if listed_here is not None and target not in overflow:
+            cache.put(text, target.record.sha256, Matches(listed_here.known, listed_here.block))
+            continue
+        block = page if want is not None and target is want[0] else (listed_here.block if listed_here else b"")
+        cache.put(text, target.record.sha256, Matches(counted.get(str(target.path), 0), block))
 
 
 def _known(target: Target, text: str, cache: SearchCache, deadline: Deadline) -> Matches:
@@ -222,14 +282,17 @@ def _page_lines(
 ) -> list[LineMatch]:
     """Matching lines ``span`` (local indexes) of one artifact, fetching more of them when not yet known."""
     lo, hi = span
-    hits = known.hits
-    if len(hits) < hi:
-        hits = tuple(ripgrep.first(target.path, text, hi, deadline))
-        cache.put(text, target.record.sha256, Matches(known.count, hits[:PREFIX_CAP]))
+    block = known.block
+    if known.known < hi:
+        ahead = hi if hi > PREFIX_CAP else min(max(hi, 2 * known.known, FETCH_AHEAD), PREFIX_CAP)
+        block = ripgrep.first(target.path, text, ahead, deadline)
+        if ahead <= PREFIX_CAP:
+            cache.put(text, target.record.sha256, Matches(known.count, block))
     fd = os.open(target.path, os.O_RDONLY)
     try:
         index = cache.line_index(target.record, fd)
-        return [line_match(hit, index.line_number(fd, hit.byte_offset), text) for hit in hits[lo:hi]]
+        hits = ripgrep.parse(block, lo, hi)
+        return [line_match(hit, index.line_number(fd, hit.byte_offset), text, fd) for hit in hits]
     finally:
         os.close(fd)
 
