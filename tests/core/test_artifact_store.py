@@ -235,3 +235,14 @@ def test_records_keep_a_line_index_that_numbers_lines_like_a_scan(ctx, tmp_path)
             offset += len(line) + 1
     finally:
         os.close(fd)
+
+
+def test_a_damaged_record_can_be_removed_or_overwritten_by_adding_again(ctx):
+    store = ctx.artifacts.store(ctx.instance)
+    record = add(ctx, "log", b"bytes\n")
+    (store.records / f"{record.id}.json").write_text("{not json")
+    again = ArtifactStore(store.root).add(io.BytesIO(b"bytes\n"), name="log again")
+    assert again.outcome == "added" and ArtifactStore(store.root).get(record.id).name == "log again"
+    (store.records / f"{record.id}.json").write_text("{not json")
+    assert ArtifactStore(store.root).remove(record.id) is None
+    assert ArtifactStore(store.root).list() == []

@@ -228,4 +228,4 @@ def rm(artifact_id: str, checkout: Path, instance_root: Path | None) -> None:
     store = _store(checkout, instance_root)
     with _reported():
         record = store.remove(artifact_id)
-    click.echo(f"Removed {record.id} ({record.name})")
+    click.echo(f"Removed {record.id} ({record.name})" if record else f"Removed {artifact_id} (its record was damaged)")

@@ -18,7 +18,6 @@ import hashlib
 import io
 import json
 import mimetypes
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -30,7 +29,7 @@ from bee_core.artifacts.records import Kind
 MAX_JSON_BYTES = 64 * 1024 * 1024
 
 _JSON_STARTS = frozenset('{["-0123456789tfn')
-_WHITESPACE = re.compile(r"[ \t\r\n]*")
+_PEEK = 64 * 1024
 
 _MEDIA_TYPES: dict[str, str] = {
     "text": "text/plain; charset=utf-8",
@@ -111,11 +110,12 @@ def classify(facts: ContentFacts, path: Path) -> Kind:
         return "binary"
     if facts.size == 0 or facts.size > MAX_JSON_BYTES:
         return "text"
-    text = path.read_bytes().decode("utf-8")
-    # Every JSON value (and so every JSONL line) starts with one of these: most logs are rejected here.
-    start = _WHITESPACE.match(text)
-    if text[start.end() if start else 0 : (start.end() if start else 0) + 1] not in _JSON_STARTS:
+    with open(path, "rb") as handle:
+        head = handle.read(_PEEK).lstrip(b" \t\r\n")[:1]
+    # Every JSON value (and so every JSONL line) starts with one of these: most logs are rejected unread.
+    if head and head.decode("ascii", "replace") not in _JSON_STARTS:
         return "text"
+    text = path.read_bytes().decode("utf-8")
     try:
         loads(text)
         return "json"

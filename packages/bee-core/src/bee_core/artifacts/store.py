@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from bee_contracts import ErrorCode
-from bee_core.artifacts.content import ContentScanner, classify, media_type_for
+from bee_core.artifacts.content import ContentFacts, ContentScanner, classify, media_type_for
 from bee_core.artifacts.errors import ArtifactError
-from bee_core.artifacts.records import ArtifactRecord, FileStatus, artifact_id, check_id
+from bee_core.artifacts.records import ArtifactRecord, FileStatus, Kind, artifact_id, check_id
 from bee_core.artifacts.verify import Verifier
 
 _CHUNK = 1024 * 1024
@@ -172,65 +172,72 @@ class ArtifactStore:
             self._sweep()
         temporary = self._temporary()
         try:
-            record_or_none = None
-            scanner = ContentScanner()
-            with open(temporary, "xb") as out:
-                while chunk := source.read(_CHUNK):
-                    out.write(chunk)
-                    scanner.update(chunk)
-                    if progress is not None:
-                        progress(len(chunk))
-                out.flush()
-                os.fsync(out.fileno())
-            facts = scanner.finish()
+            facts = self._receive(source, temporary, progress)
             kind = classify(facts, temporary)
-            os.chmod(temporary, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
             with self._locked():
-                identifier = artifact_id(facts.sha256)
-                try:
-                    record_or_none = self.get(identifier)
-                except ArtifactError as exc:
-                    if exc.code is not ErrorCode.NOT_FOUND:
-                        raise
-                if record_or_none is not None:
-                    if record_or_none.sha256 != facts.sha256:
-                        raise ArtifactError(
-                            ErrorCode.CONFLICT,
-                            f"artifact id {identifier} is taken by different content (sha256 prefix collision); "
-                            "this content cannot be retained under that id",
-                        )
-                    try:
-                        self.verifier.check(record_or_none, self.blob_path(record_or_none))
-                        return Added(record_or_none, "existing")
-                    except ArtifactError as exc:
-                        if exc.code is not ErrorCode.HASH_MISMATCH:
-                            raise
-                blob = self.blobs / facts.sha256
-                os.replace(temporary, blob)
-                _fsync_dir(self.blobs)
-                stored = FileStatus.of(os.stat(blob))
-                if record_or_none is not None:
-                    record = record_or_none.with_stored(stored)
-                    outcome = "repaired"
-                else:
-                    record = ArtifactRecord(
-                        id=identifier,
-                        name=name,
-                        media_type=media_type or media_type_for(name, kind),
-                        sha256=facts.sha256,
-                        size=facts.size,
-                        lines=facts.lines,
-                        kind=kind,
-                        created=datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-                        stored=stored,
-                        line_blocks=tuple(facts.line_blocks) if facts.text else None,
-                    )
-                    outcome = "added"
-                self._write_record(record)
-                return Added(record, outcome)
+                return self._commit(temporary, facts, kind, name, media_type)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
+
+    def _receive(self, source: BinaryIO, temporary: Path, progress: Callable[[int], None] | None) -> ContentFacts:
+        """Stream ``source`` into ``temporary``, learning its facts; the copy is durable and read-only after."""
+        scanner = ContentScanner()
+        with open(temporary, "xb") as out:
+            while chunk := source.read(_CHUNK):
+                out.write(chunk)
+                scanner.update(chunk)
+                if progress is not None:
+                    progress(len(chunk))
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        return scanner.finish()
+
+    def _commit(self, temporary: Path, facts: ContentFacts, kind: Kind, name: str, media_type: str | None) -> Added:
+        """Make the received bytes an artifact (under the lock): rename them into place, then write the record."""
+        identifier = artifact_id(facts.sha256)
+        existing = None
+        try:
+            existing = self.get(identifier)
+        except ArtifactError as exc:
+            if exc.code is not ErrorCode.NOT_FOUND and exc.code is not ErrorCode.INTERNAL:
+                raise  # not found: a new artifact; damaged: this add writes a sound record over it
+        if existing is not None:
+            if existing.sha256 != facts.sha256:
+                raise ArtifactError(
+                    ErrorCode.CONFLICT,
+                    f"artifact id {identifier} is taken by different content (sha256 prefix collision); this "
+                    "content cannot be retained under that id",
+                )
+            try:
+                self.verifier.check(existing, self.blob_path(existing))
+                return Added(existing, "existing")
+            except ArtifactError as exc:
+                if exc.code is not ErrorCode.HASH_MISMATCH:
+                    raise
+        blob = self.blobs / facts.sha256
+        os.replace(temporary, blob)
+        _fsync_dir(self.blobs)
+        stored = FileStatus.of(os.stat(blob))
+        if existing is not None:  # the stored copy had been changed: these bytes repair it
+            record, outcome = existing.with_stored(stored), "repaired"
+        else:
+            record = ArtifactRecord(
+                id=identifier,
+                name=name,
+                media_type=media_type or media_type_for(name, kind),
+                sha256=facts.sha256,
+                size=facts.size,
+                lines=facts.lines,
+                kind=kind,
+                created=datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                stored=stored,
+                line_blocks=tuple(facts.line_blocks) if facts.text else None,
+            )
+            outcome = "added"
+        self._write_record(record)
+        return Added(record, outcome)
 
     def _write_record(self, record: ArtifactRecord) -> None:
         temporary = self._temporary()
@@ -241,17 +248,27 @@ class ArtifactStore:
         os.replace(temporary, self.records / f"{record.id}.json")
         _fsync_dir(self.records)
 
-    def remove(self, artifact: str) -> ArtifactRecord:
+    def remove(self, artifact: str) -> ArtifactRecord | None:
         """Forget ``artifact``: its record goes first (it stops existing at once), then its bytes.
+
+        Returns the record, or None when the record was damaged (it is removed all the same; its bytes, whose
+        hash it no longer tells, stay behind unreferenced and invisible).
 
         Raises:
             ArtifactError: ``invalid_argument`` / ``not_found`` as for :meth:`get`.
         """
         with self._locked():
-            record = self.get(artifact)
-            (self.records / f"{record.id}.json").unlink()
+            path = self.records / f"{check_id(artifact)}.json"
+            try:
+                record: ArtifactRecord | None = self.get(artifact)
+            except ArtifactError as exc:
+                if exc.code is not ErrorCode.INTERNAL:
+                    raise
+                record = None
+            path.unlink()
             _fsync_dir(self.records)
-            with contextlib.suppress(FileNotFoundError):
-                self.blob_path(record).unlink()
-            self._cache.pop(f"{record.id}.json", None)
+            self._cache.pop(path.name, None)
+            if record is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    self.blob_path(record).unlink()
             return record
