@@ -3,7 +3,8 @@
 import pytest
 
 from bee_contracts import ErrorCode
-from bee_core.artifacts.search import LINE_CHARS, LISTING_CAP, PROBE_BYTES
+from bee_core.artifacts.search import LINE_CHARS, LISTING_CAP, PROBE_BYTES, PROBE_SAMPLES
+from bee_core.context import CoreContext
 from bee_core.handlers.artifact_search import bee_artifact_search
 from bee_hostkit import Deadline, ToolError
 from bee_hostkit.results import result_bytes
@@ -140,16 +141,19 @@ def test_frequent_text_counts_are_exact_beyond_the_listing_cap(ctx):
 
 
 def test_a_text_the_probe_misses_is_still_counted_exactly(ctx):
-    # The probe samples the start, the thirds and the end; the matches sit between the samples, so the listing
-    # runs into its cap and the artifact is counted instead.
-    quiet = b"quiet line\n" * 15_000  # 165 KB
-    burst = b"".join(b"burst %06d\n" % i for i in range(LISTING_CAP + 500))  # 13 bytes a line
-    data = quiet + burst + quiet * 4
-    assert len(quiet) > PROBE_BYTES * 4
-    add(ctx, "late", data)
+    # The probe samples evenly spaced 4 KiB windows; the matching lines sit in one gap between two of them, so
+    # the probe predicts a rare text, the listing runs into its cap, and the artifact is counted instead.
+    size = 1_600_000
+    step = (size - PROBE_BYTES) // (PROBE_SAMPLES - 1)
+    quiet = b"quiet line\n"
+    burst = b"".join(b"burst %06d\n" % i for i in range(LISTING_CAP + 500))  # 13 bytes a line, ~60 KB
+    assert len(burst) < step - 2 * PROBE_BYTES - 20_000
+    head = quiet * ((step + PROBE_BYTES + 8_000) // len(quiet))
+    tail = quiet * ((size - len(head) - len(burst)) // len(quiet) + 1)
+    add(ctx, "late", head + burst + tail)
     first = search(ctx, "burst", limit=2)
     assert first["totalMatches"] == LISTING_CAP + 500
-    assert first["matches"][0]["lineNumber"] == 15_001
+    assert first["matches"][0]["lineNumber"] == len(head) // len(quiet) + 1
     deep = search(ctx, "burst", offset=LISTING_CAP + 499, limit=5)
     assert [m["line"] for m in deep["matches"]] == [f"burst {LISTING_CAP + 499:06d}"]
 
@@ -213,8 +217,6 @@ def test_unknown_id_is_not_found(ctx):
 
 
 def test_not_initialised(tmp_path):
-    from bee_core.context import CoreContext
-
     (tmp_path / "bare").mkdir()
     error = fail(CoreContext.open(tmp_path / "bare"), "x")
     assert error.code is ErrorCode.NOT_INITIALIZED and "bee init" in error.message
@@ -249,3 +251,19 @@ def test_deadline(ctx):
     add(ctx, "a", b"x\n")
     error = fail(ctx, "x", deadline=Deadline(0))
     assert error.code is ErrorCode.DEADLINE_EXCEEDED
+
+
+@pytest.mark.parametrize("long_line", [False, True])
+def test_a_narrowed_text_agrees_with_a_fresh_search(ctx, long_line):
+    # Without a long line the narrowed query filters the cached listing of "ERROR"; with one (which ripgrep
+    # lists as a marker) it searches again. Either way the answer is the same as from a host that knows nothing.
+    lines = [f"{i} ERROR {'disk full' if i % 3 == 0 else 'timeout'}" for i in range(300)]
+    if long_line:
+        lines.append("x" * 5000 + " ERROR disk")
+    add(ctx, "a", ("\n".join(lines) + "\n").encode())
+    search(ctx, "ERROR")
+    narrowed = search(ctx, "ERROR disk", offset=95, limit=10)
+    fresh = search(CoreContext.open(ctx.checkout), "ERROR disk", offset=95, limit=10)
+    assert narrowed == fresh
+    assert narrowed["totalMatches"] == 100 + long_line
+    assert [m["lineNumber"] for m in narrowed["matches"]][:5] == [286, 289, 292, 295, 298]

@@ -9,7 +9,8 @@
      definition Bee uses, and ripgrep's fastest mode — and `rg --byte-offset` listing every matching line;
    - Bee's first query for a text (a host that has answered one earlier call, with an empty search cache)
      answering exact counts plus the first page of 20 lines, in process and through `bee mcp serve`;
-   - a repeated query, the next page, and a query narrowed to two of the artifacts.
+   - a repeated query, the next page, a query narrowed to two of the artifacts, and a refined query (a longer
+     text containing the first one);
    Through MCP, each host session first answers one unrelated call (its one-time set-up of argument validation
    is reported apart), then each text is searched twice: a first and a repeated query.
    Bee and ripgrep runs alternate so both see the same machine noise; medians are reported.
@@ -37,13 +38,21 @@ from _report import median, verdict, write_report
 BEE = Path(sys.executable).parent / "bee"
 TARGET_BYTES = 200 * 1000 * 1000
 PARTS = 8
-RUNS = 11
+RUNS = 15
 LITERALS = {
     "absent": "bee-benchmark-absent-literal",
     "rare": "Traceback (most recent call last)",
     "medium": "raise ValueError(",
     "frequent": "def ",
     "very frequent": "self.",
+}
+#: A longer text for each literal (a query refined after the first one).
+REFINED = {
+    "absent": "bee-benchmark-absent-literal-2",
+    "rare": "Traceback (most recent call last):",
+    "medium": 'raise ValueError(f"',
+    "frequent": "def __init__(self",
+    "very frequent": "self.assert",
 }
 SUFFIXES = {".py", ".pyi", ".md", ".rst", ".txt", ".toml", ".cfg"}
 
@@ -138,7 +147,7 @@ def in_process(checkout: Path, records: list[dict[str, Any]], blobs: list[Path])
         def peer(*options: str, text: str = text) -> list[str]:
             return [rg, "--no-config", "--fixed-strings", *options, "--regexp", text, "--", *map(str, blobs)]
 
-        counts, listing, firsts, repeats, pages, narrowed = [], [], [], [], [], []
+        counts, listing, firsts, repeats, pages, narrowed, refined, refined_peer = [], [], [], [], [], [], [], []
         answer: dict[str, Any] = {}
         for _ in range(RUNS):
             counts.append(rg_seconds(peer("--count")))
@@ -150,6 +159,9 @@ def in_process(checkout: Path, records: list[dict[str, Any]], blobs: list[Path])
             repeats.append(ask(ctx, text)[0])
             pages.append(ask(ctx, text, offset=20)[0])
             narrowed.append(ask(ctx, text, ids=narrowed_ids)[0])
+            refined_seconds, refined_answer = ask(ctx, REFINED[label])
+            refined.append(refined_seconds)
+            refined_peer.append(rg_seconds(peer("--count", text=REFINED[label])))
         rg_count = median(counts)
         measured[label] = {
             "text": text,
@@ -167,11 +179,16 @@ def in_process(checkout: Path, records: list[dict[str, Any]], blobs: list[Path])
             "nextPageRatio": rg_count / median(pages),
             "beeNarrowedMs": median(narrowed) * 1000,
             "narrowedRatio": rg_count / median(narrowed),
+            "refinedText": REFINED[label],
+            "refinedMatchingLines": refined_answer["totalMatches"],
+            "rgRefinedCountMs": median(refined_peer) * 1000,
+            "beeRefinedMs": median(refined) * 1000,
+            "refinedRatio": median(refined_peer) / median(refined),
         }
     return measured
 
 
-async def through_mcp(checkout: Path, blobs: list[Path], first_id: str, sessions: int = 5) -> dict[str, Any]:
+async def through_mcp(checkout: Path, blobs: list[Path], first_id: str, sessions: int = 7) -> dict[str, Any]:
     """First and repeated queries as an agent sees them: the official client, a real `bee mcp serve`."""
     from mcp import Client, StdioServerParameters
 
@@ -248,7 +265,8 @@ def main() -> None:
         print(f"bee first {row['beeFirstMs']:.1f} ms: {verdict(row['firstRatio'], 0.8, higher_is_better=True)}")
         repeat = verdict(row["repeatRatio"], 1, higher_is_better=True)
         print(f"{'':>13} repeat {row['beeRepeatMs']:.2f} ms: {repeat}; ", end="")
-        print(f"narrowed {verdict(row['narrowedRatio'], 1, higher_is_better=True)}")
+        print(f"narrowed to 2 ids {verdict(row['narrowedRatio'], 1, higher_is_better=True)}; ", end="")
+        print(f"refined text {row['refinedRatio']:.2f}x")
     for label, row in report["searchThroughMcp"].items():
         if not isinstance(row, dict):
             continue

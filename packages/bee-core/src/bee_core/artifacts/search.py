@@ -5,7 +5,7 @@ are exact — every matching line of every searched artifact is counted, however
 
 How a query runs (ripgrep is the engine, see :mod:`bee_core.artifacts.ripgrep`):
 
-1. A probe of four 16 KiB samples of each artifact predicts whether the text is frequent in it.
+1. A probe of sixteen 4 KiB samples of each artifact predicts whether the text is frequent in it.
 2. Where it is predicted rare, one pass lists the first :data:`LISTING_CAP` + 1 matching lines of each artifact
    (ripgrep stops reading an artifact once it has that many). For a rare text this is the whole search. The
    listing stays raw bytes; only the lines a page shows are ever parsed.
@@ -17,8 +17,9 @@ How a query runs (ripgrep is the engine, see :mod:`bee_core.artifacts.ripgrep`):
 A misprediction costs time, never exactness.
 
 What is learned is cached per (text, content sha256), so a repeated query, the next page, or a query narrowed to
-fewer artifacts reuses it; keys are content hashes and every artifact is verified before a search, so a cached
-answer can never describe bytes that changed.
+fewer artifacts reuses it, and a query for a longer text containing a cached one (``ERROR`` then ``ERROR disk``)
+filters that text's complete listing instead of searching again. Keys are content hashes and every artifact is
+verified before a search, so a cached answer can never describe bytes that changed.
 """
 
 from __future__ import annotations
@@ -43,12 +44,13 @@ from bee_hostkit import Deadline
 LINE_CHARS = 400
 #: Matching lines listed per artifact by the first pass; an artifact with more is counted separately.
 LISTING_CAP = 4096
-#: Samples of this many bytes, spread over an artifact, predict whether a text is frequent in it.
-PROBE_BYTES = 16 * 1024
-PROBE_SAMPLES = 4
+#: Samples of this many bytes, spread evenly over an artifact, predict whether a text is frequent in it (many
+#: small samples estimate far better than a few large ones: texts cluster).
+PROBE_BYTES = 4 * 1024
+PROBE_SAMPLES = 16
 #: Predicted matches above which an artifact is counted at once instead of listed first. A text predicted below
 #: it but more frequent than the cap is listed up to the cap and then counted: correct, a little slower.
-PROBE_FREQUENT = 2 * LISTING_CAP
+PROBE_FREQUENT = LISTING_CAP
 #: At most this many leading matching lines are cached per (text, artifact).
 PREFIX_CAP = 10_000
 #: Matching lines fetched at least, when a page needs lines not yet known (so that the next pages are cached).
@@ -146,6 +148,11 @@ class Matches:
         return self.block.count(b"\n")
 
     @property
+    def complete(self) -> bool:
+        """Whether ``block`` lists every matching line."""
+        return self.known == self.count
+
+    @property
     def weight(self) -> int:
         return 128 + len(self.block)
 
@@ -156,6 +163,7 @@ class SearchCache:
     def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[tuple[str, str], Matches] = OrderedDict()
+        self._texts: dict[str, set[str]] = {}  # sha256 -> texts cached for it
         self._bytes = 0
         self._lock = threading.Lock()
         self._indexes: dict[str, LineIndex] = {}
@@ -173,10 +181,22 @@ class SearchCache:
             if old is not None:
                 self._bytes -= old.weight
             self._entries[(text, sha256)] = matches
+            self._texts.setdefault(sha256, set()).add(text)
             self._bytes += matches.weight
             while self._bytes > self.max_bytes and len(self._entries) > 1:
-                _, evicted = self._entries.popitem(last=False)
+                (gone_text, gone_sha), evicted = self._entries.popitem(last=False)
+                self._texts[gone_sha].discard(gone_text)
                 self._bytes -= evicted.weight
+
+    def broader(self, text: str, sha256: str) -> tuple[str, Matches] | None:
+        """A cached, complete listing of a text that ``text`` contains (a narrowed query's superset), if any."""
+        with self._lock:
+            for other in self._texts.get(sha256, ()):
+                if other != text and other in text:
+                    found = self._entries[(other, sha256)]
+                    if found.complete:
+                        return other, found
+        return None
 
     def line_index(self, record: ArtifactRecord, fd: int) -> LineIndex:
         """The line index of ``record``'s content: from its record, else built from the (verified) file."""
@@ -213,7 +233,7 @@ class SearchOutcome:
 
 
 def _estimate(target: Target, text: str) -> float:
-    """Roughly how many times ``text`` occurs in the artifact, from samples at its start, middle and end."""
+    """Roughly how many times ``text`` occurs in the artifact, from samples spread from its start to its end."""
     size = target.record.size
     if size == 0:
         return 0.0
@@ -269,6 +289,20 @@ def _learn(
         cache.put(text, target.record.sha256, Matches(counted.get(str(target.path), 0), block))
 
 
+def _narrow(broader: tuple[str, Matches], text: str) -> Matches | None:
+    """The matches of ``text`` among the complete listing of a text it contains — every line matching ``text``
+    matches the broader text too — or None when a listed line was too long for ripgrep to print."""
+    wide, needle = broader[0].encode("utf-8"), text.encode("utf-8")
+    kept = []
+    for line in broader[1].block.split(b"\n")[:-1]:
+        content = line.partition(b":")[2]
+        if wide not in content:  # ripgrep's marker for a long line: its bytes would have to be read to decide
+            return None
+        if needle in content:
+            kept.append(line)
+    return Matches(len(kept), b"".join(line + b"\n" for line in kept))
+
+
 def _known(target: Target, text: str, cache: SearchCache, deadline: Deadline) -> Matches:
     found = cache.get(text, target.record.sha256)
     if found is None:  # evicted since the first pass (a cache under pressure): learn it again
@@ -317,6 +351,12 @@ def search(
     """
     statuses = [verifier.check(target.record, target.path) for target in targets]
     missing = [target for target in targets if cache.get(text, target.record.sha256) is None]
+    for target in list(missing):  # a narrowed text: filter what a broader text's search listed, no new scan
+        broader = cache.broader(text, target.record.sha256)
+        narrowed = _narrow(broader, text) if broader is not None else None
+        if narrowed is not None:
+            cache.put(text, target.record.sha256, narrowed)
+            missing.remove(target)
     if missing:
         deadline.check("searching artifacts")
         # The page most often lies in the first artifact; see _learn.
