@@ -9,6 +9,8 @@ makes ripgrep count every newline of the file, which costs as much again as the 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import os
 import selectors
@@ -96,6 +98,8 @@ def _run(argv: list[str], deadline: Deadline) -> bytes:
             argv, stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL, env=_env()
         )
         assert process.stdout is not None
+        with contextlib.suppress(OSError, AttributeError):  # fewer, larger reads (Linux; best effort)
+            fcntl.fcntl(process.stdout.fileno(), fcntl.F_SETPIPE_SZ, _READ)
         # Read in this thread with a selector (no watchdog thread per search); the end of output is the end of rg.
         parts: list[bytes] = []
         with process.stdout, selectors.DefaultSelector() as selector:

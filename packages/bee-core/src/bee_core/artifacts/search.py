@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bee_core.artifacts import ripgrep
-from bee_core.artifacts.lines import LineIndex
+from bee_core.artifacts.lines import BLOCK_BYTES, LineIndex
 from bee_core.artifacts.records import ArtifactRecord
 from bee_core.artifacts.verify import Verifier
 from bee_hostkit import Deadline
@@ -48,9 +48,10 @@ LISTING_CAP = 4096
 #: small samples estimate far better than a few large ones: texts cluster).
 PROBE_BYTES = 4 * 1024
 PROBE_SAMPLES = 16
-#: Predicted matches above which an artifact is counted at once instead of listed first. A text predicted below
-#: it but more frequent than the cap is listed up to the cap and then counted: correct, a little slower.
-PROBE_FREQUENT = LISTING_CAP
+#: Predicted matches above which an artifact is counted at once instead of listed first: twice the cap, so that
+#: only clearly frequent texts skip the listing (one ripgrep pass is cheaper than two concurrent ones). A text
+#: predicted below it but more frequent than the cap is listed up to the cap and then counted: a little slower.
+PROBE_FREQUENT = 2 * LISTING_CAP
 #: At most this many leading matching lines are cached per (text, artifact).
 PREFIX_CAP = 10_000
 #: Matching lines fetched at least, when a page needs lines not yet known (so that the next pages are cached).
@@ -142,10 +143,11 @@ class Matches:
 
     count: int
     block: bytes = b""
+    known: int = -1  # lines in block; counted here when not given (blocks can be megabytes: count once)
 
-    @property
-    def known(self) -> int:
-        return self.block.count(b"\n")
+    def __post_init__(self) -> None:
+        if self.known < 0:
+            object.__setattr__(self, "known", self.block.count(b"\n"))
 
     @property
     def complete(self) -> bool:
@@ -271,22 +273,23 @@ def _learn(
         listed, counted = ripgrep.listing([t.path for t in rare], text, LISTING_CAP + 1, deadline), {}
     else:
         with ThreadPoolExecutor(max_workers=3) as pool:
-            listing = pool.submit(ripgrep.listing, [t.path for t in rare], text, LISTING_CAP + 1, deadline)
-            counting = pool.submit(ripgrep.counts, [t.path for t in frequent], text, deadline)
+            listing_job = pool.submit(ripgrep.listing, [t.path for t in rare], text, LISTING_CAP + 1, deadline)
+            counting_job = pool.submit(ripgrep.counts, [t.path for t in frequent], text, deadline)
             paging = pool.submit(ripgrep.first, want[0].path, text, want[1], deadline) if want else None
-            listed, counted = listing.result(), counting.result()
+            listed, counted = listing_job.result(), counting_job.result()
             page = paging.result() if paging else b""
-    blocks = {target: Matches(0, listed.get(str(target.path), b"")) for target in rare}
-    overflow = [target for target, matches in blocks.items() if matches.known > LISTING_CAP]
+    # What each listing holds (its count is settled below: exact when the listing is complete).
+    listings = {target: Matches(0, listed.get(str(target.path), b"")) for target in rare}
+    overflow = [target for target, listing in listings.items() if listing.known > LISTING_CAP]
     if overflow:
         counted.update(ripgrep.counts([target.path for target in overflow], text, deadline))
     for target in targets:
-        listed_here = blocks.get(target)
-        if listed_here is not None and target not in overflow:
-            cache.put(text, target.record.sha256, Matches(listed_here.known, listed_here.block))
-            continue
-        block = page if want is not None and target is want[0] else (listed_here.block if listed_here else b"")
-        cache.put(text, target.record.sha256, Matches(counted.get(str(target.path), 0), block))
+        listing = listings.get(target, Matches(0, b"", 0))
+        complete = target in listings and target not in overflow
+        count = listing.known if complete else counted.get(str(target.path), 0)
+        if want is not None and target is want[0]:
+            listing = Matches(0, page)
+        cache.put(text, target.record.sha256, Matches(count, listing.block, listing.known))
 
 
 def _narrow(broader: tuple[str, Matches], text: str) -> Matches | None:
@@ -325,8 +328,16 @@ def _page_lines(
     fd = os.open(target.path, os.O_RDONLY)
     try:
         index = cache.line_index(target.record, fd)
-        hits = ripgrep.parse(block, lo, hi)
-        return [line_match(hit, index.line_number(fd, hit.byte_offset), text, fd) for hit in hits]
+        found: list[LineMatch] = []
+        for hit in ripgrep.parse(block, lo, hi):
+            if found and hit.byte_offset - found[-1].byte_offset < hit.byte_offset % BLOCK_BYTES:
+                # Counting on from the previous match reads less than counting from the block start.
+                since = found[-1].byte_offset
+                number = found[-1].line_number + os.pread(fd, hit.byte_offset - since, since).count(b"\n")
+            else:
+                number = index.line_number(fd, hit.byte_offset)
+            found.append(line_match(hit, number, text, fd))
+        return found
     finally:
         os.close(fd)
 
