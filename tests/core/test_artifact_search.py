@@ -267,3 +267,12 @@ def test_a_narrowed_text_agrees_with_a_fresh_search(ctx, long_line):
     assert narrowed == fresh
     assert narrowed["totalMatches"] == 100 + long_line
     assert [m["lineNumber"] for m in narrowed["matches"]][:5] == [286, 289, 292, 295, 298]
+
+
+def test_a_deadline_that_passes_while_ripgrep_runs_kills_it(ctx):
+    from bee_core.artifacts import ripgrep
+
+    record = add(ctx, "big", b"".join(b"line %d of a larger log\n" % i for i in range(400_000)))
+    with pytest.raises(ToolError) as info:
+        ripgrep.counts([blob(ctx, record)], "absent", Deadline(0))  # expires before ripgrep can answer
+    assert info.value.code is ErrorCode.DEADLINE_EXCEEDED and "nothing partial" in info.value.message
