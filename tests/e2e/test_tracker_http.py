@@ -9,11 +9,11 @@ from typing import Any
 
 import httpx
 import pytest
-from bee_contracts import load_catalog
-from bee_tracker import skills
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
+from bee_contracts import load_catalog
+from bee_tracker import skills
 from tests.conftest import TRACKER_ERAS
 from tests.harness.tracker import tracker_client
 
@@ -82,8 +82,15 @@ async def test_a_team_workflow_with_attributed_writes(store_url, tracker_factory
         tracker_client(server.url, server.token(BOB), era) as bob,
     ):
         epic = await call(alice, "create", title="Ship search", issue_type="epic", priority=1)
-        task = await call(alice, "create", title="Index titles", parent=epic["id"], labels=["search"],
-                          acceptance_criteria="search finds titles", actor="mallory@example.com")
+        task = await call(
+            alice,
+            "create",
+            title="Index titles",
+            parent=epic["id"],
+            labels=["search"],
+            acceptance_criteria="search finds titles",
+            actor="mallory@example.com",
+        )
         assert task["id"] == f"{epic['id']}.1"
         ready = await call(bob, "ready", labels=["search"])
         assert [i["id"] for i in ready["issues"]] == [task["id"]]
@@ -92,8 +99,9 @@ async def test_a_team_workflow_with_attributed_writes(store_url, tracker_factory
         refused = await call(alice, "claim", id=task["id"])
         assert refused["error"]["code"] == "conflict" and BOB in refused["error"]["error"]
         await call(alice, "add_note", id=task["id"], text="Titles live in issues.title")
-        handed = await call(bob, "handoff", id=task["id"], done="schema", remaining="tests",
-                            next="write the FTS test", release=True)
+        handed = await call(
+            bob, "handoff", id=task["id"], done="schema", remaining="tests", next="write the FTS test", release=True
+        )
         assert handed["released"] is True and handed["assignee"] is None
         await call(alice, "claim", id=task["id"])
         blocked = await call(alice, "complete", id=epic["id"])
@@ -154,7 +162,9 @@ async def test_http_edges_auth_methods_body_and_host(tracker_factory, tmp_path):
     with httpx.Client(timeout=30) as http:
         assert http.get(f"{base}/health").json()["status"] == "ok"
         missing = http.post(f"{base}/mcp", content=body, headers=headers)
-        assert missing.status_code == 401 and missing.headers["www-authenticate"].startswith('Bearer realm="bee-tracker"')
+        assert missing.status_code == 401 and missing.headers["www-authenticate"].startswith(
+            'Bearer realm="bee-tracker"'
+        )
         bad = http.post(f"{base}/mcp", content=body, headers={**headers, "Authorization": "Bearer x.y.z"})
         assert bad.status_code == 401 and 'error="invalid_token"' in bad.headers["www-authenticate"]
         token = server.token(ALICE)
@@ -162,8 +172,14 @@ async def test_http_edges_auth_methods_body_and_host(tracker_factory, tmp_path):
         assert http.post(f"{base}/mcp", content=body, headers=auth).status_code == 200
         get = http.get(f"{base}/mcp", headers=auth)
         assert get.status_code == 405 and get.headers["allow"] == "POST"
-        huge = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                           "params": {"name": "add_note", "arguments": {"id": "t", "text": "x" * 600_000}}})
+        huge = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "add_note", "arguments": {"id": "t", "text": "x" * 600_000}},
+            }
+        )
         assert http.post(f"{base}/mcp", content=huge, headers=auth).status_code == 413
         rebinding = http.post(f"{base}/mcp", content=body, headers={**auth, "Host": "evil.example:80"})
         assert rebinding.status_code == 421
@@ -177,8 +193,12 @@ async def test_logs_omit_task_text_tokens_and_secrets(tracker_factory, tmp_path)
     async with tracker_client(server.url, token) as client:
         created = await call(client, "create", title="zebra-secret-title", description="quokka-private-text")
         await call(client, "add_note", id=created["id"], text="narwhal-note-body")
-    forged = httpx.post(server.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                        headers={"Authorization": f"Bearer {token}x"}, timeout=30)
+    forged = httpx.post(
+        server.url,
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Authorization": f"Bearer {token}x"},
+        timeout=30,
+    )
     assert forged.status_code == 401
     server.stop()
     log = server.log.read_text()
@@ -192,8 +212,13 @@ def test_cli_import_export_round_trip_and_bad_line(tmp_path):
     bee = str(Path(sys.executable).parent / "bee")
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "beads" / "NVIDIA__skyhook.jsonl"
     home = tmp_path / "home"
-    imported = subprocess.run([bee, "tracker", "import", "--home", str(home), str(fixture)],
-                              capture_output=True, text=True, timeout=120, check=True)
+    imported = subprocess.run(
+        [bee, "tracker", "import", "--home", str(home), str(fixture)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert json.loads(imported.stdout)["imported"] == 7
     out = tmp_path / "out.jsonl"
     subprocess.run([bee, "tracker", "export", "--home", str(home), str(out)], check=True, timeout=120)
@@ -201,11 +226,17 @@ def test_cli_import_export_round_trip_and_bad_line(tmp_path):
     broken = tmp_path / "broken.jsonl"
     broken.write_text(fixture.read_text().splitlines()[0] + "\n{broken\n")
     fresh = tmp_path / "fresh"
-    failed = subprocess.run([bee, "tracker", "import", "--home", str(fresh), str(broken)],
-                            capture_output=True, text=True, timeout=120, check=False)
+    failed = subprocess.run(
+        [bee, "tracker", "import", "--home", str(fresh), str(broken)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert failed.returncode != 0 and "line 2" in failed.stderr
-    listing = subprocess.run([bee, "tracker", "export", "--home", str(fresh)], capture_output=True, text=True,
-                             timeout=120, check=True)
+    listing = subprocess.run(
+        [bee, "tracker", "export", "--home", str(fresh)], capture_output=True, text=True, timeout=120, check=True
+    )
     assert listing.stdout == ""
 
 

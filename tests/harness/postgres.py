@@ -50,9 +50,21 @@ class PostgresServer:
         subprocess.run([*self.run_as, *argv], check=True, capture_output=True, timeout=120)
 
     def start(self) -> None:
-        self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "bee", "--no-sync", "-E", "UTF8")
+        self._run(
+            str(self.bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "bee", "--no-sync", "-E", "UTF8"
+        )
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300"
-        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-o", options, "-w", "-l", str(self.root / "log"), "start")
+        self._run(
+            str(self.bindir / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-w",
+            "-l",
+            str(self.root / "log"),
+            "start",
+        )
 
     def stop(self) -> None:
         try:

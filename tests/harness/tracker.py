@@ -33,8 +33,16 @@ class TrackerProcess:
         return f"http://127.0.0.1:{self.port}/mcp"
 
     def argv(self) -> list[str]:
-        argv = [str(Path(sys.executable).parent / "bee"), "tracker", "serve", "--home", str(self.home),
-                "--port", str(self.port), *self.extra]
+        argv = [
+            str(Path(sys.executable).parent / "bee"),
+            "tracker",
+            "serve",
+            "--home",
+            str(self.home),
+            "--port",
+            str(self.port),
+            *self.extra,
+        ]
         if self.store:
             argv += ["--store", self.store]
         return argv
@@ -71,9 +79,20 @@ class TrackerProcess:
 
     def token(self, actor: str, *extra: str) -> str:
         completed = subprocess.run(
-            [str(Path(sys.executable).parent / "bee"), "tracker", "token", "--home", str(self.home), "--actor", actor,
-             *extra],
-            check=True, capture_output=True, text=True, timeout=60,
+            [
+                str(Path(sys.executable).parent / "bee"),
+                "tracker",
+                "token",
+                "--home",
+                str(self.home),
+                "--actor",
+                actor,
+                *extra,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         return completed.stdout.strip()
 

@@ -4,9 +4,9 @@ import threading
 
 import anyio
 import pytest
-from bee_contracts import ToolSpec
+
+from bee_contracts import ErrorCode, ToolSpec
 from bee_hostkit import Host, ToolError, current_caller
-from bee_contracts import ErrorCode
 
 pytestmark = pytest.mark.anyio
 
@@ -73,8 +73,13 @@ async def test_failures_map_to_the_envelope_and_internals_stay_hidden():
     assert body["code"] == "internal" and "secret" not in body["error"] and body["outcome_unknown"] is True
     host = Host("h", [SPEC], {"demo": refusing})
     body = (await host.call("demo", {}))["structuredContent"]
-    assert body == {"error": "changed", "code": "conflict", "retryable": False, "outcome_unknown": False,
-                    "details": {"state_revision": 3}}
+    assert body == {
+        "error": "changed",
+        "code": "conflict",
+        "retryable": False,
+        "outcome_unknown": False,
+        "details": {"state_revision": 3},
+    }
 
 
 async def test_the_caller_reaches_the_handler_thread():

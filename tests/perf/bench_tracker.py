@@ -64,11 +64,29 @@ class Server:
 
 def tracker(home: Path, store: str) -> Server:
     port = free_port()
-    return Server([str(BEE), "tracker", "serve", "--home", str(home), "--store", store, "--port", str(port),
-                   "--log-level", "warning", "--max-connections", "40"], port)
+    return Server(
+        [
+            str(BEE),
+            "tracker",
+            "serve",
+            "--home",
+            str(home),
+            "--store",
+            store,
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--max-connections",
+            "40",
+        ],
+        port,
+    )
 
 
-async def measure(urls: list[str], tokens: list[str], operation: str, arguments_for: Any, clients: int) -> dict[str, float]:
+async def measure(
+    urls: list[str], tokens: list[str], operation: str, arguments_for: Any, clients: int
+) -> dict[str, float]:
     """`clients` workers calling one tool in a loop for SECONDS; requests spread over the replicas' urls."""
     latencies: list[float] = []
     errors = 0
@@ -80,12 +98,18 @@ async def measure(urls: list[str], tokens: list[str], operation: str, arguments_
         async def worker(n: int) -> None:
             nonlocal errors
             url = urls[n % len(urls)]
-            headers = {"Authorization": f"Bearer {tokens[n % len(tokens)]}",
-                       "Accept": "application/json, text/event-stream"}
+            headers = {
+                "Authorization": f"Bearer {tokens[n % len(tokens)]}",
+                "Accept": "application/json, text/event-stream",
+            }
             i = 0
             while time.perf_counter() < stop_at:
-                body = {"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                        "params": {"name": operation, "arguments": arguments_for(n, i)}}
+                body = {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": operation, "arguments": arguments_for(n, i)},
+                }
                 started = time.perf_counter()
                 response = await http.post(url, json=body, headers=headers)
                 latencies.append(time.perf_counter() - started)
@@ -117,31 +141,57 @@ def arguments(operation: str) -> Any:
 
 
 def seed(home: Path, store: str) -> None:
-    lines = "".join(json.dumps({"id": f"b-{n:05d}", "title": f"benchmark task {n}", "status": "open",
-                                "priority": n % 5, "issue_type": "task", "labels": ["bench"]}) + "\n"
-                    for n in range(POOL))
+    lines = "".join(
+        json.dumps(
+            {
+                "id": f"b-{n:05d}",
+                "title": f"benchmark task {n}",
+                "status": "open",
+                "priority": n % 5,
+                "issue_type": "task",
+                "labels": ["bench"],
+            }
+        )
+        + "\n"
+        for n in range(POOL)
+    )
     source = home / "seed.jsonl"
     home.mkdir(parents=True, exist_ok=True)
     source.write_text(lines)
-    subprocess.run([str(BEE), "tracker", "import", "--home", str(home), "--store", store, str(source)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [str(BEE), "tracker", "import", "--home", str(home), "--store", store, str(source)],
+        check=True,
+        capture_output=True,
+    )
 
 
-async def run_config(name: str, urls: list[str], tokens: list[str], operations: tuple[str, ...]) -> list[dict[str, Any]]:
+async def run_config(
+    name: str, urls: list[str], tokens: list[str], operations: tuple[str, ...]
+) -> list[dict[str, Any]]:
     rows = []
     for operation in operations:
         for clients in CONCURRENCY:
             row = await measure(urls, tokens, operation, arguments(operation), clients)
             row.update(config=name, operation=operation)
-            print(f"{name:<14} {operation:<9} {clients:>3} clients  {row['opsPerSecond']:8.0f} ops/s  "
-                  f"p50 {row['p50Ms']:6.1f} ms  p99 {row['p99Ms']:6.1f} ms  errors {row['errors']}", flush=True)
+            print(
+                f"{name:<14} {operation:<9} {clients:>3} clients  {row['opsPerSecond']:8.0f} ops/s  "
+                f"p50 {row['p50Ms']:6.1f} ms  p99 {row['p99Ms']:6.1f} ms  errors {row['errors']}",
+                flush=True,
+            )
             rows.append(row)
     return rows
 
 
 def tokens_for(home: Path, count: int = 32) -> list[str]:
-    return [subprocess.run([str(BEE), "tracker", "token", "--home", str(home), "--actor", f"bench-{n}@example.com"],
-                           check=True, capture_output=True, text=True).stdout.strip() for n in range(count)]
+    return [
+        subprocess.run(
+            [str(BEE), "tracker", "token", "--home", str(home), "--actor", f"bench-{n}@example.com"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        for n in range(count)
+    ]
 
 
 async def main_async() -> dict[str, Any]:
@@ -192,7 +242,9 @@ def summarize(report: dict[str, Any]) -> dict[str, Any]:
     rows = report["rows"]
 
     def cell(config: str, operation: str, clients: int) -> dict[str, Any] | None:
-        return next((r for r in rows if r["config"] == config and r["operation"] == operation and r["clients"] == clients), None)
+        return next(
+            (r for r in rows if r["config"] == config and r["operation"] == operation and r["clients"] == clients), None
+        )
 
     summary: dict[str, Any] = {}
     noop32 = cell("noop", "noop", 32)

@@ -7,6 +7,7 @@ usage: python noop_tracker.py PORT SECRET_HEX
 import sys
 
 import uvicorn
+
 from bee_contracts import ToolSpec
 from bee_hostkit import Host
 from bee_hostkit.http_app import local_security, mcp_http_app

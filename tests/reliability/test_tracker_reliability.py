@@ -28,8 +28,10 @@ TRIALS = int(os.environ.get("BEE_RELIABILITY_TRIALS", "1000"))
 
 def issues_jsonl(count: int, prefix: str = "r") -> str:
     return "".join(
-        json.dumps({"id": f"{prefix}-{n:05d}", "title": f"task {n}", "status": "open", "priority": 2,
-                    "issue_type": "task"}) + "\n"
+        json.dumps(
+            {"id": f"{prefix}-{n:05d}", "title": f"task {n}", "status": "open", "priority": 2, "issue_type": "task"}
+        )
+        + "\n"
         for n in range(count)
     )
 
@@ -47,8 +49,21 @@ async def test_concurrent_claims_have_exactly_one_winner(store_url, tracker_fact
     home = tmp_path / "home"
     source = tmp_path / "issues.jsonl"
     source.write_text(issues_jsonl(TRIALS))
-    subprocess.run([str(Path(sys.executable).parent / "bee"), "tracker", "import", "--home", str(home), "--store",
-                    store_url, str(source)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            str(Path(sys.executable).parent / "bee"),
+            "tracker",
+            "import",
+            "--home",
+            str(home),
+            "--store",
+            store_url,
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     server = tracker_factory(store_url, home=home)
     actors = [f"agent-{n}@example.com" for n in range(CLAIMERS)]
     tokens = [server.token(actor) for actor in actors]
@@ -83,7 +98,9 @@ async def test_concurrent_notes_are_never_lost(store_url, tracker_factory):
             assert not error
             issue_id = created["data"]["id"]
             texts = [f"note {round_number}-{n}" for n in range(CLAIMERS)]
-            outcomes = await asyncio.gather(*(tool(c, "add_note", id=issue_id, text=t) for c, t in zip(clients, texts)))
+            outcomes = await asyncio.gather(
+                *(tool(c, "add_note", id=issue_id, text=t) for c, t in zip(clients, texts, strict=True))
+            )
             assert all(not error for error, _ in outcomes)
             error, got = await tool(clients[0], "get", id=issue_id, comments_limit=200)
             assert sorted(c["text"] for c in got["data"]["issue"]["comments"]) == sorted(texts)
@@ -181,7 +198,7 @@ async def test_kill_9_during_a_write_burst_loses_no_acknowledged_write(store_url
     server.start()
     async with tracker_client(server.url, token) as client:
         for key, issue_id in acknowledged:
-            error, got = await tool(client, "get", id=issue_id)
+            error, _ = await tool(client, "get", id=issue_id)
             assert not error, (key, issue_id)
         # Retrying every attempted write with its key acts at most once: acknowledged ones replay.
         acked = dict(acknowledged)

@@ -1,4 +1,5 @@
 import pytest
+
 from bee_tracker.store import open_store
 
 

@@ -6,9 +6,10 @@ import time
 
 import jwt
 import pytest
-from bee_tracker.auth import AuthError, hmac_verifier, jwks_verifier, load_or_create_secret, mint, pem_verifier
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+
+from bee_tracker.auth import AuthError, hmac_verifier, jwks_verifier, load_or_create_secret, mint, pem_verifier
 
 SECRET = b"s" * 32
 
@@ -56,12 +57,15 @@ def test_hs256_attack_corpus():
     refused(verifier, jwt.encode({k: v for k, v in good.items() if k != "exp"}, SECRET, algorithm="HS256"), "exp")
     refused(verifier, jwt.encode({**good, "iss": "evil"}, SECRET, algorithm="HS256"), "wrong issuer")
     refused(verifier, jwt.encode({**good, "aud": "other"}, SECRET, algorithm="HS256"), "wrong audience")
-    refused(verifier, jwt.encode({"exp": good["exp"], "iss": "bee", "aud": "tracker"}, SECRET, algorithm="HS256"),
-            "names no actor")
+    refused(
+        verifier,
+        jwt.encode({"exp": good["exp"], "iss": "bee", "aud": "tracker"}, SECRET, algorithm="HS256"),
+        "names no actor",
+    )
     refused(verifier, "not.a.token", "malformed")
     refused(verifier, "", "malformed")
     token = jwt.encode(good, SECRET, algorithm="HS256")
-    head, payload, signature = token.split(".")
+    head, _, signature = token.split(".")
     tampered = b64(json.dumps({**good, "email": "mallory@example.com"}).encode())
     refused(verifier, f"{head}.{tampered}.{signature}", "invalid signature")
 

@@ -1,6 +1,7 @@
 """The store's promises, run against SQLite and PostgreSQL alike."""
 
 import pytest
+
 from bee_contracts import ErrorCode
 from bee_tracker.store import Blocked, Conflict, Forbidden, Invalid, NotFound
 
@@ -16,12 +17,18 @@ def ready_ids(store, **filters):
 
 
 def test_create_get_round_trip(store):
-    issue_id = store.create(ALICE, {"title": "Write docs", "description": "All of them", "priority": 1},
-                            labels=["docs", "p1"])["id"]
+    issue_id = store.create(
+        ALICE, {"title": "Write docs", "description": "All of them", "priority": 1}, labels=["docs", "p1"]
+    )["id"]
     assert issue_id.startswith("t-")
     got = store.get(issue_id)
     issue = got["issue"]
-    assert (issue["title"], issue["priority"], issue["status"], issue["issue_type"]) == ("Write docs", 1, "open", "task")
+    assert (issue["title"], issue["priority"], issue["status"], issue["issue_type"]) == (
+        "Write docs",
+        1,
+        "open",
+        "task",
+    )
     assert issue["labels"] == ["docs", "p1"] and issue["created_by"] == ALICE
     assert (got["state_revision"], got["activity_revision"]) == (1, 1)
     assert got["last_activity_at"] and got["comment_count"] == 0
@@ -59,8 +66,12 @@ def test_ready_respects_blockers_missing_targets_parents_deferral_and_types(stor
 
 
 def test_dependency_on_a_missing_id_does_not_block(store):
-    store.import_lines(['{"id":"t-x","title":"x","status":"open","priority":2,"issue_type":"task",'
-                        '"dependencies":[{"issue_id":"t-x","depends_on_id":"t-gone","type":"blocks"}]}'])
+    store.import_lines(
+        [
+            '{"id":"t-x","title":"x","status":"open","priority":2,"issue_type":"task",'
+            '"dependencies":[{"issue_id":"t-x","depends_on_id":"t-gone","type":"blocks"}]}'
+        ]
+    )
     assert "t-x" in ready_ids(store)
 
 
@@ -226,8 +237,12 @@ def test_idempotency_key_replays_the_first_outcome(store):
 
 
 def test_unknown_ids(store):
-    for call in (lambda: store.get("t-none"), lambda: store.claim(ALICE, "t-none"),
-                 lambda: store.add_note(ALICE, "t-none", "x"), lambda: store.create(ALICE, {"title": "x"}, parent="t-none"),
-                 lambda: store.create(ALICE, {"title": "x"}, prerequisites=["t-none"])):
+    for call in (
+        lambda: store.get("t-none"),
+        lambda: store.claim(ALICE, "t-none"),
+        lambda: store.add_note(ALICE, "t-none", "x"),
+        lambda: store.create(ALICE, {"title": "x"}, parent="t-none"),
+        lambda: store.create(ALICE, {"title": "x"}, prerequisites=["t-none"]),
+    ):
         with pytest.raises(NotFound):
             call()
