@@ -107,19 +107,7 @@ class PostgresDatabase:
             # Replicas starting together must not both migrate.
             tx.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             exists = tx.row("SELECT to_regclass('public.meta')")
-            version = 0
-            if exists and exists[0] is not None:
-                found = tx.row("SELECT value FROM meta WHERE key = 'schema_version'")
-                version = int(found[0]) if found else 0
-            for number, steps in enumerate(schema.POSTGRES[version:], start=version + 1):
-                for statement in steps:
-                    tx.conn.execute(statement)
-                tx.run(
-                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    [str(number)],
-                )
-            return max(version, schema.LATEST)
+            return schema.apply(tx, schema.POSTGRES, has_meta=exists is not None and exists[0] is not None)
 
     def check(self) -> None:
         with self.read() as tx:

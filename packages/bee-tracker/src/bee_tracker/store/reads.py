@@ -52,6 +52,21 @@ def labels_for(tx: Tx, ids: Sequence[str]) -> dict[str, list[str]]:
     return found
 
 
+def _page(
+    tx: Tx, condition: str, params: list[Any], *, limit: int, offset: int = 0, prefix: str = ""
+) -> tuple[list[dict[str, Any]], int]:
+    """Summaries of one page of issues matching ``condition`` (most urgent first), and the total count."""
+    total_row = tx.row(f"{prefix} SELECT COUNT(*) FROM issues i WHERE {condition}", params)
+    rows = tx.rows(
+        f"{prefix} SELECT {ISSUE_SELECT} FROM issues i WHERE {condition} "
+        "ORDER BY i.priority, i.created_epoch, i.id LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    )
+    issues = [IssueRow(r) for r in rows]
+    labels_by_id = labels_for(tx, [i.id for i in issues])
+    return [summary(i, labels_by_id[i.id]) for i in issues], int(total_row[0]) if total_row else 0
+
+
 def _label_filter(labels: Sequence[str], params: list[Any]) -> str:
     clauses = []
     for label in labels:
@@ -74,21 +89,8 @@ def ready(tx: Tx, *, now_epoch: float, priority: int | None, labels: Sequence[st
         params.append(priority)
     if labels:
         where.append(_label_filter(labels, params))
-    condition = " AND ".join(where)
-    total_row = tx.row(f"{BLOCKED_CTE} SELECT COUNT(*) FROM issues i WHERE {condition}", params)
-    rows = tx.rows(
-        f"{BLOCKED_CTE} SELECT {ISSUE_SELECT} FROM issues i WHERE {condition} "
-        "ORDER BY i.priority, i.created_epoch, i.id LIMIT ?",
-        [*params, limit],
-    )
-    issues = [IssueRow(r) for r in rows]
-    labels_by_id = labels_for(tx, [i.id for i in issues])
-    total = int(total_row[0]) if total_row else 0
-    return {
-        "issues": [summary(i, labels_by_id[i.id]) for i in issues],
-        "total": total,
-        "has_more": total > len(issues),
-    }
+    page, total = _page(tx, " AND ".join(where), params, limit=limit, prefix=BLOCKED_CTE)
+    return {"issues": page, "total": total, "has_more": total > len(page)}
 
 
 def search(
@@ -121,22 +123,8 @@ def search(
         params.append(issue_type)
     if labels:
         where.append(_label_filter(labels, params))
-    condition = " AND ".join(where)
-    total_row = tx.row(f"SELECT COUNT(*) FROM issues i WHERE {condition}", params)
-    rows = tx.rows(
-        f"SELECT {ISSUE_SELECT} FROM issues i WHERE {condition} "
-        "ORDER BY i.priority, i.created_epoch, i.id LIMIT ? OFFSET ?",
-        [*params, limit, offset],
-    )
-    issues = [IssueRow(r) for r in rows]
-    labels_by_id = labels_for(tx, [i.id for i in issues])
-    total = int(total_row[0]) if total_row else 0
-    return {
-        "issues": [summary(i, labels_by_id[i.id]) for i in issues],
-        "total": total,
-        "offset": offset,
-        "has_more": offset + len(issues) < total,
-    }
+    page, total = _page(tx, " AND ".join(where), params, limit=limit, offset=offset)
+    return {"issues": page, "total": total, "offset": offset, "has_more": offset + len(page) < total}
 
 
 def _neighbours(tx: Tx, sql: str, issue_id: str) -> list[dict[str, Any]]:

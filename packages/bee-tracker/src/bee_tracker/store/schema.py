@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 _ISSUE_COLUMNS = """
   id TEXT PRIMARY KEY,
   title TEXT NOT NULL DEFAULT '',
@@ -102,3 +104,23 @@ POSTGRES: list[list[str]] = [
 
 LATEST = len(SQLITE)
 assert len(POSTGRES) == LATEST, "every migration exists for both dialects"
+
+
+def apply(tx: Any, steps: list[list[str]], *, has_meta: bool) -> int:
+    """Apply the migrations of ``steps`` not yet recorded in ``meta``; return the schema version.
+
+    ``tx`` is an open write transaction (see :mod:`.db`); statements run without parameters.
+    """
+    version = 0
+    if has_meta:
+        found = tx.row("SELECT value FROM meta WHERE key = 'schema_version'")
+        version = int(found[0]) if found else 0
+    for number, statements in enumerate(steps[version:], start=version + 1):
+        for statement in statements:
+            tx.run(statement)
+        tx.run(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [str(number)],
+        )
+    return max(version, LATEST)

@@ -124,19 +124,7 @@ class SqliteDatabase:
     def migrate(self) -> int:
         with self.write() as tx:
             exists = tx.row("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
-            version = 0
-            if exists:
-                found = tx.row("SELECT value FROM meta WHERE key = 'schema_version'")
-                version = int(found[0]) if found else 0
-            for number, steps in enumerate(schema.SQLITE[version:], start=version + 1):
-                for statement in steps:
-                    tx.run(statement)
-                tx.run(
-                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    [str(number)],
-                )
-            return max(version, schema.LATEST)
+            return schema.apply(tx, schema.SQLITE, has_meta=exists is not None)
 
     def check(self) -> None:
         with self.read() as tx:

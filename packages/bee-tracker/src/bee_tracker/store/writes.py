@@ -20,21 +20,6 @@ from bee_tracker.store.records import IssueRow, labels_of, load_issue
 
 _ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 
-#: Fields ``update`` may set directly.
-EDITABLE = (
-    "title",
-    "description",
-    "design",
-    "acceptance_criteria",
-    "notes",
-    "status",
-    "priority",
-    "issue_type",
-    "assignee",
-    "external_ref",
-    "defer_until",
-)
-
 
 def require(tx: Tx, issue_id: str) -> IssueRow:
     """Lock and load an issue.
