@@ -50,3 +50,71 @@ async def core_client(checkout: Path, era: str, *extra: str, env: dict[str, str]
     )
     async with Client(params, mode=era, read_timeout_seconds=60) as client:
         yield client
+
+
+# -- PostgreSQL and the tracker -------------------------------------------------------------------------------
+
+_PG_MISSING = None
+
+
+def _pg_missing_reason() -> str | None:
+    import os
+
+    from tests.harness.postgres import REQUIRE_ENV, binaries
+
+    if binaries() is None and not os.environ.get(REQUIRE_ENV):
+        return "PostgreSQL server binaries are not installed (CI installs them and sets BEE_REQUIRE_POSTGRES=1)"
+    return None
+
+
+#: Store backends every tracker store test runs against.
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param(
+        "postgres",
+        id="postgres",
+        marks=pytest.mark.skipif(_pg_missing_reason() is not None, reason=str(_pg_missing_reason())),
+    ),
+]
+
+
+@pytest.fixture(scope="session")
+def postgres_server():  # type: ignore[no-untyped-def]
+    from tests.harness.postgres import PostgresServer, binaries
+
+    bindir = binaries()
+    assert bindir is not None, "PostgreSQL is required here (BEE_REQUIRE_POSTGRES is set) but initdb is missing"
+    server = PostgresServer(bindir)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=BACKENDS)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh, empty store location for each backend."""
+    if request.param == "sqlite":
+        return str(tmp_path / "tracker.db")
+    return request.getfixturevalue("postgres_server").create_database()  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def tracker_factory(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Start `bee tracker serve` processes; all are stopped at the end of the test."""
+    from tests.harness.tracker import TrackerProcess
+
+    started: list[TrackerProcess] = []
+
+    def start(store: str | None = None, *extra: str, home: Path | None = None) -> TrackerProcess:
+        process = TrackerProcess(home or tmp_path / f"tracker-{len(started)}", store, *extra)
+        process.start()
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.stop()
+
+
+#: Tracker tests speak the 2025-11-25 handshake and, with "auto", discover and use 2026-07-28.
+TRACKER_ERAS = ("legacy", "auto")

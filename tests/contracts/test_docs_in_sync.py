@@ -24,3 +24,12 @@ def test_every_package_and_the_docs_carry_the_lockstep_version():
         assert found and found.group(1) == __version__, f"{version_file} is not at {__version__}"
     for doc in ["README.md", "docs/operations.md"]:
         assert f"`{__version__}`" in (ROOT / doc).read_text(), f"{doc} does not state version `{__version__}`"
+
+
+def test_cli_reference_matches_the_installed_commands():
+    from bee_cli.reference import render
+
+    path = ROOT / "docs" / "reference" / "cli.md"
+    assert path.is_file() and path.read_text(encoding="utf-8") == render(), (
+        "docs/reference/cli.md is stale; run ./dev docs and commit the result"
+    )

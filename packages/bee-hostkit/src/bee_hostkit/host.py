@@ -8,6 +8,7 @@ the SDK's low-level ``Server`` (both protocol eras); :func:`serve_stdio` runs th
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,14 @@ _GRACE_SECONDS = 1.0
 
 _STAMPED_METHODS = frozenset({"initialize", "server/discover", "tools/list"})
 
+#: Who is calling, for hosts that authenticate requests (set around each handler; see :func:`current_caller`).
+_CALLER: contextvars.ContextVar[object] = contextvars.ContextVar("bee_caller", default=None)
+
+
+def current_caller() -> object:
+    """The caller identity the host derived for the tool call running in this thread (None on stdio)."""
+    return _CALLER.get()
+
 
 @dataclass
 class Host:
@@ -51,6 +60,10 @@ class Host:
     title: str | None = None
     instructions: str | None = None
     deadlines: Mapping[str, float] = field(default_factory=dict)
+    #: At most this many tool calls run at once; one more is answered ``busy`` at once (None: no limit).
+    max_in_flight: int | None = None
+    #: Derives the caller identity from the SDK request context (for example the verified JWT's actor).
+    caller_of: Callable[[ServerRequestContext[Any, Any]], object] | None = None
 
     def __post_init__(self) -> None:
         listed = [spec.name for spec in self.catalog]
@@ -62,6 +75,7 @@ class Host:
         self._specs = {spec.name: spec for spec in self.catalog}
         self._validators = {spec.name: SchemaValidator(spec.name, spec.input_schema) for spec in self.catalog}
         self._tools = [types.Tool.model_validate(spec.to_wire(), by_name=False) for spec in self.catalog]
+        self._in_flight = 0
 
     @property
     def version(self) -> dict[str, str]:
@@ -75,7 +89,7 @@ class Host:
         spec = self._specs.get(name)
         return spec.input_schema if spec else None
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    async def call(self, name: str, arguments: Mapping[str, Any] | None, *, caller: object = None) -> dict[str, Any]:
         """Run one tool call and return the wire form of its result (never raises for tool failures).
 
         Raises:
@@ -87,9 +101,18 @@ class Host:
                 code=types.INVALID_PARAMS,
                 message=f"unknown tool {name!r}; this host serves: {', '.join(self._specs)}",
             )
+        if self.max_in_flight is not None and self._in_flight >= self.max_in_flight:
+            busy = ToolError(
+                ErrorCode.BUSY,
+                f"the host is at its limit of {self.max_in_flight} operations in flight; retry shortly",
+                details={"maxInFlight": self.max_in_flight},
+            )
+            return results.render(busy.body(), is_error=True)
+        self._in_flight += 1
+        token = _CALLER.set(caller)
         try:
             args = self._validators[name].validate(arguments)
-            structured = await self._run(name, args)
+            structured = await self._run(spec, args)
             results.guard(structured)
             return results.render(structured)
         except ToolError as failure:
@@ -97,19 +120,31 @@ class Host:
         except Exception:
             # Handler internals never reach the wire: the log has the trace, the caller a safe message.
             logger.exception("tool %s failed unexpectedly", name)
-            internal = ToolError(ErrorCode.INTERNAL, f"{name} failed unexpectedly; the host log has the details")
+            internal = ToolError(
+                ErrorCode.INTERNAL,
+                f"{name} failed unexpectedly; the host log has the details",
+                outcome_unknown=not spec.annotations["readOnlyHint"],
+            )
             return results.render(internal.body(), is_error=True)
+        finally:
+            _CALLER.reset(token)
+            self._in_flight -= 1
 
-    async def _run(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        seconds = self.deadlines.get(name, DEFAULT_DEADLINE_SECONDS)
+    async def _run(self, spec: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+        seconds = self.deadlines.get(spec.name, DEFAULT_DEADLINE_SECONDS)
         deadline = Deadline(seconds)
-        handler = self.handlers[name]
+        handler = self.handlers[spec.name]
         outcome: dict[str, Any] | None = None
+        # The worker thread runs in a copy of this context, so it sees the caller set above.
         with anyio.move_on_after(seconds + _GRACE_SECONDS):
             outcome = await anyio.to_thread.run_sync(handler, args, deadline, abandon_on_cancel=True)
         if outcome is None:
-            deadline.check()  # past the deadline: raises deadline_exceeded
-            raise ToolError(ErrorCode.DEADLINE_EXCEEDED, f"{name} did not finish within {seconds:g} seconds")
+            # The handler is still running in its thread: for a write, whether it lands is unknown.
+            raise ToolError(
+                ErrorCode.DEADLINE_EXCEEDED,
+                f"{spec.name} did not finish within its {seconds:g}-second deadline; nothing partial was delivered",
+                outcome_unknown=not spec.annotations["readOnlyHint"],
+            )
         return outcome
 
     def build_server(self) -> Server[Any]:
@@ -124,7 +159,8 @@ class Host:
         async def on_call_tool(
             ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
         ) -> types.CallToolResult:
-            wire = await self.call(params.name, params.arguments)
+            caller = self.caller_of(ctx) if self.caller_of is not None else None
+            wire = await self.call(params.name, params.arguments, caller=caller)
             return types.CallToolResult.model_validate(wire, by_name=False)
 
         server: Server[Any] = Server(

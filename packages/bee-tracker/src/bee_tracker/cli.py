@@ -1,0 +1,229 @@
+"""`bee tracker …`: serve the tracker host, move Beads JSONL in and out, mint local tokens.
+
+Registered through the ``bee.commands`` entry point; heavy imports happen inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from bee_tracker.config import DEFAULT_MAX_IN_FLIGHT, DEFAULT_PORT, TrackerConfig, default_home
+
+_home = click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Tracker state directory (embedded database and signing key). Default $BEE_TRACKER_HOME or ./.bee/tracker.",
+)
+_store = click.option(
+    "--store",
+    "store_url",
+    default=None,
+    help="Store URL: postgresql://… for a shared database, or a SQLite path. "
+    "Default $BEE_TRACKER_STORE or <home>/tracker.db.",
+)
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(tracker)
+
+
+@click.group()
+def tracker() -> None:
+    """The Beads-compatible team tracker (Streamable HTTP + JWT)."""
+
+
+def _config(home: Path | None, store_url: str | None, **values: Any) -> TrackerConfig:
+    return TrackerConfig(home=home or default_home(), store_url=store_url, **values)
+
+
+@tracker.command()
+@_home
+@_store
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port to listen on.")
+@click.option("--prefix", default=None, help="Id prefix for new issues (default: the imported one, else bd).")
+@click.option(
+    "--jwt-secret-file",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="HS256 shared secret (at least 32 bytes) instead of the embedded default key.",
+)
+@click.option(
+    "--jwt-public-key",
+    "jwt_public_key_file",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="PEM public key (RSA, EC or Ed25519) that verifies tokens.",
+)
+@click.option("--jwks", default=None, help="JWKS file path or https:// URL that verifies tokens.")
+@click.option("--issuer", default=None, help="Required `iss` claim.")
+@click.option("--audience", default=None, help="Required `aud` claim.")
+@click.option("--actor-claim", default="email", show_default=True, help="Claim naming the actor (falls back to sub).")
+@click.option(
+    "--max-in-flight",
+    default=DEFAULT_MAX_IN_FLIGHT,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="Operations served at once; more are answered busy.",
+)
+@click.option(
+    "--deadline",
+    "deadline_seconds",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(0.1, 600),
+    help="Per-operation deadline in seconds.",
+)
+@click.option(
+    "--max-connections",
+    default=20,
+    show_default=True,
+    type=click.IntRange(1, 500),
+    help="PostgreSQL connection pool size.",
+)
+@click.option("--allowed-host", "allowed_hosts", multiple=True, help="Extra Host name accepted (DNS-rebinding guard).")
+@click.option("--status", "custom_statuses", multiple=True, help="Register a custom status (repeatable).")
+@click.option("--type", "custom_types", multiple=True, help="Register a custom issue type (repeatable).")
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default=lambda: os.environ.get("BEE_LOG_LEVEL", "info"),
+    show_default="info, or $BEE_LOG_LEVEL",
+)
+@click.option("--access-log/--no-access-log", default=False, show_default=True, help="Log each HTTP request line.")
+def serve(home: Path | None, store_url: str | None, log_level: str, access_log: bool, **values: Any) -> None:
+    """Serve the tracker tools and the engineering-backlog skill at http://HOST:PORT/mcp (JWT required)."""
+    import uvicorn
+
+    from bee_tracker.server import build_app
+    from bee_tracker.store import open_store
+
+    logging.basicConfig(
+        stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    # The SDK logs every stateless request at info; only its warnings are worth an operator's attention.
+    logging.getLogger("mcp").setLevel(max(logging.WARNING, logging.getLevelName(log_level.upper())))
+    values["allowed_hosts"] = tuple(values["allowed_hosts"])
+    values["custom_statuses"] = tuple(values["custom_statuses"])
+    values["custom_types"] = tuple(values["custom_types"])
+    config = _config(home, store_url, **values)
+    verifier = _verifier(config)
+    # Not migrated here: the app's startup migrates and checks the store before uvicorn listens.
+    store = open_store(config.store, prefix=config.prefix, migrate=False, max_connections=config.max_connections)
+    app = build_app(store, verifier, config)
+    uvicorn.run(
+        app,
+        host=config.host,
+        port=config.port,
+        log_level=log_level,
+        access_log=access_log,
+        lifespan="on",
+        timeout_graceful_shutdown=10,
+    )
+
+
+def _verifier(config: TrackerConfig) -> Any:
+    from bee_tracker.auth import hmac_verifier, jwks_verifier, load_or_create_secret, pem_verifier
+
+    options = {"issuer": config.issuer, "audience": config.audience, "actor_claim": config.actor_claim}
+    chosen = [x for x in (config.jwks, config.jwt_public_key_file, config.jwt_secret_file) if x]
+    if len(chosen) > 1:
+        raise click.UsageError("give at most one of --jwks, --jwt-public-key, --jwt-secret-file")
+    try:
+        if config.jwks:
+            return jwks_verifier(config.jwks, **options)
+        if config.jwt_public_key_file:
+            return pem_verifier(config.jwt_public_key_file.read_bytes(), **options)
+        if config.jwt_secret_file:
+            return hmac_verifier(config.jwt_secret_file.read_bytes().strip(), **options)
+    except (ValueError, OSError) as exc:
+        raise click.UsageError(f"cannot use the configured key: {exc}") from None
+    return hmac_verifier(load_or_create_secret(config.default_key_file), **options)
+
+
+@tracker.command()
+@_home
+@click.option("--actor", required=True, help="Who the token speaks for (becomes sub and email).")
+@click.option(
+    "--ttl",
+    "ttl_seconds",
+    default=8 * 3600,
+    show_default=True,
+    type=click.IntRange(60, 366 * 86400),
+    help="Lifetime in seconds.",
+)
+@click.option("--issuer", default=None)
+@click.option("--audience", default=None)
+def token(home: Path | None, actor: str, ttl_seconds: int, issuer: str | None, audience: str | None) -> None:
+    """Mint a token from the embedded default key, for local use (created with 0600 permissions if missing)."""
+    from bee_tracker.auth import load_or_create_secret, mint
+
+    config = _config(home, None)
+    click.echo(
+        mint(
+            load_or_create_secret(config.default_key_file),
+            actor,
+            ttl_seconds=ttl_seconds,
+            issuer=issuer,
+            audience=audience,
+        )
+    )
+
+
+@tracker.command(name="import")
+@_home
+@_store
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+def import_(home: Path | None, store_url: str | None, source: Any) -> None:
+    """Import Beads JSONL (e.g. .beads/issues.jsonl, or - for stdin): all of it, or nothing on a bad line."""
+    from bee_tracker.store import StoreError, open_store
+
+    store = open_store(_config(home, store_url).store)
+    try:
+        report = store.import_lines(source)
+    except StoreError as exc:
+        raise click.ClickException(exc.message) from None
+    finally:
+        store.close()
+    click.echo(json.dumps(report, indent=2))
+
+
+@tracker.command()
+@_home
+@_store
+@click.argument("target", required=False, type=click.Path(dir_okay=False, path_type=Path))
+def export(home: Path | None, store_url: str | None, target: Path | None) -> None:
+    """Export every issue as Beads JSONL to TARGET (written atomically) or stdout."""
+    from bee_tracker.store import open_store
+
+    store = open_store(_config(home, store_url).store)
+    try:
+        lines = store.export_lines()
+    finally:
+        store.close()
+    text = "".join(line + "\n" for line in lines)
+    if target is None:
+        click.echo(text, nl=False)
+        return
+    target = target.resolve()
+    # Atomic: write a temporary file beside the target, flush it to disk, then rename it over the target.
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    click.echo(f"exported {len(lines)} issues to {target}", err=True)

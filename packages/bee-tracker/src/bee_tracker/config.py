@@ -1,0 +1,52 @@
+"""Tracker settings: where the store and keys live, how tokens are verified, and the admission limits."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
+
+ENV_HOME = "BEE_TRACKER_HOME"
+ENV_STORE = "BEE_TRACKER_STORE"
+DEFAULT_PORT = 8765
+DEFAULT_MAX_IN_FLIGHT = 100
+
+
+def default_home() -> Path:
+    """$BEE_TRACKER_HOME, else ``./.bee/tracker`` (the instance of the current checkout)."""
+    return Path(os.environ.get(ENV_HOME) or Path.cwd() / ".bee" / "tracker")
+
+
+@dataclass
+class TrackerConfig:
+    """Everything `bee tracker serve` needs; every field has a CLI option (see docs/hosts/tracker.md)."""
+
+    home: Path = field(default_factory=default_home)
+    store_url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    prefix: str | None = None
+    # Token verification: the embedded HS256 key unless one of these is given.
+    jwt_secret_file: Path | None = None
+    jwt_public_key_file: Path | None = None
+    jwks: str | None = None
+    issuer: str | None = None
+    audience: str | None = None
+    actor_claim: str = "email"
+    # Admission.
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    deadline_seconds: float = DEFAULT_DEADLINE_SECONDS
+    max_connections: int = 20
+    allowed_hosts: tuple[str, ...] = ()
+    custom_statuses: tuple[str, ...] = ()
+    custom_types: tuple[str, ...] = ()
+
+    @property
+    def store(self) -> str:
+        return self.store_url or os.environ.get(ENV_STORE) or str(self.home / "tracker.db")
+
+    @property
+    def default_key_file(self) -> Path:
+        return self.home / "signing-key"

@@ -1,0 +1,170 @@
+"""The tracker host: catalog + handlers over the store, the Skills extension, JWT auth, and the HTTP app."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from bee_contracts import ErrorCode, load_catalog, version_info
+from bee_hostkit import Deadline, Host, ToolError, current_caller
+from bee_hostkit.http_app import local_security, mcp_http_app
+from bee_tracker import skills
+from bee_tracker.auth import Verifier
+from bee_tracker.config import TrackerConfig
+from bee_tracker.handlers import HANDLERS
+from bee_tracker.middleware import ACTOR_SCOPE_KEY, BearerAuth
+from bee_tracker.store import SqlStore
+
+logger = logging.getLogger("bee.tracker")
+
+INSTRUCTIONS = (
+    "Bee tracker: the team's shared Beads backlog. Find unblocked work with ready, search before you create, claim "
+    "before you start, add notes as you learn, hand off when you stop, and complete with evidence. Writes are "
+    "attributed to your token's actor. Read the skill at skill://beads-engineering-backlog/SKILL.md (resources/read, "
+    "or skills/get where the Skills extension is supported) before using these tools."
+)
+
+Tracked = Callable[[SqlStore, str, dict[str, Any]], dict[str, Any]]
+
+
+def _bind(store: SqlStore, handler: Tracked) -> Callable[[dict[str, Any], Deadline], dict[str, Any]]:
+    def call(args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+        actor = current_caller()
+        if not isinstance(actor, str) or not actor:
+            # The HTTP layer refuses unauthenticated requests; reaching here means the host was wired wrongly.
+            raise ToolError(ErrorCode.UNAUTHORIZED, "this request carries no verified actor")
+        return handler(store, actor, args)
+
+    return functools.update_wrapper(call, handler)
+
+
+def _actor_of(ctx: ServerRequestContext[Any, Any]) -> object:
+    request = ctx.request
+    scope = getattr(request, "scope", None)
+    return scope.get(ACTOR_SCOPE_KEY) if isinstance(scope, dict) else None
+
+
+def build_host(store: SqlStore, config: TrackerConfig) -> Host:
+    return Host(
+        name="bee-tracker",
+        title="Bee tracker",
+        catalog=load_catalog("tracker"),
+        handlers={name: _bind(store, handler) for name, handler in HANDLERS.items()},
+        instructions=INSTRUCTIONS,
+        max_in_flight=config.max_in_flight,
+        caller_of=_actor_of,
+        deadlines=dict.fromkeys(HANDLERS, config.deadline_seconds),
+    )
+
+
+class _GetSkillParams(types.RequestParams):
+    uri: str
+
+
+def _hinted(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict[str, Any]:
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        result.update(ttlMs=skills.TTL_MS, cacheScope=skills.CACHE_SCOPE)
+    return result
+
+
+def add_skills(server: Server[Any]) -> None:
+    """Serve the Skills extension: advertised in both eras, skills/list, skills/get, resources/list and /read."""
+    server.extensions[skills.EXTENSION_ID] = {}
+
+    async def list_skills(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> dict[str, Any]:
+        if params.cursor:
+            raise MCPError(code=types.INVALID_PARAMS, message="unknown cursor: the skill listing has one page")
+        return _hinted(ctx, {"skills": [skill.entry() for skill in skills.bundled()]})
+
+    async def get_skill(ctx: ServerRequestContext[Any, Any], params: _GetSkillParams) -> dict[str, Any]:
+        skill = skills.find_skill(params.uri)
+        if skill is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"no skill is served at {params.uri}; see skills/list")
+        return _hinted(ctx, {"skill": skill.entry()})
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        listed = []
+        for skill in skills.bundled():
+            for skill_file in skill.files:
+                listed.append(
+                    types.Resource(
+                        uri=skill_file.uri,
+                        name=skill.name if skill_file.uri == skill.uri else skill_file.uri.rsplit("/", 1)[-1],
+                        description=skill.frontmatter.get("description"),
+                        mime_type="text/markdown",
+                        size=len(skill_file.data),
+                    )
+                )
+        return types.ListResourcesResult(resources=listed)
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        found = skills.find_file(str(params.uri))
+        if found is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"no resource {params.uri}; see resources/list")
+        contents = types.TextResourceContents(uri=found.uri, mime_type="text/markdown", text=found.data.decode("utf-8"))
+        result = types.ReadResourceResult(contents=[contents])
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            result = result.model_copy(update={"ttl_ms": skills.TTL_MS, "cache_scope": skills.CACHE_SCOPE})
+        return result
+
+    server.add_request_handler("skills/list", types.PaginatedRequestParams, list_skills)
+    server.add_request_handler("skills/get", _GetSkillParams, get_skill)
+    server.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
+    server.add_request_handler("resources/read", types.ReadResourceRequestParams, read_resource)
+    server.middleware.append(_LegacyExtensions())
+
+
+class _LegacyExtensions:
+    """Put ``capabilities.extensions`` back into the 2025-11-25 initialize result (the SDK's sieve drops it)."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and isinstance(result, dict):
+            capabilities = dict(result.get("capabilities") or {})
+            capabilities["extensions"] = {**(capabilities.get("extensions") or {}), skills.EXTENSION_ID: {}}
+            result = {**result, "capabilities": capabilities}
+        return result
+
+
+def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Starlette:
+    """The tracker's ASGI app: POST /mcp (JWT required) and GET /health."""
+    host = build_host(store, config)
+    server = host.build_server()
+    add_skills(server)
+    info = version_info()
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "host": "tracker", **info})
+
+    def startup() -> None:
+        # Verify the store before listening: a broken database keeps the server from starting at all.
+        store.migrate()
+        store.check()
+        if config.custom_statuses or config.custom_types:
+            store.register(statuses=config.custom_statuses, types=config.custom_types)
+        logger.info("tracker store ready (%s)", store.db.dialect)
+
+    return mcp_http_app(
+        server,
+        security=local_security(config.host, config.port, config.allowed_hosts),
+        wrappers=[lambda app: BearerAuth(app, verifier)],
+        routes=[Route("/health", health, methods=["GET"])],
+        on_startup=startup,
+        on_shutdown=store.close,
+    )

@@ -1,0 +1,44 @@
+"""The tracker's task store: one implementation of the Beads model over SQLite or PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bee_tracker.store.db import Database
+from bee_tracker.store.errors import Blocked, Busy, Conflict, Forbidden, Invalid, NotFound, StoreError, Unavailable
+from bee_tracker.store.sql import SqlStore
+
+__all__ = [
+    "Blocked",
+    "Busy",
+    "Conflict",
+    "Database",
+    "Forbidden",
+    "Invalid",
+    "NotFound",
+    "SqlStore",
+    "StoreError",
+    "Unavailable",
+    "open_database",
+    "open_store",
+]
+
+
+def open_database(url: str, *, max_connections: int = 20) -> Database:
+    """``postgresql://…`` (or ``postgres://…``) opens PostgreSQL; ``sqlite:///path`` or a plain path opens SQLite."""
+    if url.startswith(("postgresql://", "postgres://")):
+        from bee_tracker.store.postgres import PostgresDatabase
+
+        return PostgresDatabase(url, max_connections=max_connections)
+    from bee_tracker.store.sqlite import SqliteDatabase
+
+    path = url.removeprefix("sqlite://") if url.startswith("sqlite://") else url
+    return SqliteDatabase(Path(path).expanduser())
+
+
+def open_store(url: str, *, prefix: str | None = None, migrate: bool = True, max_connections: int = 20) -> SqlStore:
+    """Open (and by default migrate) the store at ``url``."""
+    store = SqlStore(open_database(url, max_connections=max_connections), prefix=prefix)
+    if migrate:
+        store.migrate()
+    return store

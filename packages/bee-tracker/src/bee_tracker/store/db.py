@@ -1,0 +1,76 @@
+"""The one seam between the store's SQL and a database driver: transactions that run ``?``-style SQL.
+
+:class:`Database` has two implementations (SQLite in :mod:`.sqlite`, PostgreSQL in :mod:`.postgres`); the store
+above them writes each statement once. Driver exceptions never leave this layer unmapped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+Row = tuple[Any, ...]
+
+
+class Tx(Protocol):
+    """One open transaction."""
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+
+    def row(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Execute and return the number of rows affected."""
+        ...
+
+    def lock_issue(self, issue_id: str) -> None:
+        """Hold the issue's row until commit, so read-check-write on it is atomic."""
+        ...
+
+    def lock_graph(self) -> None:
+        """Serialise changes to blocking dependencies, so two links cannot together form a cycle."""
+        ...
+
+    def next_comment_id(self) -> int: ...
+
+    def reserve_comment_ids(self, highest: int) -> None:
+        """Make :meth:`next_comment_id` answer above ``highest`` from now on."""
+        ...
+
+    def search_clause(self, text: str) -> tuple[str, list[Any]]:
+        """A WHERE fragment (over alias ``i``) matching ``text`` with the dialect's full-text index."""
+        ...
+
+
+class Database(Protocol):
+    """A connection source that hands out transactions."""
+
+    dialect: str
+
+    def read(self) -> AbstractContextManager[Tx]: ...
+
+    def write(self) -> AbstractContextManager[Tx]: ...
+
+    def migrate(self) -> int:
+        """Apply pending schema migrations; return the schema version."""
+        ...
+
+    def check(self) -> None:
+        """Verify the store answers (used by startup before listening)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def fts_terms(text: str) -> Iterator[str]:
+    """The words of a search text, for dialects that build their own query syntax."""
+    word: list[str] = []
+    for ch in text:
+        if ch.isalnum() or ch in "_":
+            word.append(ch)
+        elif word:
+            yield "".join(word)
+            word = []
+    if word:
+        yield "".join(word)

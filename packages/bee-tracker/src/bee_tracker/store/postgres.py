@@ -1,0 +1,117 @@
+"""PostgreSQL through psycopg 3 and a connection pool: the team store that several tracker replicas share."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from bee_tracker.store import schema
+from bee_tracker.store.db import Row
+from bee_tracker.store.errors import Busy, Unavailable
+
+# Arbitrary constants naming the advisory locks this store takes.
+_MIGRATION_LOCK = 0x62656501
+_GRAPH_LOCK = 0x62656502
+_PLACEHOLDER = re.compile(r"\?")
+
+
+def _sql(statement: str) -> str:
+    # The store writes `?` placeholders once for both dialects; psycopg wants `%s` (and no other `%` appears).
+    return _PLACEHOLDER.sub("%s", statement)
+
+
+class _PgTx:
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.conn = conn
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return self.conn.execute(_sql(sql), tuple(params)).fetchall()
+
+    def row(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        found: Row | None = self.conn.execute(_sql(sql), tuple(params)).fetchone()
+        return found
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self.conn.execute(_sql(sql), tuple(params)).rowcount
+
+    def lock_issue(self, issue_id: str) -> None:
+        self.conn.execute("SELECT 1 FROM issues WHERE id = %s FOR UPDATE", (issue_id,))
+
+    def lock_graph(self) -> None:
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_GRAPH_LOCK,))
+
+    def next_comment_id(self) -> int:
+        found = self.conn.execute("SELECT nextval('comment_ids')").fetchone()
+        return int(found[0]) if found else 1
+
+    def reserve_comment_ids(self, highest: int) -> None:
+        self.conn.execute(
+            "SELECT setval('comment_ids', GREATEST(%s, (SELECT last_value FROM comment_ids)))", (highest,)
+        )
+
+    def search_clause(self, text: str) -> tuple[str, list[Any]]:
+        return "i.search @@ plainto_tsquery('simple', ?)", [text]
+
+
+def _mapped(exc: Exception, *, writing: bool) -> Exception:
+    if isinstance(exc, PoolTimeout):
+        return Busy("no database connection became free in time; retry shortly", details={"retryAfterSeconds": 1})
+    if isinstance(exc, psycopg.errors.LockNotAvailable | psycopg.errors.SerializationFailure):
+        return Busy("the tracker database is busy; retry shortly", details={"retryAfterSeconds": 1})
+    return Unavailable(f"the tracker database failed: {exc.__class__.__name__}", outcome_unknown=writing)
+
+
+class PostgresDatabase:
+    """The tracker store on a PostgreSQL database (``postgresql://…``)."""
+
+    dialect = "postgres"
+
+    def __init__(self, conninfo: str, *, max_connections: int = 20, timeout: float = 10.0) -> None:
+        self.pool = ConnectionPool(
+            conninfo,
+            min_size=1,
+            max_size=max_connections,
+            timeout=timeout,
+            open=True,
+            kwargs={"autocommit": True},
+            name="bee-tracker",
+        )
+
+    @contextmanager
+    def _transaction(self, *, writing: bool) -> Iterator[_PgTx]:
+        try:
+            with self.pool.connection() as conn, conn.transaction():
+                yield _PgTx(conn)
+        except psycopg.Error as exc:
+            raise _mapped(exc, writing=writing) from None
+        except PoolTimeout as exc:
+            raise _mapped(exc, writing=False) from None
+
+    @contextmanager
+    def read(self) -> Iterator[_PgTx]:
+        with self._transaction(writing=False) as tx:
+            yield tx
+
+    @contextmanager
+    def write(self) -> Iterator[_PgTx]:
+        with self._transaction(writing=True) as tx:
+            yield tx
+
+    def migrate(self) -> int:
+        with self.write() as tx:
+            # Replicas starting together must not both migrate.
+            tx.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            exists = tx.row("SELECT to_regclass('public.meta')")
+            return schema.apply(tx, schema.POSTGRES, has_meta=exists is not None and exists[0] is not None)
+
+    def check(self) -> None:
+        with self.read() as tx:
+            tx.row("SELECT COUNT(*) FROM issues")
+
+    def close(self) -> None:
+        self.pool.close()

@@ -1,0 +1,158 @@
+"""Turning rows into Beads-shaped issue dicts and back, and writing JSONL the way Beads does."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from bee_tracker.model import CANONICAL_ORDER, COLUMNS
+from bee_tracker.store.db import Row, Tx
+
+#: Column list used by every issue SELECT, in :data:`COLUMNS` order, then the bookkeeping columns.
+ISSUE_SELECT = ", ".join(f"i.{c}" for c in COLUMNS) + (
+    ", i.extra, i.key_order, i.raw_line, i.raw_revision, i.state_revision, i.activity_revision, i.last_activity_at"
+)
+_BOOKKEEPING = len(COLUMNS)
+
+
+def go_json(value: Any) -> str:
+    """Compact JSON escaped like Go's encoding/json (``<``, ``>``, ``&``, U+2028/9), which is what Beads writes."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+class IssueRow:
+    """One row of ``issues`` with its relations loaded on demand."""
+
+    def __init__(self, row: Row) -> None:
+        self.fields: dict[str, Any] = dict(zip(COLUMNS, row[:_BOOKKEEPING], strict=True))
+        extra, key_order, raw_line, raw_revision, state, activity, last = row[_BOOKKEEPING:]
+        self.extra: dict[str, Any] = json.loads(extra) if extra else {}
+        self.key_order: list[str] | None = json.loads(key_order) if key_order else None
+        self.raw_line: str | None = raw_line
+        self.raw_revision: int | None = raw_revision
+        self.state_revision: int = state
+        self.activity_revision: int = activity
+        self.last_activity_at: str = last
+
+    @property
+    def id(self) -> str:
+        return str(self.fields["id"])
+
+    @property
+    def untouched(self) -> bool:
+        """True while the issue is exactly as imported, so its original line can be written back verbatim."""
+        return self.raw_line is not None and self.raw_revision == self.activity_revision
+
+    def revisions(self) -> dict[str, Any]:
+        return {
+            "state_revision": self.state_revision,
+            "activity_revision": self.activity_revision,
+            "last_activity_at": self.last_activity_at,
+        }
+
+
+def load_issue(tx: Tx, issue_id: str, *, for_update: bool = False) -> IssueRow | None:
+    if for_update:
+        tx.lock_issue(issue_id)
+    found = tx.row(f"SELECT {ISSUE_SELECT} FROM issues i WHERE i.id = ?", [issue_id])
+    return IssueRow(found) if found else None
+
+
+def labels_of(tx: Tx, issue_id: str) -> list[str]:
+    return [r[0] for r in tx.rows("SELECT label FROM labels WHERE issue_id = ? ORDER BY position, label", [issue_id])]
+
+
+def dependencies_of(tx: Tx, issue_id: str) -> list[dict[str, Any]]:
+    """The issue's own dependency records, as Beads writes them in its line."""
+    records = []
+    for depends_on, kind, created_at, created_by, metadata, extra in tx.rows(
+        "SELECT depends_on_id, type, created_at, created_by, metadata, extra FROM dependencies "
+        "WHERE issue_id = ? ORDER BY position",
+        [issue_id],
+    ):
+        record: dict[str, Any] = {"issue_id": issue_id, "depends_on_id": depends_on, "type": kind}
+        if created_at is not None:
+            record["created_at"] = created_at
+        if created_by is not None:
+            record["created_by"] = created_by
+        if metadata is not None:
+            record["metadata"] = json.loads(metadata)
+        record.update(json.loads(extra) if extra else {})
+        records.append(record)
+    return records
+
+
+def comments_of(tx: Tx, issue_id: str, *, last: int | None = None) -> list[dict[str, Any]]:
+    sql = "SELECT comment_id, int_id, author, text, created_at, extra FROM comments WHERE issue_id = ? ORDER BY seq"
+    params: list[Any] = [issue_id]
+    if last is not None:
+        sql = (
+            "SELECT * FROM (SELECT comment_id, int_id, author, text, created_at, extra, seq FROM comments "
+            "WHERE issue_id = ? ORDER BY seq DESC LIMIT ?) recent ORDER BY seq"
+        )
+        params.append(last)
+    records = []
+    for row in tx.rows(sql, params):
+        comment_id, int_id, author, text, created_at, extra = row[:6]
+        record: dict[str, Any] = {"id": int_id if int_id is not None and str(int_id) == comment_id else comment_id}
+        record["issue_id"] = issue_id
+        if author is not None:
+            record["author"] = author
+        record["text"] = text
+        if created_at is not None:
+            record["created_at"] = created_at
+        record.update(json.loads(extra) if extra else {})
+        records.append(record)
+    return records
+
+
+def beads_record(tx: Tx, issue: IssueRow, *, comments_last: int | None = None) -> dict[str, Any]:
+    """The issue as a Beads JSONL object: columns that are set, kept extra keys, labels, dependencies, comments."""
+    values: dict[str, Any] = {k: v for k, v in issue.fields.items() if v is not None}
+    values.update(issue.extra)
+    labels = labels_of(tx, issue.id)
+    if labels:
+        values["labels"] = labels
+    dependencies = dependencies_of(tx, issue.id)
+    if dependencies:
+        values["dependencies"] = dependencies
+    comments = comments_of(tx, issue.id, last=comments_last)
+    if comments:
+        values["comments"] = comments
+    return ordered(values, issue.key_order)
+
+
+def ordered(values: dict[str, Any], key_order: Sequence[str] | None) -> dict[str, Any]:
+    """``values`` with keys in the imported order first, then Beads' canonical order, then the rest."""
+    out: dict[str, Any] = {}
+    for key in [*(key_order or ()), *CANONICAL_ORDER]:
+        if key in values and key not in out:
+            out[key] = values[key]
+    for key, value in values.items():
+        if key not in out:
+            out[key] = value
+    return out
+
+
+def summary(issue: IssueRow, labels: list[str]) -> dict[str, Any]:
+    """The short form used by lists (ready, search)."""
+    f = issue.fields
+    return {
+        "id": f["id"],
+        "title": f["title"],
+        "status": f["status"],
+        "priority": f["priority"],
+        "issue_type": f["issue_type"],
+        "assignee": f["assignee"],
+        "labels": labels,
+        "updated_at": f["updated_at"],
+        "state_revision": issue.state_revision,
+    }

@@ -1,0 +1,126 @@
+"""Schema migrations for both dialects: numbered steps applied in order, recorded in ``meta.schema_version``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ISSUE_COLUMNS = """
+  id TEXT PRIMARY KEY,
+  title TEXT NOT NULL DEFAULT '',
+  description TEXT, design TEXT, acceptance_criteria TEXT, notes TEXT,
+  status TEXT NOT NULL,
+  priority INTEGER NOT NULL DEFAULT 2,
+  issue_type TEXT NOT NULL DEFAULT 'task',
+  assignee TEXT, owner TEXT,
+  created_at TEXT, created_by TEXT, updated_at TEXT, closed_at TEXT, close_reason TEXT,
+  external_ref TEXT, defer_until TEXT,
+  created_epoch {real}, defer_epoch {real},
+  extra TEXT NOT NULL DEFAULT '{{}}',
+  key_order TEXT,
+  raw_line TEXT,
+  raw_revision INTEGER,
+  position BIGINT,
+  state_revision INTEGER NOT NULL DEFAULT 1,
+  activity_revision INTEGER NOT NULL DEFAULT 1,
+  last_activity_at TEXT NOT NULL
+"""
+
+_COMMON = [
+    "CREATE INDEX issues_ready ON issues (status, priority, created_epoch)",
+    "CREATE INDEX issues_assignee ON issues (assignee)",
+    """CREATE TABLE labels (
+  issue_id TEXT NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  PRIMARY KEY (issue_id, label))""",
+    "CREATE INDEX labels_label ON labels (label)",
+    """CREATE TABLE dependencies (
+  issue_id TEXT NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+  depends_on_id TEXT NOT NULL,
+  type TEXT NOT NULL,
+  created_at TEXT, created_by TEXT, metadata TEXT,
+  extra TEXT NOT NULL DEFAULT '{}',
+  position INTEGER NOT NULL,
+  PRIMARY KEY (issue_id, depends_on_id, type))""",
+    "CREATE INDEX dependencies_target ON dependencies (depends_on_id, type)",
+    """CREATE TABLE idempotency (
+  actor TEXT NOT NULL, key TEXT NOT NULL, tool TEXT NOT NULL, request_sha TEXT NOT NULL,
+  response TEXT NOT NULL, created_at TEXT NOT NULL,
+  PRIMARY KEY (actor, key))""",
+]
+
+SQLITE: list[list[str]] = [
+    [
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE issues (" + _ISSUE_COLUMNS.format(real="REAL") + ")",
+        *_COMMON,
+        """CREATE TABLE comments (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  issue_id TEXT NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+  comment_id TEXT NOT NULL, int_id INTEGER,
+  author TEXT, text TEXT NOT NULL, created_at TEXT,
+  extra TEXT NOT NULL DEFAULT '{}')""",
+        "CREATE INDEX comments_issue ON comments (issue_id, seq)",
+        "CREATE INDEX comments_int_id ON comments (int_id)",
+        """CREATE VIRTUAL TABLE issues_fts USING fts5(
+  title, description, design, acceptance_criteria, notes, tokenize = 'unicode61')""",
+        """CREATE TRIGGER issues_fts_insert AFTER INSERT ON issues BEGIN
+  INSERT INTO issues_fts (rowid, title, description, design, acceptance_criteria, notes)
+  VALUES (new.rowid, new.title, new.description, new.design, new.acceptance_criteria, new.notes);
+END""",
+        """CREATE TRIGGER issues_fts_update AFTER UPDATE OF title, description, design, acceptance_criteria, notes
+  ON issues BEGIN
+  DELETE FROM issues_fts WHERE rowid = old.rowid;
+  INSERT INTO issues_fts (rowid, title, description, design, acceptance_criteria, notes)
+  VALUES (new.rowid, new.title, new.description, new.design, new.acceptance_criteria, new.notes);
+END""",
+        """CREATE TRIGGER issues_fts_delete AFTER DELETE ON issues BEGIN
+  DELETE FROM issues_fts WHERE rowid = old.rowid;
+END""",
+    ],
+]
+
+POSTGRES: list[list[str]] = [
+    [
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        "CREATE TABLE issues ("
+        + _ISSUE_COLUMNS.format(real="DOUBLE PRECISION")
+        + """,
+  search tsvector GENERATED ALWAYS AS (to_tsvector('simple',
+    coalesce(title, '') || ' ' || coalesce(description, '') || ' ' || coalesce(design, '') || ' ' ||
+    coalesce(acceptance_criteria, '') || ' ' || coalesce(notes, ''))) STORED)""",
+        *_COMMON,
+        "CREATE INDEX issues_search ON issues USING GIN (search)",
+        "CREATE SEQUENCE comment_ids",
+        """CREATE TABLE comments (
+  seq BIGSERIAL PRIMARY KEY,
+  issue_id TEXT NOT NULL REFERENCES issues(id) ON DELETE CASCADE,
+  comment_id TEXT NOT NULL, int_id BIGINT,
+  author TEXT, text TEXT NOT NULL, created_at TEXT,
+  extra TEXT NOT NULL DEFAULT '{}')""",
+        "CREATE INDEX comments_issue ON comments (issue_id, seq)",
+    ],
+]
+
+LATEST = len(SQLITE)
+assert len(POSTGRES) == LATEST, "every migration exists for both dialects"
+
+
+def apply(tx: Any, steps: list[list[str]], *, has_meta: bool) -> int:
+    """Apply the migrations of ``steps`` not yet recorded in ``meta``; return the schema version.
+
+    ``tx`` is an open write transaction (see :mod:`.db`); statements run without parameters.
+    """
+    version = 0
+    if has_meta:
+        found = tx.row("SELECT value FROM meta WHERE key = 'schema_version'")
+        version = int(found[0]) if found else 0
+    for number, statements in enumerate(steps[version:], start=version + 1):
+        for statement in statements:
+            tx.run(statement)
+        tx.run(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?) "
+            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [str(number)],
+        )
+    return max(version, LATEST)

@@ -1,0 +1,138 @@
+"""SQLite in WAL mode: the embedded default. One connection per thread; writers serialise on BEGIN IMMEDIATE."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from bee_tracker.store import schema
+from bee_tracker.store.db import Row, fts_terms
+from bee_tracker.store.errors import Busy, Unavailable
+
+_BUSY_TIMEOUT_MS = 10_000
+
+
+def _mapped(exc: sqlite3.Error, *, writing: bool) -> Exception:
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return Busy("the tracker database is busy; retry shortly", details={"retryAfterSeconds": 1})
+    return Unavailable(f"the tracker database failed: {exc.__class__.__name__}", outcome_unknown=writing)
+
+
+class _SqliteTx:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return self.conn.execute(sql, tuple(params)).fetchall()
+
+    def row(self, sql: str, params: Sequence[Any] = ()) -> Row | None:
+        found: Row | None = self.conn.execute(sql, tuple(params)).fetchone()
+        return found
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self.conn.execute(sql, tuple(params)).rowcount
+
+    def lock_issue(self, issue_id: str) -> None:
+        """Nothing to do: BEGIN IMMEDIATE already holds the database's single write lock."""
+
+    def lock_graph(self) -> None:
+        """Nothing to do, for the same reason."""
+
+    def next_comment_id(self) -> int:
+        found = self.row("SELECT COALESCE(MAX(int_id), 0) + 1 FROM comments")
+        return int(found[0]) if found else 1
+
+    def reserve_comment_ids(self, highest: int) -> None:
+        """Nothing to do: ids come from MAX(int_id), which already counts the imported ones."""
+
+    def search_clause(self, text: str) -> tuple[str, list[Any]]:
+        terms = list(fts_terms(text))
+        if not terms:
+            return "1 = 0", []
+        # Each word quoted: user text never reaches FTS5's query syntax.
+        query = " AND ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        return "i.rowid IN (SELECT rowid FROM issues_fts WHERE issues_fts MATCH ?)", [query]
+
+
+class SqliteDatabase:
+    """The tracker store on one SQLite file."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_TIMEOUT_MS / 1000
+            )
+            conn.execute("PRAGMA journal_mode = WAL")
+            # NORMAL in WAL mode: a committed write survives the process being killed (not a power cut).
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def _transaction(self, begin: str, *, writing: bool) -> Iterator[_SqliteTx]:
+        conn = self._connection()
+        try:
+            conn.execute(begin)
+        except sqlite3.Error as exc:
+            raise _mapped(exc, writing=False) from None
+        try:
+            yield _SqliteTx(conn)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            conn.execute("ROLLBACK")
+            raise _mapped(exc, writing=writing) from None
+
+    @contextmanager
+    def read(self) -> Iterator[_SqliteTx]:
+        try:
+            with self._transaction("BEGIN", writing=False) as tx:
+                yield tx
+        except sqlite3.Error as exc:
+            raise _mapped(exc, writing=False) from None
+
+    @contextmanager
+    def write(self) -> Iterator[_SqliteTx]:
+        try:
+            with self._transaction("BEGIN IMMEDIATE", writing=True) as tx:
+                yield tx
+        except sqlite3.Error as exc:
+            raise _mapped(exc, writing=True) from None
+
+    def migrate(self) -> int:
+        with self.write() as tx:
+            exists = tx.row("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
+            return schema.apply(tx, schema.SQLITE, has_meta=exists is not None)
+
+    def check(self) -> None:
+        with self.read() as tx:
+            tx.row("SELECT COUNT(*) FROM issues")
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()

@@ -1,0 +1,110 @@
+"""A real `bee tracker serve` subprocess on 127.0.0.1, and official MCP clients with real signed tokens."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.harness.postgres import free_port
+
+
+class TrackerProcess:
+    """`bee tracker serve` with its own home; start, stop, kill -9 and restart on the same port."""
+
+    def __init__(self, home: Path, store: str | None = None, *extra: str) -> None:
+        self.home = home
+        self.store = store
+        self.extra = list(extra)
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = home / "server.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def argv(self) -> list[str]:
+        argv = [
+            str(Path(sys.executable).parent / "bee"),
+            "tracker",
+            "serve",
+            "--home",
+            str(self.home),
+            "--port",
+            str(self.port),
+            *self.extra,
+        ]
+        if self.store:
+            argv += ["--store", self.store]
+        return argv
+
+    def start(self, timeout: float = 60.0) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        log = self.log.open("ab")
+        self.process = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
+        log.close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"tracker exited with {self.process.returncode}:\n{self.log.read_text()}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError(f"tracker did not become healthy:\n{self.log.read_text()}")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+    def kill9(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def token(self, actor: str, *extra: str) -> str:
+        completed = subprocess.run(
+            [
+                str(Path(sys.executable).parent / "bee"),
+                "tracker",
+                "token",
+                "--home",
+                str(self.home),
+                "--actor",
+                actor,
+                *extra,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        return completed.stdout.strip()
+
+
+@asynccontextmanager
+async def tracker_client(url: str, token: str | None, era: str = "legacy", **http: Any) -> AsyncIterator[Any]:
+    """The official MCP client over Streamable HTTP with ``Authorization: Bearer <token>``."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(60.0), **http) as client:
+        transport = streamable_http_client(url, http_client=client)
+        async with Client(transport, mode=era, cache=None) as mcp_client:
+            yield mcp_client

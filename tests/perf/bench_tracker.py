@@ -1,0 +1,274 @@
+"""Tracker benchmark over real HTTP with real JWTs, side by side in one run (not a test; `./dev bench tracker`).
+
+Throughput and p50/p99 latency of ready, get, claim and add_note at 1, 8 and 32 concurrent clients, against a
+no-op tool on the same stack, on SQLite, on PostgreSQL with one replica and with two replicas sharing the database.
+Writes tests/perf/reports/tracker.json and prints the ratios.
+
+The load generator runs on the same machine as the servers (2 cores here), so absolute numbers include its cost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).parent))
+from _report import write_report  # noqa: E402
+
+from tests.harness.postgres import PostgresServer, binaries, free_port  # noqa: E402
+
+BEE = Path(sys.executable).parent / "bee"
+SECONDS = float(os.environ.get("BEE_BENCH_SECONDS", "4"))
+CONCURRENCY = (1, 8, 32)
+OPERATIONS = ("ready", "get", "claim", "add_note")
+POOL = 40_000  # issues imported up front, so claims never run out
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+class Server:
+    def __init__(self, argv: list[str], port: int, env: dict[str, str] | None = None) -> None:
+        self.port = port
+        self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                httpx.post(f"http://127.0.0.1:{port}/mcp", timeout=1)
+                return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise RuntimeError(f"{argv} did not start")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+
+
+def tracker(home: Path, store: str) -> Server:
+    port = free_port()
+    return Server(
+        [
+            str(BEE),
+            "tracker",
+            "serve",
+            "--home",
+            str(home),
+            "--store",
+            store,
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--max-connections",
+            "40",
+        ],
+        port,
+    )
+
+
+async def measure(
+    urls: list[str], tokens: list[str], operation: str, arguments_for: Any, clients: int
+) -> dict[str, float]:
+    """`clients` workers calling one tool in a loop for SECONDS; requests spread over the replicas' urls."""
+    latencies: list[float] = []
+    errors = 0
+    stop_at = time.perf_counter() + SECONDS
+    limits = httpx.Limits(max_connections=clients + 4, max_keepalive_connections=clients + 4)
+
+    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+
+        async def worker(n: int) -> None:
+            nonlocal errors
+            url = urls[n % len(urls)]
+            headers = {
+                "Authorization": f"Bearer {tokens[n % len(tokens)]}",
+                "Accept": "application/json, text/event-stream",
+            }
+            i = 0
+            while time.perf_counter() < stop_at:
+                body = {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": operation, "arguments": arguments_for(n, i)},
+                }
+                started = time.perf_counter()
+                response = await http.post(url, json=body, headers=headers)
+                latencies.append(time.perf_counter() - started)
+                if response.status_code != 200 or response.json()["result"].get("isError"):
+                    errors += 1
+                i += 1
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker(n) for n in range(clients)))
+        elapsed = time.perf_counter() - started
+    return {
+        "clients": clients,
+        "opsPerSecond": len(latencies) / elapsed,
+        "p50Ms": percentile(latencies, 0.50) * 1000,
+        "p99Ms": percentile(latencies, 0.99) * 1000,
+        "errors": errors,
+    }
+
+
+def arguments(operation: str) -> Any:
+    counter = iter(range(10**9))
+    if operation == "ready":
+        return lambda n, i: {"limit": 20}
+    if operation == "get":
+        return lambda n, i: {"id": f"b-{(n * 7919 + i * 104729) % 1000:05d}"}
+    if operation == "claim":
+        return lambda n, i: {"id": f"b-{1000 + next(counter):05d}"}
+    return lambda n, i: {"id": f"b-{(n * 31 + i) % 1000:05d}", "text": f"note {n} {i}"}
+
+
+def seed(home: Path, store: str) -> None:
+    lines = "".join(
+        json.dumps(
+            {
+                "id": f"b-{n:05d}",
+                "title": f"benchmark task {n}",
+                "status": "open",
+                "priority": n % 5,
+                "issue_type": "task",
+                "labels": ["bench"],
+            }
+        )
+        + "\n"
+        for n in range(POOL)
+    )
+    source = home / "seed.jsonl"
+    home.mkdir(parents=True, exist_ok=True)
+    source.write_text(lines)
+    subprocess.run(
+        [str(BEE), "tracker", "import", "--home", str(home), "--store", store, str(source)],
+        check=True,
+        capture_output=True,
+    )
+
+
+async def run_config(
+    name: str, urls: list[str], tokens: list[str], operations: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    rows = []
+    for operation in operations:
+        for clients in CONCURRENCY:
+            row = await measure(urls, tokens, operation, arguments(operation), clients)
+            row.update(config=name, operation=operation)
+            print(
+                f"{name:<14} {operation:<9} {clients:>3} clients  {row['opsPerSecond']:8.0f} ops/s  "
+                f"p50 {row['p50Ms']:6.1f} ms  p99 {row['p99Ms']:6.1f} ms  errors {row['errors']}",
+                flush=True,
+            )
+            rows.append(row)
+    return rows
+
+
+def tokens_for(home: Path, count: int = 32) -> list[str]:
+    return [
+        subprocess.run(
+            [str(BEE), "tracker", "token", "--home", str(home), "--actor", f"bench-{n}@example.com"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        for n in range(count)
+    ]
+
+
+async def main_async() -> dict[str, Any]:
+    work = Path(tempfile.mkdtemp(prefix="bee-bench-tracker-"))
+    rows: list[dict[str, Any]] = []
+
+    noop_home = work / "noop"
+    tokens = tokens_for(noop_home)
+    secret = (noop_home / "signing-key").read_text().strip()
+    port = free_port()
+    noop = Server([sys.executable, str(Path(__file__).parent / "noop_tracker.py"), str(port), secret], port)
+    try:
+        rows += await run_config("noop", [noop.url], tokens, ("noop",))
+    finally:
+        noop.stop()
+
+    sqlite_home = work / "sqlite"
+    seed(sqlite_home, str(sqlite_home / "tracker.db"))
+    tokens = tokens_for(sqlite_home)
+    server = tracker(sqlite_home, str(sqlite_home / "tracker.db"))
+    try:
+        rows += await run_config("sqlite", [server.url], tokens, OPERATIONS)
+    finally:
+        server.stop()
+
+    bindir = binaries()
+    if bindir is not None:
+        pg = PostgresServer(bindir)
+        pg.start()
+        try:
+            for replicas in (1, 2):
+                url = pg.create_database()
+                home = work / f"pg{replicas}"
+                seed(home, url)
+                tokens = tokens_for(home)
+                servers = [tracker(home, url) for _ in range(replicas)]
+                try:
+                    rows += await run_config(f"postgres-{replicas}", [s.url for s in servers], tokens, OPERATIONS)
+                finally:
+                    for s in servers:
+                        s.stop()
+        finally:
+            pg.stop()
+    return {"secondsPerCell": SECONDS, "rows": rows}
+
+
+def summarize(report: dict[str, Any]) -> dict[str, Any]:
+    rows = report["rows"]
+
+    def cell(config: str, operation: str, clients: int) -> dict[str, Any] | None:
+        return next(
+            (r for r in rows if r["config"] == config and r["operation"] == operation and r["clients"] == clients), None
+        )
+
+    summary: dict[str, Any] = {}
+    noop32 = cell("noop", "noop", 32)
+    for operation in OPERATIONS:
+        row = cell("sqlite", operation, 32)
+        if row and noop32:
+            summary[f"sqlite_{operation}_vs_noop_32"] = row["opsPerSecond"] / noop32["opsPerSecond"]
+        one, two = cell("postgres-1", operation, 32), cell("postgres-2", operation, 32)
+        if one and two:
+            summary[f"postgres_two_replicas_vs_one_{operation}_32"] = two["opsPerSecond"] / one["opsPerSecond"]
+    for operation in ("ready", "get"):
+        row = cell("sqlite", operation, 32)
+        if row:
+            summary[f"sqlite_{operation}_p99_ms_32"] = row["p99Ms"]
+    return summary
+
+
+def main() -> None:
+    report = asyncio.run(main_async())
+    report["summary"] = summarize(report)
+    path = write_report("tracker", report)
+    print(json.dumps(report["summary"], indent=2))
+    print(f"report: {path}")
+
+
+if __name__ == "__main__":
+    main()

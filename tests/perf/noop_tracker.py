@@ -1,0 +1,41 @@
+"""The peer for the tracker benchmark: the same HTTP stack (Starlette, the SDK's stateless Streamable HTTP,
+bearer-JWT middleware, the hostkit Host with validation and result guard) serving one tool that does nothing.
+
+usage: python noop_tracker.py PORT SECRET_HEX
+"""
+
+import sys
+
+import uvicorn
+
+from bee_contracts import ToolSpec
+from bee_hostkit import Host
+from bee_hostkit.http_app import local_security, mcp_http_app
+from bee_tracker.auth import hmac_verifier
+from bee_tracker.middleware import BearerAuth
+
+NOOP = ToolSpec(
+    host="tracker",
+    name="noop",
+    title="No-op",
+    description="Does nothing.",
+    input_schema={"type": "object", "properties": {}, "additionalProperties": True},
+    output_schema={"type": "object"},
+    annotations={"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
+)
+
+
+def main() -> None:
+    port, secret = int(sys.argv[1]), bytes.fromhex(sys.argv[2])
+    host = Host("noop", [NOOP], {"noop": lambda args, deadline: {"data": {}}}, max_in_flight=100)
+    verifier = hmac_verifier(secret)
+    app = mcp_http_app(
+        host.build_server(),
+        security=local_security("127.0.0.1", port),
+        wrappers=[lambda inner: BearerAuth(inner, verifier)],
+    )
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+if __name__ == "__main__":
+    main()
