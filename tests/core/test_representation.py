@@ -1,6 +1,7 @@
 """bee-json-v1 in process: round trips, tables, variants, token counts and every bad packet."""
 
 import hashlib
+import re
 import json
 from pathlib import Path
 
@@ -221,3 +222,12 @@ def test_malformed_bodies_are_invalid_argument_saying_where(text_body, where):
     error = fail(decode_packet, repack(text_body, expanded=1000), BIG)
     assert error.code is ErrorCode.INVALID_ARGUMENT, error.message
     assert where in error.message and "offset" in error.message
+
+
+def test_the_specification_example_is_what_the_encoder_writes():
+    spec = (Path(__file__).resolve().parents[2] / "docs" / "representation.md").read_text()
+    blocks = re.findall(r"```(?:json)?\n(.*?)```", spec, re.DOTALL)
+    source, packet = blocks[0], blocks[1].rstrip("\n")
+    encoded = encode_packet(source, "auto", "o200k")
+    assert encoded.packet == packet
+    assert count_tokens(packet) == 54 and count_tokens(encoded.minified) == 73
