@@ -1,8 +1,8 @@
 """bee-json-v1 in process: round trips, tables, variants, token counts and every bad packet."""
 
 import hashlib
-import re
 import json
+import re
 from pathlib import Path
 
 import pytest

