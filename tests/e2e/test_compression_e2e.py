@@ -79,6 +79,8 @@ async def test_every_bad_input_is_a_clear_tool_error(checkout, era):
         ("bee_context_compress", {"text": many_tokens, "contentKind": "prose"}, "invalid_argument", "8192"),
         ("bee_context_compress", {"text": "x"}, "invalid_argument", "contentKind"),
         ("bee_compression_recover", {"id": "cmp_" + "0" * 24}, "not_found", "no retained original"),
+        # 64 KiB of newlines is 4,096 tokens, but escaped twice (structured + text copy) it is over 256 KiB.
+        ("bee_context_compress", {"text": "\n" * 65536, "contentKind": "prose"}, "result_too_large", "nothing"),
         ("bee_compression_recover", {"id": "../etc/passwd"}, "invalid_argument", "pattern"),
     ]
     async with core_client(checkout, era) as client:
