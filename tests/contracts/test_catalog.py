@@ -60,3 +60,11 @@ def test_error_envelope_shape_and_retryable_defaults():
     assert body == {"error": "try later", "code": "busy", "retryable": True, "outcome_unknown": False}
     body = error_body(ErrorCode.NOT_FOUND, "gone", details={"id": "x"})
     assert body["retryable"] is False and body["details"] == {"id": "x"}
+
+
+def test_only_compression_writes_among_the_representation_and_compression_tools():
+    specs = {spec.name: spec for spec in load_catalog("core")}
+    read_only = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+    for name in ("bee_representation_encode", "bee_representation_decode", "bee_compression_recover"):
+        assert specs[name].annotations == read_only
+    assert specs["bee_context_compress"].annotations == {**read_only, "readOnlyHint": False}

@@ -23,6 +23,20 @@ ARTIFACT_PAGE_MAX: Final = 64 * KIB
 
 #: Largest `queryJson` of bee_artifact_query, in bytes of UTF-8.
 ARTIFACT_QUERY_MAX_BYTES: Final = 64 * KIB
+#: Largest JSON text bee_representation_encode takes, and largest packet bee_representation_decode takes (UTF-8 bytes).
+REPRESENTATION_MAX_INPUT_BYTES: Final = 256 * KIB
+
+#: Bounds of the `budgetBytes` argument of the representation tools and bee_compression_recover.
+REPRESENTATION_BUDGET_MIN: Final = 512
+REPRESENTATION_BUDGET_MAX: Final = MAX_RESULT_BYTES
+
+#: Largest prose bee_context_compress takes: UTF-8 bytes and local (o200k) tokens.
+COMPRESS_MAX_INPUT_BYTES: Final = 64 * KIB
+COMPRESS_MAX_INPUT_TOKENS: Final = 8192
+
+#: Bounds of bee_context_compress's `ratePercent` (the output's target share of the input's tokens).
+COMPRESS_RATE_MIN: Final = 10
+COMPRESS_RATE_MAX: Final = 90
 
 #: Default deadline of any other tool call, in seconds.
 DEFAULT_DEADLINE_SECONDS: Final = 30.0
@@ -40,4 +54,11 @@ def as_dict() -> dict[str, int | float]:
         "artifactPageMax": ARTIFACT_PAGE_MAX,
         "artifactQueryMaxBytes": ARTIFACT_QUERY_MAX_BYTES,
         "defaultDeadlineSeconds": DEFAULT_DEADLINE_SECONDS,
+        "representationMaxInputBytes": REPRESENTATION_MAX_INPUT_BYTES,
+        "representationBudgetMin": REPRESENTATION_BUDGET_MIN,
+        "representationBudgetMax": REPRESENTATION_BUDGET_MAX,
+        "compressMaxInputBytes": COMPRESS_MAX_INPUT_BYTES,
+        "compressMaxInputTokens": COMPRESS_MAX_INPUT_TOKENS,
+        "compressRateMin": COMPRESS_RATE_MIN,
+        "compressRateMax": COMPRESS_RATE_MAX,
     }

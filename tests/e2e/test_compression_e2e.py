@@ -1,0 +1,101 @@
+"""bee_context_compress and bee_compression_recover through a real host, configured by the real CLI."""
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ERAS, bee_executable, core_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+PROSE = (Path(__file__).resolve().parents[1] / "fixtures" / "prose" / "design.md").read_text()
+
+
+def bee(checkout, *args, check=True):
+    return subprocess.run(
+        [str(bee_executable()), *args, "--checkout", str(checkout)], capture_output=True, text=True, check=check
+    )
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_disabled_compression_returns_the_original_and_says_so(checkout, era):
+    async with core_client(checkout, era) as client:
+        result = await client.call_tool("bee_context_compress", {"text": PROSE, "contentKind": "prose"})
+    data = result.structured_content
+    assert result.is_error is False
+    assert data["text"] == PROSE and data["compressed"] is False and data["enabled"] is False
+    assert data["semanticRisk"] is False and data["id"] is None and "disabled" in data["note"]
+    assert data["originalSha256"] == "sha256:" + hashlib.sha256(PROSE.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_enabled_compression_retains_the_original_and_recover_returns_it_exactly(checkout, era):
+    bee(checkout, "init")
+    assert "Ready" in bee(checkout, "compression", "setup").stdout
+    bee(checkout, "compression", "enable")
+    async with core_client(checkout, era) as client:
+        result = await client.call_tool(
+            "bee_context_compress", {"text": PROSE, "contentKind": "prose", "ratePercent": 40}
+        )
+        data = result.structured_content
+        assert result.is_error is False, data
+        assert data["compressed"] is True and data["semanticRisk"] is True and data["enabled"] is True
+        assert data["outputTokens"] < data["inputTokens"] and len(data["text"]) < len(PROSE)
+        again = await client.call_tool(
+            "bee_context_compress", {"text": PROSE, "contentKind": "prose", "ratePercent": 40}
+        )
+        assert again.structured_content == data  # idempotent: same output, same id
+        recovered = await client.call_tool("bee_compression_recover", {"id": data["id"]})
+        assert recovered.is_error is False
+        assert recovered.structured_content["text"] == PROSE
+        assert recovered.structured_content["sha256"] == data["originalSha256"]
+        too_small = await client.call_tool("bee_compression_recover", {"id": data["id"], "budgetBytes": 512})
+        assert too_small.structured_content["code"] == "budget_exceeded"
+        original = checkout / ".bee" / "compression" / "originals" / f"{data['id']}.txt"
+        original.write_text(PROSE.replace("Bee", "Wasp"))
+        tampered = await client.call_tool("bee_compression_recover", {"id": data["id"]})
+        assert tampered.is_error is True and tampered.structured_content["code"] == "hash_mismatch"
+        original.unlink()
+        missing = await client.call_tool("bee_compression_recover", {"id": data["id"]})
+        assert missing.structured_content["code"] == "not_found"
+    bee(checkout, "compression", "disable")
+    async with core_client(checkout, era) as client:
+        off = await client.call_tool("bee_context_compress", {"text": PROSE, "contentKind": "prose"})
+    assert off.structured_content["text"] == PROSE and off.structured_content["enabled"] is False
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_every_bad_input_is_a_clear_tool_error(checkout, era):
+    bee(checkout, "init")
+    bee(checkout, "compression", "enable")
+    many_tokens = " ".join(f"w{i}" for i in range(9000))
+    calls = [
+        ("bee_context_compress", {"text": "x", "contentKind": "code"}, "unsupported", 'only "prose"'),
+        ("bee_context_compress", {"text": "x", "contentKind": "prose", "ratePercent": 5}, "invalid_argument", "10–90"),
+        ("bee_context_compress", {"text": "x", "contentKind": "prose", "ratePercent": 95}, "invalid_argument", "10–90"),
+        ("bee_context_compress", {"text": "é" * 40000, "contentKind": "prose"}, "invalid_argument", "64 KiB"),
+        ("bee_context_compress", {"text": many_tokens, "contentKind": "prose"}, "invalid_argument", "8192"),
+        ("bee_context_compress", {"text": "x"}, "invalid_argument", "contentKind"),
+        ("bee_compression_recover", {"id": "cmp_" + "0" * 24}, "not_found", "no retained original"),
+        # 64 KiB of newlines is 4,096 tokens, but escaped twice (structured + text copy) it is over 256 KiB.
+        ("bee_context_compress", {"text": "\n" * 65536, "contentKind": "prose"}, "result_too_large", "nothing"),
+        ("bee_compression_recover", {"id": "../etc/passwd"}, "invalid_argument", "pattern"),
+    ]
+    async with core_client(checkout, era) as client:
+        for tool, arguments, code, text in calls:
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error is True, (tool, arguments)
+            body = result.structured_content
+            assert body["code"] == code, (tool, body)
+            assert text in body["error"], (tool, body)
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_recover_without_an_instance_is_not_initialized(tmp_path, era):
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    async with core_client(bare, era) as client:
+        result = await client.call_tool("bee_compression_recover", {"id": "cmp_" + "a" * 24})
+    assert result.structured_content["code"] == "not_initialized"
