@@ -17,6 +17,12 @@ PACKET_BUDGET_MAX: Final = MAX_RESULT_BYTES
 #: Deadline of one bee_context_packet call, in seconds.
 PACKET_DEADLINE_SECONDS: Final = 15.0
 
+#: Bounds of the `lengthBytes` argument of bee_artifact_read (one page of exact bytes).
+ARTIFACT_PAGE_MIN: Final = 1
+ARTIFACT_PAGE_MAX: Final = 64 * KIB
+
+#: Largest `queryJson` of bee_artifact_query, in bytes of UTF-8.
+ARTIFACT_QUERY_MAX_BYTES: Final = 64 * KIB
 #: Largest JSON text bee_representation_encode takes, and largest packet bee_representation_decode takes (UTF-8 bytes).
 REPRESENTATION_MAX_INPUT_BYTES: Final = 256 * KIB
 
@@ -44,6 +50,9 @@ def as_dict() -> dict[str, int | float]:
         "packetBudgetMin": PACKET_BUDGET_MIN,
         "packetBudgetMax": PACKET_BUDGET_MAX,
         "packetDeadlineSeconds": PACKET_DEADLINE_SECONDS,
+        "artifactPageMin": ARTIFACT_PAGE_MIN,
+        "artifactPageMax": ARTIFACT_PAGE_MAX,
+        "artifactQueryMaxBytes": ARTIFACT_QUERY_MAX_BYTES,
         "defaultDeadlineSeconds": DEFAULT_DEADLINE_SECONDS,
         "representationMaxInputBytes": REPRESENTATION_MAX_INPUT_BYTES,
         "representationBudgetMin": REPRESENTATION_BUDGET_MIN,

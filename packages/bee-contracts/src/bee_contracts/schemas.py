@@ -1,4 +1,4 @@
-"""JSON Schemas of structured arguments that travel inside strings (for example a packet's manifestJson)."""
+"""JSON Schemas of structured arguments that travel inside strings (a packet's manifestJson, a queryJson)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-SCHEMAS: tuple[str, ...] = ("context-packet-manifest",)
+SCHEMAS: tuple[str, ...] = ("artifact-query", "context-packet-manifest")
 
 
 @cache

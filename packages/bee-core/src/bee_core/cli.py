@@ -1,4 +1,4 @@
-"""CLI operations of the core package: `bee init`, `bee mcp serve` and `bee compression …`.
+"""CLI operations of the core package: `bee init`, `bee mcp serve`, `bee artifact …` and `bee compression …`.
 
 Registered through the ``bee.commands`` entry point; heavy imports happen inside the commands so that loading
 this module costs no more than click.
@@ -29,10 +29,12 @@ _instance_option = click.option(
 
 
 def register(cli: click.Group) -> None:
+    from bee_core.artifacts.cli import artifact
     from bee_core.compression.cli import compression
 
     cli.add_command(init)
     cli.add_command(mcp)
+    cli.add_command(artifact)
     cli.add_command(compression)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bee_core.artifacts.state import ArtifactState
 from bee_core.instance import Instance
 from bee_core.packet.cache import ContentCache
 
@@ -16,6 +17,7 @@ class CoreContext:
     checkout: Path
     instance: Instance
     content: ContentCache = field(default_factory=ContentCache)
+    artifacts: ArtifactState = field(default_factory=ArtifactState)
 
     @classmethod
     def open(cls, checkout: Path, instance_root: Path | None = None) -> CoreContext:

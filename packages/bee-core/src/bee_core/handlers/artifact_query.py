@@ -1,0 +1,57 @@
+"""bee_artifact_query: rows of a JSON or JSONL artifact, filtered, ordered, paged and projected by queryJson."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bee_core.artifacts.query import parse_query, project, run
+from bee_core.artifacts.rows import load_rows
+from bee_core.artifacts.state import tool_errors
+from bee_core.context import CoreContext
+from bee_hostkit import Budget, Deadline, with_size
+from bee_hostkit.results import piece_bytes
+
+
+def bee_artifact_query(ctx: CoreContext, args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+    """Run ``args["queryJson"]`` over the rows of artifact ``args["id"]`` within ``args["budgetBytes"]``.
+
+    Raises:
+        ToolError: ``invalid_argument`` for a bad query (see :func:`~bee_core.artifacts.query.parse_query`);
+            ``not_initialized``; ``not_found``; ``unsupported`` for a text or binary artifact; ``hash_mismatch``;
+            ``budget_exceeded``; ``deadline_exceeded``.
+    """
+    query = parse_query(args["queryJson"])
+    budget = Budget(args["budgetBytes"])
+    with tool_errors():
+        store = ctx.artifacts.store(ctx.instance)
+        record = store.get(args["id"])
+        deadline.check("loading rows")
+        rows = load_rows(record, store.blob_path(record), query.source, ctx.artifacts.verifier, ctx.artifacts.rows)
+    matched, page = run(query, rows, lambda: deadline.check("filtering rows"))
+    following = query.offset + len(page)
+    result = with_size(
+        {
+            "id": record.id,
+            "kind": record.kind,
+            "totalRows": len(rows),
+            "matchedRows": matched,
+            "offset": query.offset,
+            "limit": query.limit,
+            "returned": len(page),
+            "nextOffset": following if page and following < matched else None,
+            "rows": [project(query, row) for row in page],
+            "resultBytes": 0,
+        }
+    )
+    if result["resultBytes"] > budget.limit:
+        fitting, size = 0, with_size({**result, "rows": []})["resultBytes"]
+        for i, row in enumerate(result["rows"]):
+            size += piece_bytes(row) + (2 if i else 0)
+            if size > budget.limit:
+                break
+            fitting += 1
+        advice = f"Lower limit in queryJson to {fitting}" if fitting else "Select fewer fields"
+        raise budget.exceeded(
+            result["resultBytes"], what=f"the counts and {len(page)} rows", hint=f"{advice} or raise budgetBytes"
+        )
+    return result

@@ -1,0 +1,35 @@
+"""bee_artifact_read: one base64 page of an artifact's exact, verified bytes."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from bee_core.artifacts.pages import read_page
+from bee_core.artifacts.state import tool_errors
+from bee_core.context import CoreContext
+from bee_hostkit import Deadline
+
+
+def bee_artifact_read(ctx: CoreContext, args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+    """Return ``args["lengthBytes"]`` bytes of artifact ``args["id"]`` from ``args["offsetBytes"]``, as base64.
+
+    Raises:
+        ToolError: ``not_initialized``; ``invalid_argument`` for a malformed id or an offset past the end;
+            ``not_found`` for an unknown id; ``hash_mismatch`` when the stored bytes were changed behind Bee's back.
+    """
+    offset, length = args["offsetBytes"], args["lengthBytes"]
+    with tool_errors():
+        store = ctx.artifacts.store(ctx.instance)
+        record = store.get(args["id"])
+        page = read_page(record, store.blob_path(record), ctx.artifacts.verifier, offset, length)
+    following = offset + len(page)
+    return {
+        "id": record.id,
+        "sourceSha256": record.source_sha256,
+        "sourceBytes": record.size,
+        "offsetBytes": offset,
+        "lengthBytes": len(page),
+        "nextOffsetBytes": following if following < record.size else None,
+        "base64": base64.b64encode(page).decode("ascii"),
+    }

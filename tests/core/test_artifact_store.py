@@ -1,0 +1,248 @@
+"""The artifact store: content addressing, kinds, atomic ingestion, idempotence, tamper detection."""
+
+import hashlib
+import io
+import json
+import os
+
+import pytest
+
+from bee_contracts import ErrorCode
+from bee_core.artifacts.content import MAX_JSON_BYTES, ContentScanner
+from bee_core.artifacts.errors import ArtifactError
+from bee_core.artifacts.lines import BLOCK_BYTES, LineIndex
+from bee_core.artifacts.records import artifact_id
+from bee_core.artifacts.store import ArtifactStore
+from bee_core.artifacts.verify import Verifier
+from tests.core.artifacts_helpers import add, blob, initialised, tamper
+
+
+@pytest.fixture
+def ctx(tmp_path):
+    return initialised(tmp_path)
+
+
+def test_add_copies_the_bytes_and_records_what_they_are(ctx):
+    data = b"one\ntwo\nthree"
+    record = add(ctx, "log.txt", data)
+    sha = hashlib.sha256(data).hexdigest()
+    assert record.id == artifact_id(sha) == "art-" + sha[:16]
+    assert blob(ctx, record).read_bytes() == data
+    assert record.public() == {
+        "id": record.id,
+        "name": "log.txt",
+        "mediaType": "text/plain",
+        "sourceSha256": f"sha256:{sha}",
+        "sourceBytes": len(data),
+        "lines": 3,
+        "kind": "text",
+        "created": record.created,
+    }
+    assert oct(blob(ctx, record).stat().st_mode & 0o777) == "0o444"
+
+
+@pytest.mark.parametrize(
+    ("data", "kind", "media"),
+    [
+        (b'[{"a": 1}, {"a": 2}]', "json", "application/json"),
+        (b'{"a": 1}\n\n{"a": 2}\n', "jsonl", "application/jsonl"),
+        (b'  {"only": "one value"}  \n', "json", "application/json"),
+        (b"plain words\n", "text", "text/plain"),
+        (b"[1, 2\n", "text", "text/plain"),
+        (b'{"a": NaN}', "text", "text/plain"),
+        (b"caf\xc3\xa9\n", "text", "text/plain"),
+        (b"bad \xff utf-8\n", "binary", "application/octet-stream"),
+        (b"text then a NUL\x00", "binary", "application/octet-stream"),
+        (b"", "text", "text/plain"),
+    ],
+)
+def test_kinds(ctx, data, kind, media):
+    record = add(ctx, "noext", data)
+    assert (record.kind, record.media_type.split(";")[0]) == (kind, media)
+
+
+def test_media_type_comes_from_the_name_or_the_option(ctx):
+    store = ctx.artifacts.store(ctx.instance)
+    assert add(ctx, "page.html", b"<p>hi</p>\n").media_type == "text/html"
+    chosen = store.add(io.BytesIO(b"x,y\n"), name="t", media_type="text/csv").record
+    assert chosen.media_type == "text/csv"
+
+
+def test_line_counts():
+    for data, lines in [(b"", 0), (b"a", 1), (b"a\n", 1), (b"a\nb", 2), (b"\n\n", 2), (b"a\r\nb\r\n", 2)]:
+        scanner = ContentScanner()
+        scanner.update(data)
+        assert scanner.finish().lines == lines, data
+
+
+def test_utf8_split_across_chunks_is_still_text():
+    scanner = ContentScanner()
+    for chunk in (b"caf\xc3", b"\xa9 ok\n"):
+        scanner.update(chunk)
+    assert scanner.finish().text is True
+    truncated = ContentScanner()
+    truncated.update(b"caf\xc3")
+    assert truncated.finish().text is False
+
+
+def test_large_json_is_retained_as_text(ctx, monkeypatch):
+    monkeypatch.setattr("bee_core.artifacts.content.MAX_JSON_BYTES", 10)
+    assert add(ctx, "big.json", b"[1, 2, 3, 4, 5, 6]").kind == "text"
+    assert MAX_JSON_BYTES == 64 * 1024 * 1024
+
+
+def test_adding_the_same_bytes_twice_is_one_artifact(ctx):
+    store = ctx.artifacts.store(ctx.instance)
+    first = store.add(io.BytesIO(b"same\n"), name="a")
+    again = store.add(io.BytesIO(b"same\n"), name="b")
+    assert (first.outcome, again.outcome) == ("added", "existing")
+    assert again.record == first.record and again.record.name == "a"
+    assert [r.id for r in store.list()] == [first.record.id]
+    assert list(store.tmp.iterdir()) == []
+
+
+def test_list_is_oldest_first_and_rm_forgets_record_and_bytes(ctx):
+    store = ctx.artifacts.store(ctx.instance)
+    records = [add(ctx, f"f{i}", f"content {i}\n".encode()) for i in range(3)]
+    assert [r.id for r in store.list()] == [r.id for r in records]
+    removed = store.remove(records[1].id)
+    assert removed == records[1]
+    assert [r.id for r in store.list()] == [records[0].id, records[2].id]
+    assert not blob(ctx, records[1]).exists()
+    with pytest.raises(ArtifactError) as info:
+        store.get(records[1].id)
+    assert info.value.code is ErrorCode.NOT_FOUND
+    with pytest.raises(ArtifactError) as info:
+        store.remove(records[1].id)
+    assert info.value.code is ErrorCode.NOT_FOUND
+
+
+def test_malformed_ids_are_refused_before_touching_files(ctx):
+    store = ctx.artifacts.store(ctx.instance)
+    for bad in ["../../etc/passwd", "art-XYZ", "art-0123", ""]:
+        with pytest.raises(ArtifactError) as info:
+            store.get(bad)
+        assert info.value.code is ErrorCode.INVALID_ARGUMENT
+        assert "art-0123456789abcdef" in info.value.message
+
+
+def test_a_failed_add_leaves_nothing_visible(ctx):
+    store = ctx.artifacts.store(ctx.instance)
+
+    class Broken(io.RawIOBase):
+        calls = 0
+
+        def readable(self):
+            return True
+
+        def readinto(self, buffer):
+            self.calls += 1
+            if self.calls > 3:
+                raise OSError("disk unplugged")
+            buffer[:4] = b"data"
+            return 4
+
+    with pytest.raises(OSError, match="unplugged"):
+        store.add(io.BufferedReader(Broken()), name="half")
+    assert store.list() == []
+    assert list(store.tmp.iterdir()) == []
+    assert list(store.blobs.iterdir()) == []
+
+
+def test_stale_temp_files_of_dead_processes_are_swept(ctx):
+    store = ctx.artifacts.store(ctx.instance)
+    add(ctx, "first", b"x\n")
+    dead = store.tmp / "999999999-deadbeef.part"
+    dead.write_bytes(b"half an artifact")
+    live = store.tmp / f"{os.getpid()}-cafe.part"
+    live.write_bytes(b"in flight")
+    add(ctx, "second", b"y\n")
+    assert not dead.exists() and live.exists()
+
+
+def test_tampering_is_detected_and_a_readd_repairs_it(ctx):
+    store = ctx.artifacts.store(ctx.instance)
+    record = add(ctx, "log", b"original bytes\n")
+    path = blob(ctx, record)
+    tamper(path, b"modified bytes\n")
+    fresh = Verifier()  # a new process: only the recorded status to go on
+    with pytest.raises(ArtifactError) as info:
+        fresh.check(record, path)
+    assert info.value.code is ErrorCode.HASH_MISMATCH
+    assert "bee artifact add" in info.value.message and record.id in info.value.message
+    assert info.value.details["foundSha256"] == "sha256:" + hashlib.sha256(b"modified bytes\n").hexdigest()
+
+    repaired = store.add(io.BytesIO(b"original bytes\n"), name="again")
+    assert repaired.outcome == "repaired" and repaired.record.name == "log"
+    Verifier().check(store.get(record.id), path)
+    assert path.read_bytes() == b"original bytes\n"
+
+
+def test_same_size_rewrite_with_restored_mtime_is_still_detected(ctx):
+    record = add(ctx, "log", b"abcdef\n")
+    path = blob(ctx, record)
+    before = path.stat()
+    tamper(path, b"ABCDEF\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # ctime still moves
+    with pytest.raises(ArtifactError) as info:
+        Verifier().check(record, path)
+    assert info.value.code is ErrorCode.HASH_MISMATCH
+
+
+def test_a_status_change_without_a_content_change_is_rehashed_once(ctx):
+    record = add(ctx, "log", b"stable\n")
+    path = blob(ctx, record)
+    verifier = Verifier()
+    verifier.check(record, path)
+    assert verifier.rehashes == 0
+    os.chmod(path, 0o400)  # ctime moves, bytes do not
+    verifier.check(record, path)
+    verifier.check(record, path)
+    assert verifier.rehashes == 1
+
+
+def test_missing_bytes_are_a_hash_mismatch(ctx):
+    record = add(ctx, "log", b"bytes\n")
+    blob(ctx, record).unlink()
+    with pytest.raises(ArtifactError) as info:
+        Verifier().check(record, blob(ctx, record))
+    assert info.value.code is ErrorCode.HASH_MISMATCH and "missing" in info.value.message
+
+
+def test_a_damaged_record_is_reported(ctx):
+    store = ctx.artifacts.store(ctx.instance)
+    record = add(ctx, "log", b"bytes\n")
+    (store.records / f"{record.id}.json").write_text("{not json")
+    with pytest.raises(ArtifactError) as info:
+        ArtifactStore(store.root).get(record.id)
+    assert info.value.code is ErrorCode.INTERNAL and "bee artifact rm" in info.value.message
+
+
+def test_records_keep_a_line_index_that_numbers_lines_like_a_scan(ctx, tmp_path):
+    lines = [f"line {i} " + "x" * (i % 97) for i in range(20000)]
+    data = ("\n".join(lines) + "\n").encode()
+    assert len(data) > 3 * BLOCK_BYTES
+    record = add(ctx, "big", data)
+    stored = json.loads((ctx.artifacts.store(ctx.instance).records / f"{record.id}.json").read_text())
+    assert stored["lineIndex"]["blockBytes"] == BLOCK_BYTES
+    fd = os.open(blob(ctx, record), os.O_RDONLY)
+    try:
+        recorded, built = LineIndex(record.line_blocks), LineIndex.build(fd)
+        offset = 0
+        for number, line in enumerate(lines, start=1):
+            if number % 997 == 0 or number in (1, 20000):
+                assert recorded.line_number(fd, offset) == built.line_number(fd, offset) == number
+            offset += len(line) + 1
+    finally:
+        os.close(fd)
+
+
+def test_a_damaged_record_can_be_removed_or_overwritten_by_adding_again(ctx):
+    store = ctx.artifacts.store(ctx.instance)
+    record = add(ctx, "log", b"bytes\n")
+    (store.records / f"{record.id}.json").write_text("{not json")
+    again = ArtifactStore(store.root).add(io.BytesIO(b"bytes\n"), name="log again")
+    assert again.outcome == "added" and ArtifactStore(store.root).get(record.id).name == "log again"
+    (store.records / f"{record.id}.json").write_text("{not json")
+    assert ArtifactStore(store.root).remove(record.id) is None
+    assert ArtifactStore(store.root).list() == []
