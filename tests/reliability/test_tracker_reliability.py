@@ -41,6 +41,7 @@ async def tool(client, name, **arguments):
     return result.is_error, result.structured_content
 
 
+@pytest.mark.timeout(2400)  # 32,000 claims over HTTP: minutes on a shared 2-core machine
 async def test_concurrent_claims_have_exactly_one_winner(store_url, tracker_factory, tmp_path):
     import subprocess
     import sys
@@ -84,7 +85,8 @@ async def test_concurrent_claims_have_exactly_one_winner(store_url, tracker_fact
 
 
 async def _hold_client(url, token, *, task_status=anyio.TASK_STATUS_IGNORED):
-    async with tracker_client(url, token) as client:
+    # The 2026-07-28 era: one self-contained POST per call, the cheaper path through the SDK.
+    async with tracker_client(url, token, "2026-07-28") as client:
         task_status.started(client)
         await anyio.sleep_forever()
 

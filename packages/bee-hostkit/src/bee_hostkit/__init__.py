@@ -1,11 +1,21 @@
-"""Bee's shared MCP host runtime on the official SDK."""
+"""Bee's shared MCP host runtime on the official SDK.
+
+The light helpers (errors, budgets, deadlines, path confinement) import without the SDK, so CLI commands that only
+raise a ToolError or confine a path start fast; the host itself (and with it the SDK) loads on first use.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from bee_hostkit._version import __version__
 from bee_hostkit.budget import Budget, with_size
 from bee_hostkit.deadline import Deadline, never
 from bee_hostkit.errors import ToolError, invalid
-from bee_hostkit.host import CONTRACT_META_KEY, Handler, Host, current_caller, serve_stdio
 from bee_hostkit.paths import confine
+
+if TYPE_CHECKING:
+    from bee_hostkit.host import CONTRACT_META_KEY, Handler, Host, current_caller, serve_stdio
+
+_FROM_HOST = frozenset({"CONTRACT_META_KEY", "Handler", "Host", "current_caller", "serve_stdio"})
 
 __all__ = [
     "CONTRACT_META_KEY",
@@ -22,3 +32,11 @@ __all__ = [
     "serve_stdio",
     "with_size",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_HOST:
+        from bee_hostkit import host
+
+        return getattr(host, name)
+    raise AttributeError(f"module 'bee_hostkit' has no attribute {name!r}")
