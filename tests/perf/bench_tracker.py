@@ -32,7 +32,7 @@ BEE = Path(sys.executable).parent / "bee"
 SECONDS = float(os.environ.get("BEE_BENCH_SECONDS", "4"))
 CONCURRENCY = (1, 8, 32)
 OPERATIONS = ("ready", "get", "claim", "add_note")
-POOL = 40_000  # issues imported up front, so claims never run out
+POOL = 60_000  # issues imported up front, so claims never run out
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -84,60 +84,124 @@ def tracker(home: Path, store: str) -> Server:
     )
 
 
-async def measure(
-    urls: list[str], tokens: list[str], operation: str, arguments_for: Any, clients: int
-) -> dict[str, float]:
-    """`clients` workers calling one tool in a loop for SECONDS; requests spread over the replicas' urls."""
-    latencies: list[float] = []
-    errors = 0
-    stop_at = time.perf_counter() + SECONDS
-    limits = httpx.Limits(max_connections=clients + 4, max_keepalive_connections=clients + 4)
+#: Client processes per measurement: one asyncio process cannot drive 32 concurrent httpx clients without
+#: becoming the bottleneck itself (measured: 146 ops/s from one process against 357 from four, same server).
+LOAD_PROCESSES = 4
+#: Where the next claim measurement starts in the imported pool (advanced after each claim cell).
+_claims = {"base": 1000}
 
-    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
 
-        async def worker(n: int) -> None:
-            nonlocal errors
-            url = urls[n % len(urls)]
-            headers = {
-                "Authorization": f"Bearer {tokens[n % len(tokens)]}",
-                "Accept": "application/json, text/event-stream",
-            }
-            i = 0
-            while time.perf_counter() < stop_at:
-                body = {
-                    "jsonrpc": "2.0",
-                    "id": i,
-                    "method": "tools/call",
-                    "params": {"name": operation, "arguments": arguments_for(n, i)},
+def _worker_process(
+    urls: list[str],
+    tokens: list[str],
+    operation: str,
+    clients: int,
+    first: int,
+    stride: int,
+    claim_base: int,
+    total_clients: int,
+) -> None:
+    """Runs in a child process: ``clients`` concurrent callers; prints the latencies and error count as JSON."""
+
+    async def run() -> tuple[list[float], dict[str, int], int]:
+        latencies: list[float] = []
+        errors: dict[str, int] = {}
+        highest = [0]
+        stop_at = time.perf_counter() + SECONDS
+        limits = httpx.Limits(max_connections=clients + 2, max_keepalive_connections=clients + 2)
+        async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+
+            async def worker(k: int) -> None:
+                n = first + k * stride  # this caller's global number
+                url = urls[n % len(urls)]
+                headers = {
+                    "Authorization": f"Bearer {tokens[n % len(tokens)]}",
+                    "Accept": "application/json, text/event-stream",
                 }
-                started = time.perf_counter()
-                response = await http.post(url, json=body, headers=headers)
-                latencies.append(time.perf_counter() - started)
-                if response.status_code != 200 or response.json()["result"].get("isError"):
-                    errors += 1
-                i += 1
+                i = 0
+                while time.perf_counter() < stop_at:
+                    body = {
+                        "jsonrpc": "2.0",
+                        "id": i,
+                        "method": "tools/call",
+                        "params": {
+                            "name": operation,
+                            "arguments": arguments(operation, n, i, claim_base, total_clients),
+                        },
+                    }
+                    started = time.perf_counter()
+                    response = await http.post(url, json=body, headers=headers)
+                    latencies.append(time.perf_counter() - started)
+                    if response.status_code != 200:
+                        errors[f"http {response.status_code}"] = errors.get(f"http {response.status_code}", 0) + 1
+                    elif (result := response.json()["result"]).get("isError"):
+                        code = result["structuredContent"]["code"]
+                        errors[code] = errors.get(code, 0) + 1
+                    highest[0] = max(highest[0], i)
+                    i += 1
 
-        started = time.perf_counter()
-        await asyncio.gather(*(worker(n) for n in range(clients)))
-        elapsed = time.perf_counter() - started
+            await asyncio.gather(*(worker(k) for k in range(clients)))
+        return latencies, errors, highest[0]
+
+    latencies, errors, highest = asyncio.run(run())
+    print(json.dumps({"latencies": latencies, "errors": errors, "highestCall": highest}))
+
+
+def measure(urls: list[str], tokens: list[str], operation: str, clients: int) -> dict[str, Any]:
+    """``clients`` callers spread over up to LOAD_PROCESSES processes, calling one tool in a loop for SECONDS."""
+    processes = min(clients, LOAD_PROCESSES)
+    spec = json.dumps(
+        {"urls": urls, "tokens": tokens, "operation": operation, "claim_base": _claims["base"], "clients": clients}
+    )
+    children = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                spec,
+                str(len(range(p, clients, processes))),
+                str(p),
+                str(processes),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for p in range(processes)
+    ]
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+    highest = 0
+    for child in children:
+        out, _ = child.communicate(timeout=SECONDS + 120)
+        result = json.loads(out)
+        latencies += result["latencies"]
+        for code, count in result["errors"].items():
+            errors[code] = errors.get(code, 0) + count
+        highest = max(highest, result["highestCall"])
+    if operation == "claim":
+        _claims["base"] += clients * (highest + 1)  # the next cell claims issues nobody has claimed yet
     return {
         "clients": clients,
-        "opsPerSecond": len(latencies) / elapsed,
+        "opsPerSecond": len(latencies) / SECONDS,
         "p50Ms": percentile(latencies, 0.50) * 1000,
         "p99Ms": percentile(latencies, 0.99) * 1000,
         "errors": errors,
     }
 
 
-def arguments(operation: str) -> Any:
-    counter = iter(range(10**9))
+def arguments(operation: str, n: int, i: int, claim_base: int, clients: int) -> dict[str, Any]:
     if operation == "ready":
-        return lambda n, i: {"limit": 20}
+        return {"limit": 20}
     if operation == "get":
-        return lambda n, i: {"id": f"b-{(n * 7919 + i * 104729) % 1000:05d}"}
+        return {"id": f"b-{(n * 7919 + i * 104729) % 1000:05d}"}
     if operation == "claim":
-        return lambda n, i: {"id": f"b-{1000 + next(counter):05d}"}
-    return lambda n, i: {"id": f"b-{(n * 31 + i) % 1000:05d}", "text": f"note {n} {i}"}
+        # Caller n of `clients` takes issues n, n + clients, n + 2 * clients, … after the base: no two callers (or
+        # cells) ever claim the same one.
+        return {"id": f"b-{claim_base + n + clients * i:05d}"}
+    if operation == "add_note":
+        return {"id": f"b-{(n * 31 + i) % 1000:05d}", "text": f"note {n} {i}"}
+    return {}
 
 
 def seed(home: Path, store: str) -> None:
@@ -165,17 +229,15 @@ def seed(home: Path, store: str) -> None:
     )
 
 
-async def run_config(
-    name: str, urls: list[str], tokens: list[str], operations: tuple[str, ...]
-) -> list[dict[str, Any]]:
+def run_config(name: str, urls: list[str], tokens: list[str], operations: tuple[str, ...]) -> list[dict[str, Any]]:
     rows = []
     for operation in operations:
         for clients in CONCURRENCY:
-            row = await measure(urls, tokens, operation, arguments(operation), clients)
+            row = measure(urls, tokens, operation, clients)
             row.update(config=name, operation=operation)
             print(
                 f"{name:<14} {operation:<9} {clients:>3} clients  {row['opsPerSecond']:8.0f} ops/s  "
-                f"p50 {row['p50Ms']:6.1f} ms  p99 {row['p99Ms']:6.1f} ms  errors {row['errors']}",
+                f"p50 {row['p50Ms']:6.1f} ms  p99 {row['p99Ms']:6.1f} ms  errors {row['errors'] or 'none'}",
                 flush=True,
             )
             rows.append(row)
@@ -194,7 +256,7 @@ def tokens_for(home: Path, count: int = 32) -> list[str]:
     ]
 
 
-async def main_async() -> dict[str, Any]:
+def run_all() -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="bee-bench-tracker-"))
     rows: list[dict[str, Any]] = []
 
@@ -204,7 +266,7 @@ async def main_async() -> dict[str, Any]:
     port = free_port()
     noop = Server([sys.executable, str(Path(__file__).parent / "noop_tracker.py"), str(port), secret], port)
     try:
-        rows += await run_config("noop", [noop.url], tokens, ("noop",))
+        rows += run_config("noop", [noop.url], tokens, ("noop",))
     finally:
         noop.stop()
 
@@ -213,7 +275,7 @@ async def main_async() -> dict[str, Any]:
     tokens = tokens_for(sqlite_home)
     server = tracker(sqlite_home, str(sqlite_home / "tracker.db"))
     try:
-        rows += await run_config("sqlite", [server.url], tokens, OPERATIONS)
+        rows += run_config("sqlite", [server.url], tokens, OPERATIONS)
     finally:
         server.stop()
 
@@ -229,7 +291,7 @@ async def main_async() -> dict[str, Any]:
                 tokens = tokens_for(home)
                 servers = [tracker(home, url) for _ in range(replicas)]
                 try:
-                    rows += await run_config(f"postgres-{replicas}", [s.url for s in servers], tokens, OPERATIONS)
+                    rows += run_config(f"postgres-{replicas}", [s.url for s in servers], tokens, OPERATIONS)
                 finally:
                     for s in servers:
                         s.stop()
@@ -263,7 +325,20 @@ def summarize(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    report = asyncio.run(main_async())
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        spec = json.loads(sys.argv[2])
+        _worker_process(
+            spec["urls"],
+            spec["tokens"],
+            spec["operation"],
+            int(sys.argv[3]),
+            int(sys.argv[4]),
+            int(sys.argv[5]),
+            spec["claim_base"],
+            spec["clients"],
+        )
+        return
+    report = run_all()
     report["summary"] = summarize(report)
     path = write_report("tracker", report)
     print(json.dumps(report["summary"], indent=2))

@@ -60,6 +60,10 @@ class Database(Protocol):
         """Verify the store answers (used by startup before listening)."""
         ...
 
+    def analyze(self) -> None:
+        """Refresh the query planner's statistics (after a bulk import)."""
+        ...
+
     def close(self) -> None: ...
 
 

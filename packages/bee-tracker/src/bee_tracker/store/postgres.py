@@ -113,5 +113,9 @@ class PostgresDatabase:
         with self.read() as tx:
             tx.row("SELECT COUNT(*) FROM issues")
 
+    def analyze(self) -> None:
+        with self.pool.connection() as conn:
+            conn.execute("ANALYZE issues, labels, dependencies, comments")
+
     def close(self) -> None:
         self.pool.close()

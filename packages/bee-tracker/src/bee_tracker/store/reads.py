@@ -53,18 +53,26 @@ def labels_for(tx: Tx, ids: Sequence[str]) -> dict[str, list[str]]:
 
 
 def _page(
-    tx: Tx, condition: str, params: list[Any], *, limit: int, offset: int = 0, prefix: str = ""
-) -> tuple[list[dict[str, Any]], int]:
-    """Summaries of one page of issues matching ``condition`` (most urgent first), and the total count."""
-    total_row = tx.row(f"{prefix} SELECT COUNT(*) FROM issues i WHERE {condition}", params)
+    tx: Tx, condition: str, params: list[Any], *, limit: int, offset: int = 0, prefix: str = "", count: bool = True
+) -> tuple[list[dict[str, Any]], int | None, bool]:
+    """One page of issue summaries matching ``condition``, most urgent first: (page, total or None, has_more).
+
+    Without ``count`` the total is not computed (it costs a pass over every match) and ``has_more`` comes from
+    reading one row past the page.
+    """
     rows = tx.rows(
         f"{prefix} SELECT {ISSUE_SELECT} FROM issues i WHERE {condition} "
         "ORDER BY i.priority, i.created_epoch, i.id LIMIT ? OFFSET ?",
-        [*params, limit, offset],
+        [*params, limit + 1, offset],
     )
-    issues = [IssueRow(r) for r in rows]
+    has_more = len(rows) > limit
+    issues = [IssueRow(r) for r in rows[:limit]]
     labels_by_id = labels_for(tx, [i.id for i in issues])
-    return [summary(i, labels_by_id[i.id]) for i in issues], int(total_row[0]) if total_row else 0
+    total: int | None = None
+    if count:
+        total_row = tx.row(f"{prefix} SELECT COUNT(*) FROM issues i WHERE {condition}", params)
+        total = int(total_row[0]) if total_row else 0
+    return [summary(i, labels_by_id[i.id]) for i in issues], total, has_more
 
 
 def _label_filter(labels: Sequence[str], params: list[Any]) -> str:
@@ -89,8 +97,9 @@ def ready(tx: Tx, *, now_epoch: float, priority: int | None, labels: Sequence[st
         params.append(priority)
     if labels:
         where.append(_label_filter(labels, params))
-    page, total = _page(tx, " AND ".join(where), params, limit=limit, prefix=BLOCKED_CTE)
-    return {"issues": page, "total": total, "has_more": total > len(page)}
+    # No total: counting every ready issue would cost a pass over the backlog on each call.
+    page, _, has_more = _page(tx, " AND ".join(where), params, limit=limit, prefix=BLOCKED_CTE, count=False)
+    return {"issues": page, "has_more": has_more}
 
 
 def search(
@@ -123,8 +132,8 @@ def search(
         params.append(issue_type)
     if labels:
         where.append(_label_filter(labels, params))
-    page, total = _page(tx, " AND ".join(where), params, limit=limit, offset=offset)
-    return {"issues": page, "total": total, "offset": offset, "has_more": offset + len(page) < total}
+    page, total, has_more = _page(tx, " AND ".join(where), params, limit=limit, offset=offset)
+    return {"issues": page, "total": total, "offset": offset, "has_more": has_more}
 
 
 def _neighbours(tx: Tx, sql: str, issue_id: str) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ _ISSUE_COLUMNS = """
 """
 
 _COMMON = [
-    "CREATE INDEX issues_ready ON issues (status, priority, created_epoch)",
+    "CREATE INDEX issues_ready ON issues (status, priority, created_epoch, id)",
     "CREATE INDEX issues_assignee ON issues (assignee)",
     """CREATE TABLE labels (
   issue_id TEXT NOT NULL REFERENCES issues(id) ON DELETE CASCADE,

@@ -307,7 +307,10 @@ class SqlStore:
                 prefix = _common_prefix(record.get("id") for _, _, record in parsed)
                 if prefix:
                     tx.run("INSERT INTO meta (key, value) VALUES ('prefix', ?)", [prefix])
-            return transfer.import_records(tx, parsed, self.prefix(tx)).as_dict()
+            report = transfer.import_records(tx, parsed, self.prefix(tx)).as_dict()
+        # A bulk load changes the data's shape: without fresh statistics the planner can pick a full sort for ready.
+        self.db.analyze()
+        return report
 
     def export_lines(self) -> list[str]:
         with self.db.read() as tx:

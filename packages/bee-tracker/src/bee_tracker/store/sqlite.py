@@ -130,6 +130,9 @@ class SqliteDatabase:
         with self.read() as tx:
             tx.row("SELECT COUNT(*) FROM issues")
 
+    def analyze(self) -> None:
+        self._connection().execute("ANALYZE")
+
     def close(self) -> None:
         with self._lock:
             for conn in self._all:
