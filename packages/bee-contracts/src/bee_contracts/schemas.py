@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 SCHEMAS: tuple[str, ...] = ("artifact-query", "context-packet-manifest")
@@ -19,6 +19,6 @@ def load_schema(name: str) -> dict[str, Any]:
     """
     if name not in SCHEMAS:
         raise KeyError(f"unknown schema {name!r}; schemas are {', '.join(SCHEMAS)}")
-    text = resources.files("bee_contracts").joinpath("schemas", f"{name}.json").read_text(encoding="utf-8")
+    text = (Path(__file__).parent / "schemas" / f"{name}.json").read_text(encoding="utf-8")
     schema: dict[str, Any] = json.loads(text)
     return schema

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bee_core.artifacts.state import ArtifactState
 from bee_core.instance import Instance
 from bee_core.packet.cache import ContentCache
+
+if TYPE_CHECKING:
+    from bee_core.artifacts.state import ArtifactState
 
 
 @dataclass
@@ -17,7 +21,13 @@ class CoreContext:
     checkout: Path
     instance: Instance
     content: ContentCache = field(default_factory=ContentCache)
-    artifacts: ArtifactState = field(default_factory=ArtifactState)
+
+    @cached_property
+    def artifacts(self) -> ArtifactState:
+        """Artifact verification and search caches, made on first use (the import is not paid at start-up)."""
+        from bee_core.artifacts.state import ArtifactState
+
+        return ArtifactState()
 
     @classmethod
     def open(cls, checkout: Path, instance_root: Path | None = None) -> CoreContext:

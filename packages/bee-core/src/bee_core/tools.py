@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-import functools
+import importlib
 import os
+from typing import Any
 
 from bee_contracts import load_catalog
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS, PACKET_DEADLINE_SECONDS
 from bee_core.context import CoreContext
-from bee_core.handlers.artifact_query import bee_artifact_query
-from bee_core.handlers.artifact_read import bee_artifact_read
-from bee_core.handlers.artifact_search import bee_artifact_search
-from bee_core.handlers.compression_recover import bee_compression_recover
-from bee_core.handlers.context_compress import bee_context_compress
-from bee_core.handlers.context_packet import bee_context_packet
-from bee_core.handlers.representation_decode import bee_representation_decode
-from bee_core.handlers.representation_encode import bee_representation_encode
-from bee_hostkit import Handler, Host
+from bee_hostkit import Deadline, Handler, Host
+
+#: Each tool and the function that handles it (module:function). Handlers are imported on their first call, so
+#: start-up (and the first tools/list) never pays for the libraries of tools nobody has called yet.
+HANDLERS = {
+    "bee_artifact_query": "bee_core.handlers.artifact_query:bee_artifact_query",
+    "bee_artifact_read": "bee_core.handlers.artifact_read:bee_artifact_read",
+    "bee_artifact_search": "bee_core.handlers.artifact_search:bee_artifact_search",
+    "bee_compression_recover": "bee_core.handlers.compression_recover:bee_compression_recover",
+    "bee_context_compress": "bee_core.handlers.context_compress:bee_context_compress",
+    "bee_context_packet": "bee_core.handlers.context_packet:bee_context_packet",
+    "bee_representation_decode": "bee_core.handlers.representation_decode:bee_representation_decode",
+    "bee_representation_encode": "bee_core.handlers.representation_encode:bee_representation_encode",
+}
 
 #: Overrides the packet deadline, in seconds (an operations knob; tests use it to provoke the deadline).
 ENV_PACKET_DEADLINE = "BEE_PACKET_DEADLINE_SECONDS"
@@ -36,18 +42,21 @@ INSTRUCTIONS = (
 )
 
 
+def _bound(ctx: CoreContext, target: str) -> Handler:
+    module_name, _, function_name = target.partition(":")
+
+    def call(args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+        handler = getattr(importlib.import_module(module_name), function_name)
+        result: dict[str, Any] = handler(ctx, args, deadline)
+        return result
+
+    call.__name__ = function_name
+    return call
+
+
 def handlers(ctx: CoreContext) -> dict[str, Handler]:
     """Every core handler with the host context bound."""
-    return {
-        "bee_artifact_query": functools.partial(bee_artifact_query, ctx),
-        "bee_artifact_read": functools.partial(bee_artifact_read, ctx),
-        "bee_artifact_search": functools.partial(bee_artifact_search, ctx),
-        "bee_compression_recover": functools.partial(bee_compression_recover, ctx),
-        "bee_context_compress": functools.partial(bee_context_compress, ctx),
-        "bee_context_packet": functools.partial(bee_context_packet, ctx),
-        "bee_representation_decode": functools.partial(bee_representation_decode, ctx),
-        "bee_representation_encode": functools.partial(bee_representation_encode, ctx),
-    }
+    return {name: _bound(ctx, target) for name, target in HANDLERS.items()}
 
 
 def build_host(ctx: CoreContext) -> Host:
