@@ -25,12 +25,13 @@ _HOLDING = ", ".join(f"'{s}'" for s in HOLDING_STATUSES)
 _NOT_WORK = ", ".join(f"'{t}'" for t in NOT_WORK_TYPES)
 
 #: Issues that are blocked: those with an unfinished target of a blocking dependency (a missing target does not
-#: block), those explicitly blocked or deferred, and, transitively, the children of any of them. Shared by ready
-#: work and by the checks before closing.
+#: block), those explicitly blocked or deferred, and, transitively, the children of any of them. Written so that
+#: any planner starts from the (usually few) dependencies rather than from every issue.
 BLOCKED_CTE = f"""
 WITH RECURSIVE blocked (id) AS (
-  SELECT d.issue_id FROM dependencies d JOIN issues b ON b.id = d.depends_on_id
-   WHERE d.type IN ({_BLOCKING}) AND b.status NOT IN ({_DONE})
+  SELECT d.issue_id FROM dependencies d
+   WHERE d.type IN ({_BLOCKING})
+     AND EXISTS (SELECT 1 FROM issues b WHERE b.id = d.depends_on_id AND b.status NOT IN ({_DONE}))
   UNION
   SELECT id FROM issues WHERE status IN ({_HOLDING})
   UNION
