@@ -13,19 +13,10 @@ from pathlib import Path
 
 import click
 
-_checkout_option = click.option(
-    "--checkout",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="The checkout (repository working tree) this command works on.",
-)
-_instance_option = click.option(
-    "--instance-root",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Use this Bee instance instead of <checkout>/.bee (also $BEE_INSTANCE_ROOT).",
-)
+from bee_core.options import checkout_option, instance_option
+
+_checkout_option = checkout_option("The checkout (repository working tree) this command works on.")
+_instance_option = instance_option
 
 
 def register(cli: click.Group) -> None:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bee_contracts import __version__
+from bee_hostkit.files import write_atomic
 
 INSTANCE_DIRNAME = ".bee"
 INSTANCE_FILE = "instance.json"
@@ -51,7 +52,5 @@ class Instance:
         # Instance state is local to this machine: keep it out of commits.
         (self.root / ".gitignore").write_text("*\n", encoding="utf-8")
         record = {"version": __version__, "created": datetime.now(UTC).isoformat(timespec="seconds")}
-        temporary = self.root / (INSTANCE_FILE + ".tmp")
-        temporary.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        temporary.replace(self.root / INSTANCE_FILE)
+        write_atomic(self.root / INSTANCE_FILE, (json.dumps(record, indent=2) + "\n").encode("utf-8"))
         return True

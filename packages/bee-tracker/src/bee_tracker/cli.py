@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -214,16 +213,8 @@ def export(home: Path | None, store_url: str | None, target: Path | None) -> Non
     if target is None:
         click.echo(text, nl=False)
         return
+    from bee_hostkit.files import write_atomic
+
     target = target.resolve()
-    # Atomic: write a temporary file beside the target, flush it to disk, then rename it over the target.
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomic(target, text.encode("utf-8"))
     click.echo(f"exported {len(lines)} issues to {target}", err=True)

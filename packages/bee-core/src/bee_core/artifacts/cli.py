@@ -17,6 +17,8 @@ from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 import click
 
+from bee_core.options import checkout_option, instance_option, json_option
+
 if TYPE_CHECKING:
     from bee_core.artifacts.records import ArtifactRecord
     from bee_core.artifacts.store import ArtifactStore
@@ -24,20 +26,9 @@ if TYPE_CHECKING:
 #: Sources at least this large get a progress bar (when stderr is a terminal).
 PROGRESS_MIN_BYTES = 16 * 1024 * 1024
 
-_checkout_option = click.option(
-    "--checkout",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="The checkout whose instance holds the artifacts.",
-)
-_instance_option = click.option(
-    "--instance-root",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Use this Bee instance instead of <checkout>/.bee (also $BEE_INSTANCE_ROOT).",
-)
-_json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+_checkout_option = checkout_option("The checkout whose instance holds the artifacts.")
+_instance_option = instance_option
+_json_option = json_option
 
 
 def _store(checkout: Path, instance_root: Path | None) -> ArtifactStore:

@@ -32,6 +32,7 @@ from bee_core.artifacts.content import ContentFacts, ContentScanner, classify, m
 from bee_core.artifacts.errors import ArtifactError
 from bee_core.artifacts.records import ArtifactRecord, FileStatus, Kind, artifact_id, check_id
 from bee_core.artifacts.verify import Verifier
+from bee_hostkit.files import write_atomic
 
 _CHUNK = 1024 * 1024
 
@@ -240,13 +241,8 @@ class ArtifactStore:
         return Added(record, outcome)
 
     def _write_record(self, record: ArtifactRecord) -> None:
-        temporary = self._temporary()
-        with open(temporary, "xb") as out:
-            out.write(json.dumps(record.to_json(), separators=(",", ":")).encode("utf-8") + b"\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, self.records / f"{record.id}.json")
-        _fsync_dir(self.records)
+        data = json.dumps(record.to_json(), separators=(",", ":")).encode("utf-8") + b"\n"
+        write_atomic(self.records / f"{record.id}.json", data, scratch=self.tmp)
 
     def remove(self, artifact: str) -> ArtifactRecord | None:
         """Forget ``artifact``: its record goes first (it stops existing at once), then its bytes.

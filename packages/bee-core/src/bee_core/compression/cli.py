@@ -7,20 +7,11 @@ from pathlib import Path
 
 import click
 
-_checkout_option = click.option(
-    "--checkout",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="The checkout whose instance is configured.",
-)
-_instance_option = click.option(
-    "--instance-root",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Use this Bee instance instead of <checkout>/.bee (also $BEE_INSTANCE_ROOT).",
-)
-_json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+from bee_core.options import checkout_option, instance_option, json_option
+
+_checkout_option = checkout_option("The checkout whose instance is configured.")
+_instance_option = instance_option
+_json_option = json_option
 
 
 @click.group()

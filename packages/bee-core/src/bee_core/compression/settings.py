@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bee_core.compression._files import write_atomic
 from bee_core.instance import Instance
+from bee_hostkit.files import write_atomic
 
 SETTINGS_FILE = ("compression", "settings.json")
 

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bee_contracts import ErrorCode
-from bee_core.compression._files import write_atomic
 from bee_core.instance import Instance
 from bee_hostkit import ToolError
+from bee_hostkit.files import write_atomic
 
 ORIGINALS = ("compression", "originals")
 ID_PREFIX = "cmp_"
