@@ -40,6 +40,25 @@ def checkout(tmp_path: Path) -> Path:
     return make_checkout(tmp_path / "checkout")
 
 
+def wire_size(result: Any) -> int:
+    """The size of a tool result as the SDK puts it on the wire (what resultBytes and budgets measure)."""
+    dumped = result.model_dump_json(
+        by_alias=True, exclude_none=True, include={"content", "structured_content", "is_error"}
+    )
+    return len(dumped.encode())
+
+
+async def expect_tool_errors(client: Any, calls: list[tuple[str, dict[str, Any], str, str]]) -> None:
+    """Each (tool, arguments, code, text) call must fail with that contracts code and a message containing text."""
+    for tool, arguments, code, text in calls:
+        result = await client.call_tool(tool, arguments)
+        assert result.is_error is True, (tool, arguments)
+        body = result.structured_content
+        assert body["code"] == code, (tool, body)
+        assert text in body["error"], (tool, body)
+        assert set(body) >= {"error", "code", "retryable", "outcome_unknown"}
+
+
 @asynccontextmanager
 async def core_client(checkout: Path, era: str, *extra: str, env: dict[str, str] | None = None) -> AsyncIterator[Any]:
     """A real `bee mcp serve` subprocess in ``checkout``, spoken to by the official MCP client in ``era``."""

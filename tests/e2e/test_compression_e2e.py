@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ERAS, bee_executable, core_client
+from tests.conftest import ERAS, bee_executable, core_client, expect_tool_errors
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -84,12 +84,7 @@ async def test_every_bad_input_is_a_clear_tool_error(checkout, era):
         ("bee_compression_recover", {"id": "../etc/passwd"}, "invalid_argument", "pattern"),
     ]
     async with core_client(checkout, era) as client:
-        for tool, arguments, code, text in calls:
-            result = await client.call_tool(tool, arguments)
-            assert result.is_error is True, (tool, arguments)
-            body = result.structured_content
-            assert body["code"] == code, (tool, body)
-            assert text in body["error"], (tool, body)
+        await expect_tool_errors(client, calls)
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -8,21 +8,13 @@ from mcp.shared.exceptions import MCPError
 
 from bee_contracts import load_catalog, version_info
 from bee_hostkit import CONTRACT_META_KEY
-from tests.conftest import ERAS, core_client
+from tests.conftest import ERAS, core_client, wire_size
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 
 def packet_args(*selections, budget=32768):
     return {"manifestJson": json.dumps({"selections": list(selections)}), "budgetBytes": budget}
-
-
-def wire_size(result):
-    return len(
-        result.model_dump_json(
-            by_alias=True, exclude_none=True, include={"content", "structured_content", "is_error"}
-        ).encode()
-    )
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -6,20 +6,12 @@ from pathlib import Path
 import pytest
 
 from bee_core.representation.format import checksum
-from tests.conftest import ERAS, core_client
+from tests.conftest import ERAS, core_client, expect_tool_errors, wire_size
 from tests.core._json import canonical
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "json"
-
-
-def wire_size(result):
-    return len(
-        result.model_dump_json(
-            by_alias=True, exclude_none=True, include={"content", "structured_content", "is_error"}
-        ).encode()
-    )
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -82,12 +74,6 @@ async def test_every_bad_input_is_a_clear_tool_error_with_nothing_partial(checko
             ("bee_representation_decode", {"packet": forged("[1 ,2]", 5)}, "invalid_argument", "malformed"),
             ("bee_representation_decode", {"packet": good, "budgetBytes": 1024}, "budget_exceeded", "nothing"),
         ]
-        for tool, arguments, code, text in calls:
-            result = await client.call_tool(tool, arguments)
-            assert result.is_error is True, (tool, arguments)
-            body = result.structured_content
-            assert body["code"] == code, (tool, body)
-            assert text in body["error"], (tool, body)
-            assert set(body) >= {"error", "code", "retryable", "outcome_unknown"}
+        await expect_tool_errors(client, calls)
         ok = await client.call_tool("bee_representation_decode", {"packet": good, "budgetBytes": 262144})
         assert ok.is_error is False

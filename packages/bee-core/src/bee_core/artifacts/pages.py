@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bee_core.artifacts.records import ArtifactRecord, FileStatus
-from bee_core.artifacts.verify import Verifier, tampered
+from bee_core.artifacts.records import ArtifactRecord
+from bee_core.artifacts.verify import Verifier
 from bee_hostkit import invalid
 
 
@@ -27,15 +27,4 @@ def read_page(record: ArtifactRecord, path: Path, verifier: Verifier, offset: in
             offsetBytes=offset,
             sourceBytes=record.size,
         )
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        raise tampered(record, None) from None
-    try:
-        status = verifier.check_fd(record, fd)
-        page = os.pread(fd, length, offset)
-        if FileStatus.of(os.fstat(fd)) != status:  # changed while we read: prove it again and reread
-            return read_page(record, path, verifier, offset, length)
-        return page
-    finally:
-        os.close(fd)
+    return verifier.read(record, path, lambda fd: os.pread(fd, length, offset))

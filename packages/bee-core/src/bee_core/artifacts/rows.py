@@ -17,8 +17,8 @@ from bee_contracts import ErrorCode
 from bee_core.artifacts.content import MAX_JSON_BYTES, loads
 from bee_core.artifacts.query import MISSING, Row, resolve
 from bee_core.artifacts.query import Path as FieldPath
-from bee_core.artifacts.records import ArtifactRecord, FileStatus
-from bee_core.artifacts.verify import Verifier, tampered
+from bee_core.artifacts.records import ArtifactRecord
+from bee_core.artifacts.verify import Verifier
 from bee_hostkit import ToolError, invalid
 
 #: Rough bound on the source bytes whose parsed rows stay cached.
@@ -31,21 +31,14 @@ def read_verified(record: ArtifactRecord, path: Path, verifier: Verifier) -> byt
     Raises:
         ArtifactError: ``hash_mismatch`` when it was changed behind Bee's back (or changes while read).
     """
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        raise tampered(record, None) from None
-    try:
-        status = verifier.check_fd(record, fd)
+
+    def read_all(fd: int) -> bytes:
         data = bytearray()
         while chunk := os.pread(fd, 1 << 22, len(data)):
             data += chunk
-        if FileStatus.of(os.fstat(fd)) != status:
-            verifier.check_fd(record, fd)
-            return read_verified(record, path, verifier)
         return bytes(data)
-    finally:
-        os.close(fd)
+
+    return verifier.read(record, path, read_all)
 
 
 def _unsupported(record: ArtifactRecord) -> ToolError:

@@ -19,11 +19,15 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from bee_contracts import ErrorCode
 from bee_core.artifacts.errors import ArtifactError
 from bee_core.artifacts.records import ArtifactRecord, FileStatus
+
+T = TypeVar("T")
 
 _CHUNK = 1024 * 1024
 
@@ -65,6 +69,28 @@ class Verifier:
             return True
         with self._lock:
             return self._proven.get(record.sha256) == status
+
+    def read(self, record: ArtifactRecord, path: Path, read: Callable[[int], T]) -> T:
+        """Run ``read`` on an open descriptor of ``path`` that is proven to hold ``record``'s bytes.
+
+        The status is checked again after the read; if the file changed meanwhile it is proven again and read
+        again, so what ``read`` returns never comes from changed bytes.
+
+        Raises:
+            ArtifactError: ``hash_mismatch`` when the file is missing or its bytes differ from the record.
+        """
+        while True:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                raise tampered(record, None) from None
+            try:
+                status = self.check_fd(record, fd)
+                result = read(fd)
+                if FileStatus.of(os.fstat(fd)) == status:
+                    return result
+            finally:
+                os.close(fd)
 
     def check_fd(self, record: ArtifactRecord, fd: int) -> FileStatus:
         """Prove the open file ``fd`` holds ``record``'s bytes; return the status at which that holds.
