@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from collections.abc import AsyncIterator
@@ -48,15 +49,26 @@ def wire_size(result: Any) -> int:
     return len(dumped.encode())
 
 
+def error_of(result: Any) -> dict[str, Any]:
+    """The error envelope of a failed tool result, checked for the shape every client can read.
+
+    A failure is ``isError`` with the envelope as JSON in its one text content and no ``structuredContent``
+    (clients built on the TypeScript SDK validate structuredContent against the success outputSchema).
+    """
+    assert result.is_error is True, result
+    assert result.structured_content is None, result.structured_content
+    [content] = result.content
+    body: dict[str, Any] = json.loads(content.text)
+    assert set(body) >= {"error", "code", "retryable", "outcome_unknown"}, body
+    return body
+
+
 async def expect_tool_errors(client: Any, calls: list[tuple[str, dict[str, Any], str, str]]) -> None:
     """Each (tool, arguments, code, text) call must fail with that contracts code and a message containing text."""
     for tool, arguments, code, text in calls:
-        result = await client.call_tool(tool, arguments)
-        assert result.is_error is True, (tool, arguments)
-        body = result.structured_content
+        body = error_of(await client.call_tool(tool, arguments))
         assert body["code"] == code, (tool, body)
         assert text in body["error"], (tool, body)
-        assert set(body) >= {"error", "code", "retryable", "outcome_unknown"}
 
 
 @asynccontextmanager

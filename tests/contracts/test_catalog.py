@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from bee_contracts import HOSTS, CatalogError, ErrorCode, contract_digest, contract_document, error_body, load_catalog
+from bee_contracts import HOSTS, BeeError, CatalogError, ErrorCode, contract_digest, contract_document, load_catalog
 from bee_contracts.catalog import _parse
 from bee_contracts.digest import canonical_json
 
@@ -56,10 +56,11 @@ def test_malformed_catalog_files_fail_at_load(mutation, message):
 
 
 def test_error_envelope_shape_and_retryable_defaults():
-    body = error_body(ErrorCode.BUSY, "try later")
+    body = BeeError(ErrorCode.BUSY, "try later").body()
     assert body == {"error": "try later", "code": "busy", "retryable": True, "outcome_unknown": False}
-    body = error_body(ErrorCode.NOT_FOUND, "gone", details={"id": "x"})
+    body = BeeError(ErrorCode.NOT_FOUND, "gone", details={"id": "x"}).body()
     assert body["retryable"] is False and body["details"] == {"id": "x"}
+    assert BeeError(ErrorCode.INTERNAL, "x", retryable=False).body()["retryable"] is False
 
 
 def test_only_compression_writes_among_the_representation_and_compression_tools():

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.artifacts.query import parse_query
 from bee_core.handlers.artifact_query import bee_artifact_query
-from bee_hostkit import Deadline, ToolError
+from bee_hostkit import Call, Deadline
 from bee_hostkit.results import result_bytes
 from tests.core.artifacts_helpers import add, blob, initialised, tamper
 
@@ -33,7 +33,12 @@ def table(ctx):
 
 def query(ctx, artifact, q, *, budget=262144, deadline=None):
     text = q if isinstance(q, str) else json.dumps(q)
-    return bee_artifact_query(ctx, {"id": artifact, "queryJson": text, "budgetBytes": budget}, deadline or Deadline(30))
+    return bee_artifact_query(
+        ctx,
+        Call(
+            "bee_artifact_query", {"id": artifact, "queryJson": text, "budgetBytes": budget}, deadline or Deadline(30)
+        ),
+    )
 
 
 def names(result):
@@ -41,7 +46,7 @@ def names(result):
 
 
 def fail(ctx, artifact, q, **kwargs):
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         query(ctx, artifact, q, **kwargs)
     return info.value
 

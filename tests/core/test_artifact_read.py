@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.handlers.artifact_read import bee_artifact_read
-from bee_hostkit import Deadline, ToolError
+from bee_hostkit import Call, Deadline
 from tests.core.artifacts_helpers import add, blob, initialised, tamper
 
 
@@ -18,7 +18,9 @@ def ctx(tmp_path):
 
 
 def read(ctx, artifact, offset=0, length=65536):
-    return bee_artifact_read(ctx, {"id": artifact, "offsetBytes": offset, "lengthBytes": length}, Deadline(30))
+    return bee_artifact_read(
+        ctx, Call("bee_artifact_read", {"id": artifact, "offsetBytes": offset, "lengthBytes": length}, Deadline(30))
+    )
 
 
 def test_pages_reassemble_the_exact_bytes(ctx):
@@ -53,7 +55,7 @@ def test_an_empty_artifact_has_one_empty_page(ctx):
 @pytest.mark.parametrize("offset", [10, 11, 10**9])
 def test_offset_past_the_end(ctx, offset):
     record = add(ctx, "t", b"0123456789")
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         read(ctx, record.id, offset)
     assert info.value.code is ErrorCode.INVALID_ARGUMENT
     assert "past the end" in info.value.message and "nextOffsetBytes" in info.value.message
@@ -63,15 +65,15 @@ def test_a_tampered_artifact_serves_no_page(ctx):
     record = add(ctx, "t", b"original content\n")
     read(ctx, record.id)
     tamper(blob(ctx, record), b"original CONTENT\n")
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         read(ctx, record.id, 0, 8)
     assert info.value.code is ErrorCode.HASH_MISMATCH
 
 
 def test_unknown_and_malformed_ids(ctx):
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         read(ctx, "art-ffffffffffffffff")
     assert info.value.code is ErrorCode.NOT_FOUND
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         read(ctx, "../../x")
     assert info.value.code is ErrorCode.INVALID_ARGUMENT

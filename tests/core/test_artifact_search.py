@@ -2,11 +2,11 @@
 
 import pytest
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.artifacts.search import LINE_CHARS, LISTING_CAP, PROBE_BYTES, PROBE_SAMPLES
 from bee_core.context import CoreContext
 from bee_core.handlers.artifact_search import bee_artifact_search
-from bee_hostkit import Deadline, ToolError
+from bee_hostkit import Call, Deadline
 from bee_hostkit.results import result_bytes
 from tests.core.artifacts_helpers import add, blob, initialised, tamper
 
@@ -20,11 +20,11 @@ def search(ctx, text, *, ids=None, offset=0, limit=20, budget=262144, deadline=N
     args = {"text": text, "offset": offset, "limit": limit, "budgetBytes": budget}
     if ids is not None:
         args["ids"] = ids
-    return bee_artifact_search(ctx, args, deadline or Deadline(30))
+    return bee_artifact_search(ctx, Call("bee_artifact_search", args, deadline or Deadline(30)))
 
 
 def fail(ctx, text, **kwargs):
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         search(ctx, text, **kwargs)
     return info.value
 
@@ -273,6 +273,6 @@ def test_a_deadline_that_passes_while_ripgrep_runs_kills_it(ctx):
     from bee_core.artifacts import ripgrep
 
     record = add(ctx, "big", b"".join(b"line %d of a larger log\n" % i for i in range(400_000)))
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         ripgrep.counts([blob(ctx, record)], "absent", Deadline(0))  # expires before ripgrep can answer
     assert info.value.code is ErrorCode.DEADLINE_EXCEEDED and "nothing partial" in info.value.message

@@ -7,9 +7,8 @@ import os
 
 import pytest
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.artifacts.content import MAX_JSON_BYTES, ContentScanner
-from bee_core.artifacts.errors import ArtifactError
 from bee_core.artifacts.lines import BLOCK_BYTES, LineIndex
 from bee_core.artifacts.records import artifact_id
 from bee_core.artifacts.store import ArtifactStore
@@ -109,10 +108,10 @@ def test_list_is_oldest_first_and_rm_forgets_record_and_bytes(ctx):
     assert removed == records[1]
     assert [r.id for r in store.list()] == [records[0].id, records[2].id]
     assert not blob(ctx, records[1]).exists()
-    with pytest.raises(ArtifactError) as info:
+    with pytest.raises(BeeError) as info:
         store.get(records[1].id)
     assert info.value.code is ErrorCode.NOT_FOUND
-    with pytest.raises(ArtifactError) as info:
+    with pytest.raises(BeeError) as info:
         store.remove(records[1].id)
     assert info.value.code is ErrorCode.NOT_FOUND
 
@@ -120,7 +119,7 @@ def test_list_is_oldest_first_and_rm_forgets_record_and_bytes(ctx):
 def test_malformed_ids_are_refused_before_touching_files(ctx):
     store = ctx.artifacts.store(ctx.instance)
     for bad in ["../../etc/passwd", "art-XYZ", "art-0123", ""]:
-        with pytest.raises(ArtifactError) as info:
+        with pytest.raises(BeeError) as info:
             store.get(bad)
         assert info.value.code is ErrorCode.INVALID_ARGUMENT
         assert "art-0123456789abcdef" in info.value.message
@@ -166,7 +165,7 @@ def test_tampering_is_detected_and_a_readd_repairs_it(ctx):
     path = blob(ctx, record)
     tamper(path, b"modified bytes\n")
     fresh = Verifier()  # a new process: only the recorded status to go on
-    with pytest.raises(ArtifactError) as info:
+    with pytest.raises(BeeError) as info:
         fresh.check(record, path)
     assert info.value.code is ErrorCode.HASH_MISMATCH
     assert "bee artifact add" in info.value.message and record.id in info.value.message
@@ -184,7 +183,7 @@ def test_same_size_rewrite_with_restored_mtime_is_still_detected(ctx):
     before = path.stat()
     tamper(path, b"ABCDEF\n")
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # ctime still moves
-    with pytest.raises(ArtifactError) as info:
+    with pytest.raises(BeeError) as info:
         Verifier().check(record, path)
     assert info.value.code is ErrorCode.HASH_MISMATCH
 
@@ -204,7 +203,7 @@ def test_a_status_change_without_a_content_change_is_rehashed_once(ctx):
 def test_missing_bytes_are_a_hash_mismatch(ctx):
     record = add(ctx, "log", b"bytes\n")
     blob(ctx, record).unlink()
-    with pytest.raises(ArtifactError) as info:
+    with pytest.raises(BeeError) as info:
         Verifier().check(record, blob(ctx, record))
     assert info.value.code is ErrorCode.HASH_MISMATCH and "missing" in info.value.message
 
@@ -213,7 +212,7 @@ def test_a_damaged_record_is_reported(ctx):
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     (store.records / f"{record.id}.json").write_text("{not json")
-    with pytest.raises(ArtifactError) as info:
+    with pytest.raises(BeeError) as info:
         ArtifactStore(store.root).get(record.id)
     assert info.value.code is ErrorCode.INTERNAL and "bee artifact rm" in info.value.message
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.compression.method import METHOD, compress
 from bee_core.compression.settings import load_settings, save_settings
 from bee_core.compression.store import RetentionStore
@@ -15,7 +15,7 @@ from bee_core.context import CoreContext
 from bee_core.handlers.compression_recover import bee_compression_recover
 from bee_core.handlers.context_compress import bee_context_compress
 from bee_core.representation.tokens import count_tokens
-from bee_hostkit import Deadline, ToolError
+from bee_hostkit import Call, Deadline
 
 PROSE = Path(__file__).resolve().parents[1] / "fixtures" / "prose"
 DESIGN = (PROSE / "design.md").read_text()
@@ -98,11 +98,13 @@ def ctx(tmp_path):
 
 
 def call_compress(ctx, text=DESIGN, kind="prose", rate=50):
-    return bee_context_compress(ctx, {"text": text, "contentKind": kind, "ratePercent": rate}, Deadline(30))
+    return bee_context_compress(
+        ctx, Call("bee_context_compress", {"text": text, "contentKind": kind, "ratePercent": rate}, Deadline(30))
+    )
 
 
 def fail(call, *args):
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         call(*args)
     return info.value
 
@@ -124,7 +126,9 @@ def test_enabled_compression_retains_then_recovers_the_exact_original(ctx):
     assert result["outputTokens"] == count_tokens(result["text"]) and result["outputBytes"] == len(
         result["text"].encode()
     )
-    recovered = bee_compression_recover(ctx, {"id": result["id"], "budgetBytes": 262144}, Deadline(30))
+    recovered = bee_compression_recover(
+        ctx, Call("bee_compression_recover", {"id": result["id"], "budgetBytes": 262144}, Deadline(30))
+    )
     assert recovered["text"] == DESIGN and recovered["method"] == METHOD
     assert recovered["sha256"] == "sha256:" + hashlib.sha256(DESIGN.encode()).hexdigest() == result["originalSha256"]
     files = sorted(p.name for p in ctx.instance.path("compression", "originals").iterdir())
@@ -138,25 +142,48 @@ def test_recover_refuses_tampered_or_missing_originals(ctx):
     meta_path = ctx.instance.path("compression", "originals", f"{record.id}.json")
     args = {"id": record.id, "budgetBytes": 65536}
     text_path.write_text("The original text!")
-    assert fail(bee_compression_recover, ctx, args, Deadline(30)).code is ErrorCode.HASH_MISMATCH
+    assert (
+        fail(bee_compression_recover, ctx, Call("bee_compression_recover", args, Deadline(30))).code
+        is ErrorCode.HASH_MISMATCH
+    )
     RetentionStore(ctx.instance).retain("The original text.", METHOD)  # a damaged copy is rewritten whole
-    assert bee_compression_recover(ctx, args, Deadline(30))["text"] == "The original text."
+    assert (
+        bee_compression_recover(ctx, Call("bee_compression_recover", args, Deadline(30)))["text"]
+        == "The original text."
+    )
     meta = json.loads(meta_path.read_text())
     meta_path.write_text(json.dumps({**meta, "sha256": "sha256:" + "0" * 64}))
-    assert fail(bee_compression_recover, ctx, args, Deadline(30)).code is ErrorCode.HASH_MISMATCH
+    assert (
+        fail(bee_compression_recover, ctx, Call("bee_compression_recover", args, Deadline(30))).code
+        is ErrorCode.HASH_MISMATCH
+    )
     meta_path.write_text("{broken")
-    assert fail(bee_compression_recover, ctx, args, Deadline(30)).code is ErrorCode.HASH_MISMATCH
+    assert (
+        fail(bee_compression_recover, ctx, Call("bee_compression_recover", args, Deadline(30))).code
+        is ErrorCode.HASH_MISMATCH
+    )
     meta_path.unlink()
-    assert fail(bee_compression_recover, ctx, args, Deadline(30)).code is ErrorCode.NOT_FOUND
+    assert (
+        fail(bee_compression_recover, ctx, Call("bee_compression_recover", args, Deadline(30))).code
+        is ErrorCode.NOT_FOUND
+    )
 
 
 def test_recover_budget_and_missing_instance(ctx, tmp_path):
     record = RetentionStore(ctx.instance).retain(GPL[:5000], METHOD)
-    error = fail(bee_compression_recover, ctx, {"id": record.id, "budgetBytes": 1024}, Deadline(30))
+    error = fail(
+        bee_compression_recover,
+        ctx,
+        Call("bee_compression_recover", {"id": record.id, "budgetBytes": 1024}, Deadline(30)),
+    )
     assert error.code is ErrorCode.BUDGET_EXCEEDED
     bare = tmp_path / "bare"
     bare.mkdir()
-    error = fail(bee_compression_recover, CoreContext.open(bare), {"id": record.id, "budgetBytes": 65536}, Deadline(30))
+    error = fail(
+        bee_compression_recover,
+        CoreContext.open(bare),
+        Call("bee_compression_recover", {"id": record.id, "budgetBytes": 65536}, Deadline(30)),
+    )
     assert error.code is ErrorCode.NOT_INITIALIZED
 
 

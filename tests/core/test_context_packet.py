@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.context import CoreContext
 from bee_core.handlers.context_packet import bee_context_packet
-from bee_hostkit import Deadline, ToolError
+from bee_hostkit import Call, Deadline
 from bee_hostkit.results import result_bytes
 from tests.conftest import make_checkout
 
@@ -21,11 +21,11 @@ def ctx(tmp_path):
 
 def run(ctx, *selections, budget=32768, deadline=None):
     args = {"manifestJson": json.dumps({"selections": list(selections)}), "budgetBytes": budget}
-    return bee_context_packet(ctx, args, deadline or Deadline(15))
+    return bee_context_packet(ctx, Call("bee_context_packet", args, deadline or Deadline(15)))
 
 
 def fail(ctx, *selections, budget=32768):
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         run(ctx, *selections, budget=budget)
     return info.value
 
@@ -176,7 +176,7 @@ def test_symlink_out_of_the_checkout_is_refused(ctx, tmp_path):
 
 
 def test_expired_deadline_delivers_nothing(ctx):
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         run(ctx, {"id": "x", "path": "src/a.py", "representation": "index"}, deadline=Deadline(0))
     assert info.value.code is ErrorCode.DEADLINE_EXCEEDED
 

@@ -2,9 +2,8 @@ import json
 
 import pytest
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.packet.manifest import parse_manifest
-from bee_hostkit import ToolError
 
 
 def manifest(*selections):
@@ -16,7 +15,7 @@ def sel(id, path="a.py", representation="index", **extra):
 
 
 def failure(text):
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         parse_manifest(text)
     assert info.value.code is ErrorCode.INVALID_ARGUMENT
     return info.value.message

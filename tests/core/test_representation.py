@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.representation.codec import decode_packet, encode_packet
 from bee_core.representation.format import checksum
 from bee_core.representation.tokens import count_tokens
-from bee_hostkit import ToolError
 from tests.core._json import canonical
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "json"
@@ -133,7 +132,7 @@ def test_token_counts_use_the_bundled_encodings():
 
 
 def fail(call, *args):
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         call(*args)
     return info.value
 

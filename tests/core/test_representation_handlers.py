@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.context import CoreContext
 from bee_core.handlers.representation_decode import bee_representation_decode
 from bee_core.handlers.representation_encode import bee_representation_encode
 from bee_core.representation.tokens import count_tokens
-from bee_hostkit import Deadline, ToolError
+from bee_hostkit import Call, Deadline
 from bee_hostkit.results import result_bytes
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -26,11 +26,13 @@ def ctx(tmp_path):
 
 def encode(ctx, text, **extra):
     args = {"json": text, "encoding": "auto", "tokenizer": "o200k", "budgetBytes": 262144, **extra}
-    return bee_representation_encode(ctx, args, Deadline(30))
+    return bee_representation_encode(ctx, Call("bee_representation_encode", args, Deadline(30)))
 
 
 def decode(ctx, packet, budget=262144):
-    return bee_representation_decode(ctx, {"packet": packet, "budgetBytes": budget}, Deadline(30))
+    return bee_representation_decode(
+        ctx, Call("bee_representation_decode", {"packet": packet, "budgetBytes": budget}, Deadline(30))
+    )
 
 
 def test_counts_and_exact_result_size(ctx):
@@ -52,7 +54,7 @@ def test_cl100k_counts_differ_from_o200k(ctx):
 
 
 def fail(call, *args, **kwargs):
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         call(*args, **kwargs)
     return info.value
 

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from bee_contracts import load_catalog
-from tests.conftest import ERAS, bee_executable, core_client
+from tests.conftest import ERAS, bee_executable, core_client, error_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -161,9 +161,7 @@ async def test_every_bad_input_is_a_clear_tool_error(checkout, artifacts, era):
     ]
     async with core_client(checkout, era) as client:
         for tool, arguments, code, text_in_message in bad_calls:
-            result = await client.call_tool(tool, arguments)
-            assert result.is_error is True, (tool, arguments)
-            body = result.structured_content
+            body = error_of(await client.call_tool(tool, arguments))
             assert body["code"] == code, (tool, arguments, body)
             assert text_in_message in body["error"], (tool, arguments, body)
         ok = await call(client, "bee_artifact_read", {"id": log, "lengthBytes": 1})
@@ -177,8 +175,8 @@ async def test_counts_that_do_not_fit_the_budget(checkout, era):
         ingest(checkout, f"a-rather-long-artifact-name-to-fill-the-counts-{i}.log", b"shared line %d\n" % i)
     async with core_client(checkout, era) as client:
         result = await client.call_tool("bee_artifact_search", {"text": "shared", "budgetBytes": 512})
-        assert result.is_error is True and result.structured_content["code"] == "budget_exceeded"
-        assert "even the counts" in result.structured_content["error"]
+        assert error_of(result)["code"] == "budget_exceeded"
+        assert "even the counts" in error_of(result)["error"]
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -195,8 +193,8 @@ async def test_an_artifact_changed_behind_bees_back_is_never_served(checkout, ar
             ("bee_artifact_search", {"text": "ERROR"}),
         ]:
             result = await client.call_tool(tool, arguments)
-            assert result.is_error is True and result.structured_content["code"] == "hash_mismatch", tool
-            assert "bee artifact add" in result.structured_content["error"]
+            assert error_of(result)["code"] == "hash_mismatch", tool
+            assert "bee artifact add" in error_of(result)["error"]
         untouched = await call(client, "bee_artifact_search", {"text": "ü", "ids": [artifacts["text"]["id"]]})
         assert untouched.is_error is False
 
@@ -210,8 +208,8 @@ async def test_tools_need_an_initialised_instance(checkout, era):
             ("bee_artifact_read", {"id": "art-0123456789abcdef"}),
         ]:
             result = await client.call_tool(tool, arguments)
-            assert result.is_error is True and result.structured_content["code"] == "not_initialized", tool
-            assert "bee init" in result.structured_content["error"]
+            assert error_of(result)["code"] == "not_initialized", tool
+            assert "bee init" in error_of(result)["error"]
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -222,4 +220,4 @@ async def test_deadline_exceeded_delivers_nothing(checkout, artifacts, era):
             ("bee_artifact_query", {"id": artifacts["json"]["id"], "queryJson": "{}"}),
         ]:
             result = await client.call_tool(tool, arguments)
-            assert result.is_error is True and result.structured_content["code"] == "deadline_exceeded", tool
+            assert error_of(result)["code"] == "deadline_exceeded", tool

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ERAS, bee_executable, core_client, expect_tool_errors
+from tests.conftest import ERAS, bee_executable, core_client, error_of, expect_tool_errors
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -52,14 +52,14 @@ async def test_enabled_compression_retains_the_original_and_recover_returns_it_e
         assert recovered.structured_content["text"] == PROSE
         assert recovered.structured_content["sha256"] == data["originalSha256"]
         too_small = await client.call_tool("bee_compression_recover", {"id": data["id"], "budgetBytes": 512})
-        assert too_small.structured_content["code"] == "budget_exceeded"
+        assert error_of(too_small)["code"] == "budget_exceeded"
         original = checkout / ".bee" / "compression" / "originals" / f"{data['id']}.txt"
         original.write_text(PROSE.replace("Bee", "Wasp"))
         tampered = await client.call_tool("bee_compression_recover", {"id": data["id"]})
-        assert tampered.is_error is True and tampered.structured_content["code"] == "hash_mismatch"
+        assert error_of(tampered)["code"] == "hash_mismatch"
         original.unlink()
         missing = await client.call_tool("bee_compression_recover", {"id": data["id"]})
-        assert missing.structured_content["code"] == "not_found"
+        assert error_of(missing)["code"] == "not_found"
     bee(checkout, "compression", "disable")
     async with core_client(checkout, era) as client:
         off = await client.call_tool("bee_context_compress", {"text": PROSE, "contentKind": "prose"})
@@ -93,4 +93,4 @@ async def test_recover_without_an_instance_is_not_initialized(tmp_path, era):
     bare.mkdir()
     async with core_client(bare, era) as client:
         result = await client.call_tool("bee_compression_recover", {"id": "cmp_" + "a" * 24})
-    assert result.structured_content["code"] == "not_initialized"
+    assert error_of(result)["code"] == "not_initialized"

@@ -1,12 +1,13 @@
-"""The Host in process: admission, deadlines, catalog/handler agreement, error mapping."""
+"""The Host in process: admission, deadlines, catalog/handler agreement, the call object, the error shape."""
 
+import json
 import threading
 
 import anyio
 import pytest
 
-from bee_contracts import ErrorCode, ToolSpec
-from bee_hostkit import Host, ToolError, current_caller
+from bee_contracts import BeeError, ErrorCode, ToolSpec
+from bee_hostkit import Call, Host
 
 pytestmark = pytest.mark.anyio
 
@@ -15,23 +16,53 @@ SPEC = ToolSpec(
     name="demo",
     title="Demo",
     description="demo",
-    input_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "additionalProperties": False},
-    output_schema={"type": "object"},
+    input_schema={
+        "type": "object",
+        "properties": {"n": {"type": "integer"}, "mode": {"type": "string", "default": "fast"}},
+        "additionalProperties": False,
+    },
+    output_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False},
 )
+
+
+def error_of(wire: dict) -> dict:
+    """The envelope of a failed result: JSON text, and never structuredContent (the TypeScript SDK checks that)."""
+    assert wire["isError"] is True
+    assert "structuredContent" not in wire
+    [content] = wire["content"]
+    assert content["type"] == "text"
+    return json.loads(content["text"])
 
 
 def test_catalog_and_handlers_must_agree():
     with pytest.raises(ValueError, match="disagree"):
         Host("h", [SPEC], {})
     with pytest.raises(ValueError, match="disagree"):
-        Host("h", [SPEC], {"demo": lambda a, d: {}, "extra": lambda a, d: {}})
+        Host("h", [SPEC], {"demo": lambda call: {}, "extra": lambda call: {}})
+
+
+async def test_the_handler_gets_one_call_with_typed_arguments_defaults_deadline_and_caller():
+    seen: list[Call] = []
+
+    def handler(call: Call) -> dict:
+        seen.append(call)
+        return {"ok": True}
+
+    host = Host("h", [SPEC], {"demo": handler}, deadlines={"demo": 7.0})
+    wire = await host.call("demo", {"n": 2}, caller="alice")
+    assert wire["structuredContent"] == {"ok": True} and json.loads(wire["content"][0]["text"]) == {"ok": True}
+    [call] = seen
+    assert call.tool == "demo" and call.args == {"n": 2, "mode": "fast"} and call.caller == "alice"
+    assert 0 < call.deadline.remaining <= 7.0
+    await host.call("demo", {})
+    assert seen[1].caller is None
 
 
 async def test_over_the_admission_limit_the_answer_is_busy_at_once():
     release = threading.Event()
 
-    def slow(args, deadline):
+    def slow(call):
         release.wait(10)
         return {"ok": True}
 
@@ -46,33 +77,33 @@ async def test_over_the_admission_limit_the_answer_is_busy_at_once():
         await anyio.sleep(0.2)
         second = await host.call("demo", {})
         release.set()
-    assert second["isError"] is True and second["structuredContent"]["code"] == "busy"
-    assert second["structuredContent"]["retryable"] is True
+    busy = error_of(second)
+    assert busy["code"] == "busy" and busy["retryable"] is True
     assert first["isError"] is False
     assert (await host.call("demo", {}))["isError"] is False  # the slot was given back
 
 
 async def test_a_handler_past_its_deadline_is_answered_without_it_and_writes_are_outcome_unknown():
     gate = threading.Event()
-    host = Host("h", [SPEC], {"demo": lambda a, d: gate.wait(10) or {}}, deadlines={"demo": 0.05})
+    host = Host("h", [SPEC], {"demo": lambda call: gate.wait(10) or {}}, deadlines={"demo": 0.05})
     result = await host.call("demo", {})
     gate.set()
-    body = result["structuredContent"]
+    body = error_of(result)
     assert body["code"] == "deadline_exceeded" and body["outcome_unknown"] is True
 
 
-async def test_failures_map_to_the_envelope_and_internals_stay_hidden():
-    def broken(args, deadline):
+async def test_failures_are_the_envelope_as_text_without_structured_content_and_internals_stay_hidden():
+    def broken(call):
         raise RuntimeError("secret internals")
 
-    def refusing(args, deadline):
-        raise ToolError(ErrorCode.CONFLICT, "changed", details={"state_revision": 3})
+    def refusing(call):
+        raise BeeError(ErrorCode.CONFLICT, "changed", details={"state_revision": 3})
 
     host = Host("h", [SPEC], {"demo": broken})
-    body = (await host.call("demo", {}))["structuredContent"]
+    body = error_of(await host.call("demo", {}))
     assert body["code"] == "internal" and "secret" not in body["error"] and body["outcome_unknown"] is True
     host = Host("h", [SPEC], {"demo": refusing})
-    body = (await host.call("demo", {}))["structuredContent"]
+    body = error_of(await host.call("demo", {}))
     assert body == {
         "error": "changed",
         "code": "conflict",
@@ -80,9 +111,5 @@ async def test_failures_map_to_the_envelope_and_internals_stay_hidden():
         "outcome_unknown": False,
         "details": {"state_revision": 3},
     }
-
-
-async def test_the_caller_reaches_the_handler_thread():
-    host = Host("h", [SPEC], {"demo": lambda a, d: {"caller": current_caller()}})
-    assert (await host.call("demo", {}, caller="alice"))["structuredContent"] == {"caller": "alice"}
-    assert (await host.call("demo", {}))["structuredContent"] == {"caller": None}
+    body = error_of(await host.call("demo", {"n": "two"}))
+    assert body["code"] == "invalid_argument" and "argument n must be of type integer" in body["error"]

@@ -2,8 +2,8 @@ import os
 
 import pytest
 
-from bee_contracts import ErrorCode
-from bee_hostkit import ToolError, confine
+from bee_contracts import BeeError, ErrorCode
+from bee_hostkit import confine
 
 
 @pytest.fixture
@@ -18,7 +18,7 @@ def root(tmp_path):
 
 
 def code_of(root, path):
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         confine(root, path)
     return info.value.code
 

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bee_contracts import ErrorCode
-from bee_hostkit import Budget, ToolError, with_size
+from bee_contracts import BeeError, ErrorCode
+from bee_hostkit import Budget, with_size
 from bee_hostkit.results import guard, piece_bytes, render, result_bytes
 
 json_values = st.recursive(
@@ -45,7 +45,7 @@ def test_with_size_is_a_fixed_point():
 
 def test_budget_require_fails_with_sizes():
     budget = Budget(600)
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         budget.require({"text": "y" * 1000})
     assert info.value.code is ErrorCode.BUDGET_EXCEEDED
     assert info.value.details["budgetBytes"] == 600 and info.value.details["overByBytes"] > 0
@@ -54,7 +54,7 @@ def test_budget_require_fails_with_sizes():
 def test_guard_refuses_results_over_256_kib():
     small = {"text": "a"}
     assert guard(small) == result_bytes(small)
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         guard({"text": "a" * (140 * 1024)})  # twice 140 KiB with the text copy: over 256 KiB
     assert info.value.code is ErrorCode.RESULT_TOO_LARGE
 

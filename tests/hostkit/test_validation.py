@@ -1,7 +1,6 @@
 import pytest
 
-from bee_contracts import ErrorCode
-from bee_hostkit import ToolError
+from bee_contracts import BeeError, ErrorCode
 from bee_hostkit.validation import SchemaValidator
 
 SCHEMA = {
@@ -17,7 +16,7 @@ SCHEMA = {
 
 
 def message(arguments):
-    with pytest.raises(ToolError) as info:
+    with pytest.raises(BeeError) as info:
         SchemaValidator("demo", SCHEMA).validate(arguments)
     assert info.value.code is ErrorCode.INVALID_ARGUMENT
     return info.value.message

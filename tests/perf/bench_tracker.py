@@ -135,7 +135,7 @@ def _worker_process(
                     if response.status_code != 200:
                         errors[f"http {response.status_code}"] = errors.get(f"http {response.status_code}", 0) + 1
                     elif (result := response.json()["result"]).get("isError"):
-                        code = result["structuredContent"]["code"]
+                        code = json.loads(result["content"][0]["text"])["code"]
                         errors[code] = errors.get(code, 0) + 1
                     highest[0] = max(highest[0], i)
                     i += 1

@@ -27,7 +27,7 @@ NOOP = ToolSpec(
 
 def main() -> None:
     port, secret = int(sys.argv[1]), bytes.fromhex(sys.argv[2])
-    host = Host("noop", [NOOP], {"noop": lambda args, deadline: {"data": {}}}, max_in_flight=100)
+    host = Host("noop", [NOOP], {"noop": lambda call: {"data": {}}}, max_in_flight=100)
     verifier = hmac_verifier(secret)
     app = mcp_http_app(
         host.build_server(),

@@ -3,13 +3,15 @@
 from bee_contracts._version import CONTRACT_VERSION, __version__
 from bee_contracts.catalog import HOSTS, CatalogError, ToolSpec, catalog_by_name, load_catalog
 from bee_contracts.digest import canonical_json, contract_digest, contract_document
-from bee_contracts.errors import CODES, ErrorCode, error_body
+from bee_contracts.errors import CODES, BeeError, ErrorBody, ErrorCode, invalid
 
 __all__ = [
     "CODES",
     "CONTRACT_VERSION",
     "HOSTS",
+    "BeeError",
     "CatalogError",
+    "ErrorBody",
     "ErrorCode",
     "ToolSpec",
     "__version__",
@@ -17,7 +19,7 @@ __all__ = [
     "catalog_by_name",
     "contract_digest",
     "contract_document",
-    "error_body",
+    "invalid",
     "load_catalog",
     "version_info",
 ]

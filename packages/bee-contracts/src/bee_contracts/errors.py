@@ -1,15 +1,19 @@
 """The closed list of tool error codes and the one error envelope every host returns.
 
-A failed tool call is a result with ``isError: true`` whose structured body is
-``{error, code, retryable, outcome_unknown, details?}``. Protocol faults (malformed JSON, unknown tools, frames over
-the limit) are JSON-RPC errors instead and never use these codes.
+A failed tool call is a result with ``isError: true`` whose text content is the JSON envelope
+``{error, code, retryable, outcome_unknown, details?}`` and which carries no ``structuredContent`` (clients built on
+the TypeScript SDK check structuredContent against the tool's success outputSchema even on errors). Protocol faults
+(malformed JSON, unknown tools, frames over the limit) are JSON-RPC errors instead and never use these codes.
+
+:class:`BeeError` is the one coded exception: domain code anywhere in Bee raises it (or maps its own exceptions to
+it in one place per package), and hosts and CLI commands turn it into the envelope or a message.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 
 class ErrorCode(StrEnum):
@@ -69,24 +73,59 @@ CODES: dict[ErrorCode, CodeInfo] = {
 }
 
 
-def error_body(
-    code: ErrorCode,
-    message: str,
-    *,
-    retryable: bool | None = None,
-    outcome_unknown: bool = False,
-    details: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Build the structured body of a failed tool result (the one error envelope)."""
-    body: dict[str, Any] = {
-        "error": message,
-        "code": code.value,
-        "retryable": CODES[code].retryable if retryable is None else retryable,
-        "outcome_unknown": outcome_unknown,
-    }
-    if details:
-        body["details"] = details
-    return body
+class ErrorBody(TypedDict):
+    """The error envelope, as JSON in the text content of a failed tool result."""
+
+    error: str
+    code: str
+    retryable: bool
+    outcome_unknown: bool
+    details: NotRequired[dict[str, Any]]
+
+
+class BeeError(Exception):
+    """A failure with a contracts code and a message that says what to change.
+
+    Raise it anywhere below a tool handler or CLI command: a host answers ``isError: true`` with :meth:`body`, a
+    command prints the message. ``retryable`` defaults to the code's; ``outcome_unknown`` says a write may or may
+    not have landed.
+    """
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        details: dict[str, Any] | None = None,
+        retryable: bool | None = None,
+        outcome_unknown: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details
+        self.retryable = CODES[code].retryable if retryable is None else retryable
+        self.outcome_unknown = outcome_unknown
+
+    def body(self) -> ErrorBody:
+        """The error envelope for this failure."""
+        body: ErrorBody = {
+            "error": self.message,
+            "code": self.code.value,
+            "retryable": self.retryable,
+            "outcome_unknown": self.outcome_unknown,
+        }
+        if self.details:
+            body["details"] = self.details
+        return body
+
+    def __repr__(self) -> str:
+        return f"BeeError({self.code.value!r}, {self.message!r})"
+
+
+def invalid(message: str, **details: Any) -> BeeError:
+    """Shorthand for the most common failure: a bad argument (``details`` name what was wrong)."""
+    return BeeError(ErrorCode.INVALID_ARGUMENT, message, details=details or None)
 
 
 def as_dict() -> dict[str, dict[str, Any]]:

@@ -9,7 +9,7 @@ from typing import Any
 from bee_contracts import load_catalog
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS, PACKET_DEADLINE_SECONDS
 from bee_core.context import CoreContext
-from bee_hostkit import Deadline, Handler, Host
+from bee_hostkit import Call, Handler, Host
 
 #: Each tool and the function that handles it (module:function). Handlers are imported on their first call, so
 #: start-up (and the first tools/list) never pays for the libraries of tools nobody has called yet.
@@ -45,13 +45,13 @@ INSTRUCTIONS = (
 def _bound(ctx: CoreContext, target: str) -> Handler:
     module_name, _, function_name = target.partition(":")
 
-    def call(args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+    def bound(call: Call[Any]) -> dict[str, Any]:
         handler = getattr(importlib.import_module(module_name), function_name)
-        result: dict[str, Any] = handler(ctx, args, deadline)
+        result: dict[str, Any] = handler(ctx, call)
         return result
 
-    call.__name__ = function_name
-    return call
+    bound.__name__ = function_name
+    return bound
 
 
 def handlers(ctx: CoreContext) -> dict[str, Handler]:

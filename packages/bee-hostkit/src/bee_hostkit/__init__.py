@@ -1,33 +1,33 @@
 """Bee's shared MCP host runtime on the official SDK.
 
-The light helpers (errors, budgets, deadlines, path confinement) import without the SDK, so CLI commands that only
-raise a ToolError or confine a path start fast; the host itself (and with it the SDK) loads on first use.
+The light helpers (the call object, budgets, deadlines, path confinement) import without the SDK, so CLI commands
+that only confine a path start fast; the host itself (and with it the SDK) loads on first use. The one coded
+exception, :class:`bee_contracts.BeeError`, lives in bee-contracts next to the codes.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from bee_hostkit._version import __version__
 from bee_hostkit.budget import Budget, with_size
+from bee_hostkit.call import Call, local_call
 from bee_hostkit.deadline import Deadline, never
-from bee_hostkit.errors import ToolError, invalid
 from bee_hostkit.paths import confine
 
 if TYPE_CHECKING:
-    from bee_hostkit.host import CONTRACT_META_KEY, Handler, Host, current_caller, serve_stdio
+    from bee_hostkit.host import CONTRACT_META_KEY, Handler, Host, serve_stdio
 
-_FROM_HOST = frozenset({"CONTRACT_META_KEY", "Handler", "Host", "current_caller", "serve_stdio"})
+_FROM_HOST = frozenset({"CONTRACT_META_KEY", "Handler", "Host", "serve_stdio"})
 
 __all__ = [
     "CONTRACT_META_KEY",
     "Budget",
+    "Call",
     "Deadline",
     "Handler",
     "Host",
-    "ToolError",
     "__version__",
     "confine",
-    "current_caller",
-    "invalid",
+    "local_call",
     "never",
     "serve_stdio",
     "with_size",

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_contracts.limits import MAX_RESULT_BYTES
-from bee_hostkit.errors import ToolError
 from bee_hostkit.results import result_bytes
 
 
@@ -27,17 +26,17 @@ class Budget:
         """Return the size of ``structured``'s result, or fail with ``budget_exceeded``.
 
         Raises:
-            ToolError: ``budget_exceeded`` with the sizes in details; nothing partial is delivered.
+            BeeError: ``budget_exceeded`` with the sizes in details; nothing partial is delivered.
         """
         size = self.measure(structured)
         if size > self.limit:
             raise self.exceeded(size, what=what, hint=hint)
         return size
 
-    def exceeded(self, size: int, *, what: str = "the complete answer", hint: str = "") -> ToolError:
+    def exceeded(self, size: int, *, what: str = "the complete answer", hint: str = "") -> BeeError:
         """The ``budget_exceeded`` error for a result of ``size`` bytes."""
         advice = hint or "Raise budgetBytes or ask for less"
-        return ToolError(
+        return BeeError(
             ErrorCode.BUDGET_EXCEEDED,
             f"{what} needs {size} bytes but budgetBytes is {self.limit}; nothing partial was delivered. {advice}.",
             details={"budgetBytes": self.limit, "resultBytes": size, "overByBytes": size - self.limit},

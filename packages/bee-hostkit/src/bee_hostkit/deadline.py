@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from bee_contracts import ErrorCode
-from bee_hostkit.errors import ToolError
+from bee_contracts import BeeError, ErrorCode
 
 
 class Deadline:
@@ -30,11 +29,11 @@ class Deadline:
         """Raise ``deadline_exceeded`` when the deadline has passed.
 
         Raises:
-            ToolError: with code ``deadline_exceeded``; nothing partial is delivered.
+            BeeError: with code ``deadline_exceeded``; nothing partial is delivered.
         """
         if self.expired:
             what = f" while {doing}" if doing else ""
-            raise ToolError(
+            raise BeeError(
                 ErrorCode.DEADLINE_EXCEEDED,
                 f"the call ran past its {self.seconds:g}-second deadline{what}; nothing partial was delivered. "
                 "Select less (fewer or smaller selections) and call again.",

@@ -1,14 +1,14 @@
 """Build an MCP server from a catalog and plain handler functions.
 
 A :class:`Host` is the transport-free core of every Bee host: it lists the catalog exactly, validates each call's
-arguments against the tool's inputSchema, runs the handler off the event loop under a deadline, guards the result
-at the 256 KiB limit and maps every failure to the contracts' error envelope. :meth:`Host.build_server` wraps it in
+arguments against the tool's inputSchema, hands the handler one :class:`~bee_hostkit.call.Call` (typed arguments,
+deadline, caller) off the event loop, guards the result at the 256 KiB limit and maps every failure to the
+contracts' error envelope. :meth:`Host.build_server` wraps it in
 the SDK's low-level ``Server`` (both protocol eras); :func:`serve_stdio` runs that over capped stdio.
 """
 
 from __future__ import annotations
 
-import contextvars
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,17 +21,17 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from bee_contracts import ErrorCode, ToolSpec, version_info
+from bee_contracts import BeeError, ErrorCode, ToolSpec, version_info
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
 from bee_hostkit import results
+from bee_hostkit.call import Call
 from bee_hostkit.deadline import Deadline
-from bee_hostkit.errors import ToolError
 from bee_hostkit.validation import SchemaValidator
 
 logger = logging.getLogger("bee.hostkit")
 
-#: A tool handler: validated arguments and the call's deadline in, structured content out. Raise ToolError to fail.
-Handler = Callable[[dict[str, Any], Deadline], dict[str, Any]]
+#: A tool handler: one validated call in, structured content out. Raise BeeError to fail.
+Handler = Callable[[Call[Any]], Mapping[str, Any]]
 
 #: Key under which every host stamps its version triple into ``_meta``.
 CONTRACT_META_KEY = "dev.bee/contract"
@@ -40,14 +40,6 @@ CONTRACT_META_KEY = "dev.bee/contract"
 _GRACE_SECONDS = 1.0
 
 _STAMPED_METHODS = frozenset({"initialize", "server/discover", "tools/list"})
-
-#: Who is calling, for hosts that authenticate requests (set around each handler; see :func:`current_caller`).
-_CALLER: contextvars.ContextVar[object] = contextvars.ContextVar("bee_caller", default=None)
-
-
-def current_caller() -> object:
-    """The caller identity the host derived for the tool call running in this thread (None on stdio)."""
-    return _CALLER.get()
 
 
 @dataclass
@@ -63,7 +55,7 @@ class Host:
     #: At most this many tool calls run at once; one more is answered ``busy`` at once (None: no limit).
     max_in_flight: int | None = None
     #: Derives the caller identity from the SDK request context (for example the verified JWT's actor).
-    caller_of: Callable[[ServerRequestContext[Any, Any]], object] | None = None
+    caller_of: Callable[[ServerRequestContext[Any, Any]], str | None] | None = None
 
     def __post_init__(self) -> None:
         listed = [spec.name for spec in self.catalog]
@@ -89,7 +81,9 @@ class Host:
         spec = self._specs.get(name)
         return spec.input_schema if spec else None
 
-    async def call(self, name: str, arguments: Mapping[str, Any] | None, *, caller: object = None) -> dict[str, Any]:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any] | None, *, caller: str | None = None
+    ) -> dict[str, Any]:
         """Run one tool call and return the wire form of its result (never raises for tool failures).
 
         Raises:
@@ -102,45 +96,42 @@ class Host:
                 message=f"unknown tool {name!r}; this host serves: {', '.join(self._specs)}",
             )
         if self.max_in_flight is not None and self._in_flight >= self.max_in_flight:
-            busy = ToolError(
+            busy = BeeError(
                 ErrorCode.BUSY,
                 f"the host is at its limit of {self.max_in_flight} operations in flight; retry shortly",
                 details={"maxInFlight": self.max_in_flight},
             )
-            return results.render(busy.body(), is_error=True)
+            return results.render_error(busy)
         self._in_flight += 1
-        token = _CALLER.set(caller)
         try:
             args = self._validators[name].validate(arguments)
-            structured = await self._run(spec, args)
+            structured = await self._run(spec, args, caller)
             results.guard(structured)
             return results.render(structured)
-        except ToolError as failure:
-            return results.render(failure.body(), is_error=True)
+        except BeeError as failure:
+            return results.render_error(failure)
         except Exception:
             # Handler internals never reach the wire: the log has the trace, the caller a safe message.
             logger.exception("tool %s failed unexpectedly", name)
-            internal = ToolError(
+            internal = BeeError(
                 ErrorCode.INTERNAL,
                 f"{name} failed unexpectedly; the host log has the details",
                 outcome_unknown=not spec.annotations["readOnlyHint"],
             )
-            return results.render(internal.body(), is_error=True)
+            return results.render_error(internal)
         finally:
-            _CALLER.reset(token)
             self._in_flight -= 1
 
-    async def _run(self, spec: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
+    async def _run(self, spec: ToolSpec, args: dict[str, Any], caller: str | None) -> Mapping[str, Any]:
         seconds = self.deadlines.get(spec.name, DEFAULT_DEADLINE_SECONDS)
-        deadline = Deadline(seconds)
+        call = Call(spec.name, args, Deadline(seconds), caller)
         handler = self.handlers[spec.name]
-        outcome: dict[str, Any] | None = None
-        # The worker thread runs in a copy of this context, so it sees the caller set above.
+        outcome: Mapping[str, Any] | None = None
         with anyio.move_on_after(seconds + _GRACE_SECONDS):
-            outcome = await anyio.to_thread.run_sync(handler, args, deadline, abandon_on_cancel=True)
+            outcome = await anyio.to_thread.run_sync(handler, call, abandon_on_cancel=True)
         if outcome is None:
             # The handler is still running in its thread: for a write, whether it lands is unknown.
-            raise ToolError(
+            raise BeeError(
                 ErrorCode.DEADLINE_EXCEEDED,
                 f"{spec.name} did not finish within its {seconds:g}-second deadline; nothing partial was delivered",
                 outcome_unknown=not spec.annotations["readOnlyHint"],

@@ -5,15 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bee_contracts import ErrorCode
-from bee_hostkit.errors import ToolError
+from bee_contracts import BeeError, ErrorCode
 
 #: Path components that are never served: a repository's own internals.
 FORBIDDEN_PARTS = frozenset({".git"})
 
 
-def _outside(path: str, why: str) -> ToolError:
-    return ToolError(
+def _outside(path: str, why: str) -> BeeError:
+    return BeeError(
         ErrorCode.OUTSIDE_ROOT,
         f"path {path!r} {why}; give a repository-relative path with forward slashes inside the checkout",
         details={"path": path},
@@ -27,11 +26,11 @@ def confine(root: Path, path: str, *, must_exist: bool = True) -> Path:
     paths, backslashes, NUL bytes and ``.git`` internals are refused before the file system is touched.
 
     Raises:
-        ToolError: ``outside_root`` when the path escapes or names forbidden internals, ``invalid_argument`` when
+        BeeError: ``outside_root`` when the path escapes or names forbidden internals, ``invalid_argument`` when
             it is empty, ``not_found`` when ``must_exist`` and nothing is there.
     """
     if not path or not path.strip():
-        raise ToolError(ErrorCode.INVALID_ARGUMENT, "path is empty; give a repository-relative file path")
+        raise BeeError(ErrorCode.INVALID_ARGUMENT, "path is empty; give a repository-relative file path")
     if "\x00" in path:
         raise _outside(path.replace("\x00", "\\0"), "contains a NUL byte")
     if "\\" in path:
@@ -55,7 +54,7 @@ def confine(root: Path, path: str, *, must_exist: bool = True) -> Path:
         if FORBIDDEN_PARTS.intersection(resolved[len(base) :].split(os.sep)):
             raise _outside(path, "resolves to repository internals (.git)")
     if must_exist and not os.path.exists(resolved):
-        raise ToolError(
+        raise BeeError(
             ErrorCode.NOT_FOUND,
             f"no file at {path!r} in the checkout; check the spelling or list the directory first",
             details={"path": path},

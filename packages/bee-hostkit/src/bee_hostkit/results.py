@@ -1,5 +1,10 @@
 """Tool results: structuredContent plus a text copy, measured exactly, guarded at the result limit.
 
+A success carries ``structuredContent`` and its compact JSON copy as text content. A failure carries the error
+envelope as JSON text only, with no ``structuredContent``: clients built on the TypeScript SDK validate
+structuredContent against the tool's (success) outputSchema even when ``isError`` is true, and would show a schema
+complaint instead of Bee's message.
+
 The size a budget or the 256 KiB guard measures is the result object itself — ``content`` (the text copy),
 ``structuredContent`` and ``isError`` — serialized as compact UTF-8 JSON. The protocol envelope around it
 (``jsonrpc``, ``id``, ``_meta``, ``resultType``) is not counted; the frame limit covers that.
@@ -8,13 +13,13 @@ The size a budget or the 256 KiB guard measures is the result object itself — 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_contracts.limits import MAX_RESULT_BYTES
-from bee_hostkit.errors import ToolError
 
 _FIXED_OVERHEAD = len('{"content":[{"type":"text","text":""}],"structuredContent":,"isError":false}')
 
@@ -48,29 +53,34 @@ def piece_bytes(value: Any) -> int:
     return len(data) + escaped_bytes(data.decode("utf-8"))
 
 
-def result_bytes(structured: dict[str, Any]) -> int:
+def result_bytes(structured: Mapping[str, Any]) -> int:
     """Exact serialized size of the successful result carrying ``structured``."""
     return _FIXED_OVERHEAD + piece_bytes(structured)
 
 
-def render(structured: dict[str, Any], *, is_error: bool = False) -> dict[str, Any]:
-    """The wire form of a tool result: the text copy first, then the structured content."""
+def render(structured: Mapping[str, Any]) -> dict[str, Any]:
+    """The wire form of a successful tool result: the text copy first, then the structured content."""
     return {
         "content": [{"type": "text", "text": compact(structured)}],
         "structuredContent": structured,
-        "isError": is_error,
+        "isError": False,
     }
 
 
-def guard(structured: dict[str, Any], limit: int = MAX_RESULT_BYTES) -> int:
+def render_error(failure: BeeError) -> dict[str, Any]:
+    """The wire form of a failed tool result: the error envelope as JSON text, and no structuredContent."""
+    return {"content": [{"type": "text", "text": compact(failure.body())}], "isError": True}
+
+
+def guard(structured: Mapping[str, Any], limit: int = MAX_RESULT_BYTES) -> int:
     """Return the result's size, or raise when it exceeds ``limit``.
 
     Raises:
-        ToolError: ``result_too_large``; nothing partial is delivered.
+        BeeError: ``result_too_large``; nothing partial is delivered.
     """
     size = result_bytes(structured)
     if size > limit:
-        raise ToolError(
+        raise BeeError(
             ErrorCode.RESULT_TOO_LARGE,
             f"the complete result is {size} bytes, over the {limit}-byte result limit; nothing partial was "
             "delivered. Ask for less (a narrower selection, a smaller page).",

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bee_contracts import ErrorCode
-from bee_hostkit.errors import ToolError
+from bee_contracts import BeeError, ErrorCode
 
 
 class SchemaValidator:
@@ -38,13 +37,13 @@ class SchemaValidator:
         """Raise ``invalid_argument`` describing the most relevant problem with ``value``, if any.
 
         Raises:
-            ToolError: ``invalid_argument`` with the offending path and rule in details.
+            BeeError: ``invalid_argument`` with the offending path and rule in details.
         """
         from jsonschema.exceptions import best_match
 
         error = best_match(self._compiled().iter_errors(value))
         if error is not None:
-            raise ToolError(
+            raise BeeError(
                 ErrorCode.INVALID_ARGUMENT,
                 f"{self.subject}: {describe(error, self.noun)}",
                 details={self.noun: _path(error), "schemaRule": error.validator},
@@ -54,7 +53,7 @@ class SchemaValidator:
         """Check an arguments object and return it with the schema's top-level defaults filled in.
 
         Raises:
-            ToolError: ``invalid_argument`` describing the first problem found.
+            BeeError: ``invalid_argument`` describing the first problem found.
         """
         args = dict(arguments or {})
         self.check(args)

@@ -17,8 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from bee_contracts import ErrorCode, load_catalog, version_info
-from bee_hostkit import Deadline, Host, ToolError, current_caller
+from bee_contracts import BeeError, ErrorCode, load_catalog, version_info
+from bee_hostkit import Call, Host
 from bee_hostkit.http_app import local_security, mcp_http_app
 from bee_tracker import skills
 from bee_tracker.auth import Verifier
@@ -39,21 +39,21 @@ INSTRUCTIONS = (
 Tracked = Callable[[SqlStore, str, dict[str, Any]], dict[str, Any]]
 
 
-def _bind(store: SqlStore, handler: Tracked) -> Callable[[dict[str, Any], Deadline], dict[str, Any]]:
-    def call(args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
-        actor = current_caller()
-        if not isinstance(actor, str) or not actor:
+def _bind(store: SqlStore, handler: Tracked) -> Callable[[Call[Any]], dict[str, Any]]:
+    def bound(call: Call[Any]) -> dict[str, Any]:
+        if not call.caller:
             # The HTTP layer refuses unauthenticated requests; reaching here means the host was wired wrongly.
-            raise ToolError(ErrorCode.UNAUTHORIZED, "this request carries no verified actor")
-        return handler(store, actor, args)
+            raise BeeError(ErrorCode.UNAUTHORIZED, "this request carries no verified actor")
+        return handler(store, call.caller, call.args)
 
-    return functools.update_wrapper(call, handler)
+    return functools.update_wrapper(bound, handler)
 
 
-def _actor_of(ctx: ServerRequestContext[Any, Any]) -> object:
+def _actor_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
     request = ctx.request
     scope = getattr(request, "scope", None)
-    return scope.get(ACTOR_SCOPE_KEY) if isinstance(scope, dict) else None
+    actor = scope.get(ACTOR_SCOPE_KEY) if isinstance(scope, dict) else None
+    return actor if isinstance(actor, str) else None
 
 
 def build_host(store: SqlStore, config: TrackerConfig) -> Host:

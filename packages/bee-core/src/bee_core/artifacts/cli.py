@@ -44,11 +44,11 @@ def _store(checkout: Path, instance_root: Path | None) -> ArtifactStore:
 @contextlib.contextmanager
 def _reported() -> Iterator[None]:
     """Turn store failures into a one-line error and exit status 1."""
-    from bee_core.artifacts.errors import ArtifactError
+    from bee_contracts import BeeError
 
     try:
         yield
-    except ArtifactError as exc:
+    except BeeError as exc:
         raise click.ClickException(exc.message) from None
 
 
@@ -195,7 +195,7 @@ def list_(checkout: Path, instance_root: Path | None, as_json: bool) -> None:
 @_instance_option
 def show(artifact_id: str, checkout: Path, instance_root: Path | None) -> None:
     """Print artifact ID's metadata as JSON, with whether its stored bytes are intact."""
-    from bee_core.artifacts.errors import ArtifactError
+    from bee_contracts import BeeError
 
     store = _store(checkout, instance_root)
     with _reported():
@@ -204,7 +204,7 @@ def show(artifact_id: str, checkout: Path, instance_root: Path | None) -> None:
     try:
         store.verifier.check(record, store.blob_path(record))
         shown["intact"] = True
-    except ArtifactError as exc:
+    except BeeError as exc:
         shown["intact"] = False
         shown["problem"] = exc.message
     click.echo(json.dumps(shown, indent=2))

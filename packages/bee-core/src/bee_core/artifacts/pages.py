@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from bee_contracts import invalid
 from bee_core.artifacts.records import ArtifactRecord
 from bee_core.artifacts.verify import Verifier
-from bee_hostkit import invalid
 
 
 def read_page(record: ArtifactRecord, path: Path, verifier: Verifier, offset: int, length: int) -> bytes:
@@ -17,8 +17,8 @@ def read_page(record: ArtifactRecord, path: Path, verifier: Verifier, offset: in
     from, and its status is checked again after the read, so the page is never from changed bytes.
 
     Raises:
-        ToolError: ``invalid_argument`` for an offset past the end (an empty artifact has one page, at 0).
-        ArtifactError: ``hash_mismatch`` when the bytes were changed behind Bee's back.
+        BeeError: ``invalid_argument`` for an offset past the end (an empty artifact has one page, at 0).
+        BeeError: ``hash_mismatch`` when the bytes were changed behind Bee's back.
     """
     if offset > record.size or (offset == record.size and record.size > 0):
         raise invalid(

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
+from bee_contracts import BeeError, invalid
 from bee_contracts.limits import ARTIFACT_QUERY_MAX_BYTES
 from bee_contracts.schemas import load_schema
-from bee_hostkit import ToolError, invalid
 from bee_hostkit.validation import SchemaValidator
 
 Segment = str | int
@@ -278,13 +278,13 @@ def parse_query(query_json: str) -> Query:
     """Parse and check a query (memoized: the result is immutable and a pure function of the text).
 
     Raises:
-        ToolError: ``invalid_argument`` for JSON over 64 KiB, malformed JSON, a schema violation (an unknown
+        BeeError: ``invalid_argument`` for JSON over 64 KiB, malformed JSON, a schema violation (an unknown
             operator or field is named, with the allowed ones), or an operand of the wrong type.
     """
     raw = _load(query_json)
     try:
         _validator().check(raw)
-    except ToolError as exc:
+    except BeeError as exc:
         if (exc.details or {}).get("schemaRule") != "anyOf":
             raise
         # The schema's anyOf (a path, or an object with one) gives no useful message of its own.
@@ -350,7 +350,7 @@ def run(query: Query, rows: Sequence[Row], check: Callable[[], None]) -> tuple[i
     """The number of rows that match and the page of them, in order. ``check`` is called every few thousand rows.
 
     Raises:
-        ToolError: whatever ``check`` raises (the deadline).
+        BeeError: whatever ``check`` raises (the deadline).
     """
     where = query.where
     if where is None:

@@ -12,8 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from bee_contracts import ErrorCode
-from bee_core.artifacts.errors import ArtifactError
+from bee_contracts import BeeError, ErrorCode
 from bee_core.artifacts.lines import BLOCK_BYTES
 
 #: Version of the on-disk record format.
@@ -39,10 +38,10 @@ def check_id(value: str) -> str:
     """Return ``value`` when it is shaped like an artifact id.
 
     Raises:
-        ArtifactError: ``invalid_argument`` naming the expected shape (checked before any file is touched).
+        BeeError: ``invalid_argument`` naming the expected shape (checked before any file is touched).
     """
     if not ID_PATTERN.match(value):
-        raise ArtifactError(
+        raise BeeError(
             ErrorCode.INVALID_ARGUMENT,
             f"{value!r} is not an artifact id; ids look like art-0123456789abcdef (see `bee artifact list`)",
             details={"id": value},

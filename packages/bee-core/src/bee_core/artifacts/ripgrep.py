@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from bee_contracts import ErrorCode
-from bee_hostkit import Deadline, ToolError
+from bee_contracts import BeeError, ErrorCode
+from bee_hostkit import Deadline
 
 _READ = 1024 * 1024
 #: Lines longer than this many bytes come back from ripgrep as a marker, not their content.
@@ -46,7 +46,7 @@ def executable() -> str:
     """The ``rg`` that the ``ripgrep`` wheel installed next to this Python (else one on PATH).
 
     Raises:
-        ToolError: ``internal`` when there is none (bee-core depends on the wheel, so the install is broken).
+        BeeError: ``internal`` when there is none (bee-core depends on the wheel, so the install is broken).
     """
     for directory in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
         candidate = Path(directory) / "rg"
@@ -55,7 +55,7 @@ def executable() -> str:
     found = shutil.which("rg")
     if found:
         return found
-    raise ToolError(
+    raise BeeError(
         ErrorCode.INTERNAL,
         "ripgrep (rg) is not installed in Bee's environment; reinstall bee-core, which depends on the ripgrep wheel",
         retryable=False,
@@ -91,7 +91,7 @@ def _run(argv: list[str], deadline: Deadline) -> bytes:
     """ripgrep's whole output; killed at the deadline.
 
     Raises:
-        ToolError: ``deadline_exceeded``; ``internal`` for ripgrep's own errors (exit status 2).
+        BeeError: ``deadline_exceeded``; ``internal`` for ripgrep's own errors (exit status 2).
     """
     with tempfile.TemporaryFile() as stderr:
         process = subprocess.Popen(  # noqa: S603 -- an argv list, no shell; the text is one argument
@@ -105,11 +105,12 @@ def _run(argv: list[str], deadline: Deadline) -> bytes:
         with process.stdout, selectors.DefaultSelector() as selector:
             selector.register(process.stdout, selectors.EVENT_READ)
             while True:
-                if not selector.select(deadline.remaining):
+                # An expired deadline stops the search even when ripgrep's output is already waiting.
+                if deadline.expired or not selector.select(deadline.remaining):
                     process.kill()
                     process.wait()
                     deadline.check("searching artifacts")
-                    raise ToolError(ErrorCode.DEADLINE_EXCEEDED, "the search ran past its deadline")
+                    raise BeeError(ErrorCode.DEADLINE_EXCEEDED, "the search ran past its deadline")
                 chunk = os.read(process.stdout.fileno(), _READ)
                 if not chunk:
                     break
@@ -119,7 +120,7 @@ def _run(argv: list[str], deadline: Deadline) -> bytes:
         if process.returncode not in (0, 1):  # 1: no match
             stderr.seek(0)
             message = stderr.read(2000).decode("utf-8", "replace").strip()
-            raise ToolError(
+            raise BeeError(
                 ErrorCode.INTERNAL, f"ripgrep failed (exit status {process.returncode}): {message}", retryable=False
             )
     return output

@@ -13,13 +13,12 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode, invalid
 from bee_core.artifacts.content import MAX_JSON_BYTES, loads
 from bee_core.artifacts.query import MISSING, Row, resolve
 from bee_core.artifacts.query import Path as FieldPath
 from bee_core.artifacts.records import ArtifactRecord
 from bee_core.artifacts.verify import Verifier
-from bee_hostkit import ToolError, invalid
 
 #: Rough bound on the source bytes whose parsed rows stay cached.
 CACHE_SOURCE_BYTES = 64 * 1024 * 1024
@@ -29,7 +28,7 @@ def read_verified(record: ArtifactRecord, path: Path, verifier: Verifier) -> byt
     """The artifact's whole content, proven to be the recorded bytes.
 
     Raises:
-        ArtifactError: ``hash_mismatch`` when it was changed behind Bee's back (or changes while read).
+        BeeError: ``hash_mismatch`` when it was changed behind Bee's back (or changes while read).
     """
 
     def read_all(fd: int) -> bytes:
@@ -41,13 +40,13 @@ def read_verified(record: ArtifactRecord, path: Path, verifier: Verifier) -> byt
     return verifier.read(record, path, read_all)
 
 
-def _unsupported(record: ArtifactRecord) -> ToolError:
+def _unsupported(record: ArtifactRecord) -> BeeError:
     why = (
         f"it is {record.kind}, not JSON or JSONL"
         if record.kind != "text" or record.size <= MAX_JSON_BYTES
         else f"it is over {MAX_JSON_BYTES // (1024 * 1024)} MiB, so Bee retained it as text"
     )
-    return ToolError(
+    return BeeError(
         ErrorCode.UNSUPPORTED,
         f"artifact {record.id} ({record.name}) cannot be queried: {why}. Use bee_artifact_search for its lines or "
         "bee_artifact_read for its bytes.",
@@ -110,9 +109,9 @@ def load_rows(
     """The rows of ``record`` (see the module docstring), from the cache when its content was parsed before.
 
     Raises:
-        ToolError: ``unsupported`` for text and binary artifacts; ``invalid_argument`` for ``from`` on JSONL or a
+        BeeError: ``unsupported`` for text and binary artifacts; ``invalid_argument`` for ``from`` on JSONL or a
             ``from`` that does not name an array (or none given for a top-level object).
-        ArtifactError: ``hash_mismatch``.
+        BeeError: ``hash_mismatch``.
     """
     if record.kind not in ("json", "jsonl"):
         raise _unsupported(record)

@@ -357,8 +357,8 @@ def search(
     The page runs through the targets in the order given, and through each artifact in line order.
 
     Raises:
-        ArtifactError: ``hash_mismatch`` when a target's bytes were changed behind Bee's back.
-        ToolError: ``deadline_exceeded``; ``internal`` when ripgrep is missing or fails.
+        BeeError: ``hash_mismatch`` when a target's bytes were changed behind Bee's back.
+        BeeError: ``deadline_exceeded``; ``internal`` when ripgrep is missing or fails.
     """
     statuses = [verifier.check(target.record, target.path) for target in targets]
     missing = [target for target in targets if cache.get(text, target.record.sha256) is None]

@@ -27,9 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.artifacts.content import ContentFacts, ContentScanner, classify, media_type_for
-from bee_core.artifacts.errors import ArtifactError
 from bee_core.artifacts.records import ArtifactRecord, FileStatus, Kind, artifact_id, check_id
 from bee_core.artifacts.verify import Verifier
 from bee_hostkit.files import write_atomic
@@ -86,8 +85,8 @@ class ArtifactStore:
             return cached[1]
         try:
             record = ArtifactRecord.from_json(json.loads(path.read_bytes()))
-        except (OSError, ValueError, KeyError, TypeError, ArtifactError) as exc:
-            raise ArtifactError(
+        except (OSError, ValueError, KeyError, TypeError, BeeError) as exc:
+            raise BeeError(
                 ErrorCode.INTERNAL,
                 f"the artifact record {path.name} is damaged ({exc.__class__.__name__}); remove it with "
                 f"`bee artifact rm {path.stem}` and add the file again",
@@ -100,13 +99,13 @@ class ArtifactStore:
         """The record of ``artifact``.
 
         Raises:
-            ArtifactError: ``invalid_argument`` for a malformed id, ``not_found`` for an unknown one.
+            BeeError: ``invalid_argument`` for a malformed id, ``not_found`` for an unknown one.
         """
         path = self.records / f"{check_id(artifact)}.json"
         try:
             st = path.stat()
         except FileNotFoundError:
-            raise ArtifactError(
+            raise BeeError(
                 ErrorCode.NOT_FOUND,
                 f"no artifact {artifact} in this instance; `bee artifact list` shows what is retained "
                 "(artifacts come only from `bee artifact add`)",
@@ -166,7 +165,7 @@ class ArtifactStore:
         A stored copy that no longer matches its record (changed behind Bee's back) is replaced by these bytes.
 
         Raises:
-            ArtifactError: ``conflict`` in the (astronomically unlikely) case of two contents sharing an id prefix.
+            BeeError: ``conflict`` in the (astronomically unlikely) case of two contents sharing an id prefix.
             OSError: reading the source or writing the store failed; nothing is left visible.
         """
         with self._locked():
@@ -201,12 +200,12 @@ class ArtifactStore:
         existing = None
         try:
             existing = self.get(identifier)
-        except ArtifactError as exc:
+        except BeeError as exc:
             if exc.code is not ErrorCode.NOT_FOUND and exc.code is not ErrorCode.INTERNAL:
                 raise  # not found: a new artifact; damaged: this add writes a sound record over it
         if existing is not None:
             if existing.sha256 != facts.sha256:
-                raise ArtifactError(
+                raise BeeError(
                     ErrorCode.CONFLICT,
                     f"artifact id {identifier} is taken by different content (sha256 prefix collision); this "
                     "content cannot be retained under that id",
@@ -214,7 +213,7 @@ class ArtifactStore:
             try:
                 self.verifier.check(existing, self.blob_path(existing))
                 return Added(existing, "existing")
-            except ArtifactError as exc:
+            except BeeError as exc:
                 if exc.code is not ErrorCode.HASH_MISMATCH:
                     raise
         blob = self.blobs / facts.sha256
@@ -251,13 +250,13 @@ class ArtifactStore:
         hash it no longer tells, stay behind unreferenced and invisible).
 
         Raises:
-            ArtifactError: ``invalid_argument`` / ``not_found`` as for :meth:`get`.
+            BeeError: ``invalid_argument`` / ``not_found`` as for :meth:`get`.
         """
         with self._locked():
             path = self.records / f"{check_id(artifact)}.json"
             try:
                 record: ArtifactRecord | None = self.get(artifact)
-            except ArtifactError as exc:
+            except BeeError as exc:
                 if exc.code is not ErrorCode.INTERNAL:
                     raise
                 record = None

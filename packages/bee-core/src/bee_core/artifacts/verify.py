@@ -23,8 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from bee_contracts import ErrorCode
-from bee_core.artifacts.errors import ArtifactError
+from bee_contracts import BeeError, ErrorCode
 from bee_core.artifacts.records import ArtifactRecord, FileStatus
 
 T = TypeVar("T")
@@ -44,10 +43,10 @@ def hash_fd(fd: int) -> tuple[str, int]:
         offset += len(chunk)
 
 
-def tampered(record: ArtifactRecord, found: str | None) -> ArtifactError:
+def tampered(record: ArtifactRecord, found: str | None) -> BeeError:
     """The ``hash_mismatch`` error for ``record``; ``found`` is the hash now on disk (None: the file is gone)."""
     what = "its stored bytes are missing" if found is None else f"its stored bytes now hash to sha256:{found}"
-    return ArtifactError(
+    return BeeError(
         ErrorCode.HASH_MISMATCH,
         f"artifact {record.id} ({record.name}) was changed on disk behind Bee's back: {what}, not the recorded "
         f"{record.source_sha256}; nothing was served. Add the original again with `bee artifact add` (that repairs "
@@ -77,7 +76,7 @@ class Verifier:
         again, so what ``read`` returns never comes from changed bytes.
 
         Raises:
-            ArtifactError: ``hash_mismatch`` when the file is missing or its bytes differ from the record.
+            BeeError: ``hash_mismatch`` when the file is missing or its bytes differ from the record.
         """
         while True:
             try:
@@ -96,7 +95,7 @@ class Verifier:
         """Prove the open file ``fd`` holds ``record``'s bytes; return the status at which that holds.
 
         Raises:
-            ArtifactError: ``hash_mismatch`` when the bytes differ from the recorded hash.
+            BeeError: ``hash_mismatch`` when the bytes differ from the recorded hash.
         """
         status = FileStatus.of(os.fstat(fd))
         if self._trusted(record, status):
@@ -116,7 +115,7 @@ class Verifier:
         """:meth:`check_fd` for the file at ``path``.
 
         Raises:
-            ArtifactError: ``hash_mismatch`` when the bytes differ or the file is gone.
+            BeeError: ``hash_mismatch`` when the bytes differ or the file is gone.
         """
         try:
             status = FileStatus.of(os.stat(path))
@@ -134,7 +133,7 @@ class Verifier:
         """After reading ``path`` without a descriptor (a ripgrep search), make sure it did not change meanwhile.
 
         Raises:
-            ArtifactError: ``hash_mismatch`` when it changed and no longer holds the recorded bytes.
+            BeeError: ``hash_mismatch`` when it changed and no longer holds the recorded bytes.
         """
         try:
             now = FileStatus.of(os.stat(path))

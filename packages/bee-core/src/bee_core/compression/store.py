@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.instance import Instance
-from bee_hostkit import ToolError
 from bee_hostkit.files import write_atomic
 
 ORIGINALS = ("compression", "originals")
@@ -55,7 +54,7 @@ class RetentionStore:
         if meta_path.is_file() and text_path.is_file():
             try:
                 return self.get(ident)[1]
-            except ToolError:
+            except BeeError:
                 pass  # a damaged earlier copy: this call rewrites it whole
         record = Retained(ident, "sha256:" + digest, len(data), datetime.now(UTC).isoformat(timespec="seconds"), method)
         write_atomic(text_path, data)
@@ -73,13 +72,13 @@ class RetentionStore:
         """The exact original and its record, verified.
 
         Raises:
-            ToolError: ``not_found`` when no original with this id is retained here (or a part of it is
+            BeeError: ``not_found`` when no original with this id is retained here (or a part of it is
                 missing); ``hash_mismatch`` when its bytes or metadata no longer match the recorded sha256.
         """
         text_path, meta_path = self._paths(ident)
         if not meta_path.is_file() or not text_path.is_file():
             missing = "metadata" if text_path.is_file() else "original"
-            raise ToolError(
+            raise BeeError(
                 ErrorCode.NOT_FOUND,
                 f"no retained original {ident} in the instance at {self.instance.root} (its {missing} is missing); "
                 "ids are only valid in the instance whose bee_context_compress returned them",
@@ -90,13 +89,13 @@ class RetentionStore:
                 str(meta["id"]), str(meta["sha256"]), int(meta["bytes"]), str(meta["createdAt"]), str(meta["method"])
             )
         except (ValueError, KeyError, TypeError):
-            raise ToolError(
+            raise BeeError(
                 ErrorCode.HASH_MISMATCH, f"the metadata of retained original {ident} is damaged; nothing is returned"
             ) from None
         data = text_path.read_bytes()
         actual = "sha256:" + hashlib.sha256(data).hexdigest()
         if actual != record.sha256 or record.id != ident or original_id(actual[7:]) != ident:
-            raise ToolError(
+            raise BeeError(
                 ErrorCode.HASH_MISMATCH,
                 f"retained original {ident} no longer matches its recorded sha256 (recorded {record.sha256}, "
                 f"found {actual}); it was altered after retention, and nothing is returned",

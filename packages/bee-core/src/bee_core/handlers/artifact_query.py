@@ -6,27 +6,26 @@ from typing import Any
 
 from bee_core.artifacts.query import parse_query, project, run
 from bee_core.artifacts.rows import load_rows
-from bee_core.artifacts.state import tool_errors
 from bee_core.context import CoreContext
-from bee_hostkit import Budget, Deadline, with_size
+from bee_hostkit import Budget, Call, with_size
 from bee_hostkit.results import piece_bytes
 
 
-def bee_artifact_query(ctx: CoreContext, args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+def bee_artifact_query(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
     """Run ``args["queryJson"]`` over the rows of artifact ``args["id"]`` within ``args["budgetBytes"]``.
 
     Raises:
-        ToolError: ``invalid_argument`` for a bad query (see :func:`~bee_core.artifacts.query.parse_query`);
+        BeeError: ``invalid_argument`` for a bad query (see :func:`~bee_core.artifacts.query.parse_query`);
             ``not_initialized``; ``not_found``; ``unsupported`` for a text or binary artifact; ``hash_mismatch``;
             ``budget_exceeded``; ``deadline_exceeded``.
     """
+    args, deadline = call.args, call.deadline
     query = parse_query(args["queryJson"])
     budget = Budget(args["budgetBytes"])
-    with tool_errors():
-        store = ctx.artifacts.store(ctx.instance)
-        record = store.get(args["id"])
-        deadline.check("loading rows")
-        rows = load_rows(record, store.blob_path(record), query.source, ctx.artifacts.verifier, ctx.artifacts.rows)
+    store = ctx.artifacts.store(ctx.instance)
+    record = store.get(args["id"])
+    deadline.check("loading rows")
+    rows = load_rows(record, store.blob_path(record), query.source, ctx.artifacts.verifier, ctx.artifacts.rows)
     matched, page = run(query, rows, lambda: deadline.check("filtering rows"))
     following = query.offset + len(page)
     result = with_size(

@@ -6,23 +6,22 @@ import base64
 from typing import Any
 
 from bee_core.artifacts.pages import read_page
-from bee_core.artifacts.state import tool_errors
 from bee_core.context import CoreContext
-from bee_hostkit import Deadline
+from bee_hostkit import Call
 
 
-def bee_artifact_read(ctx: CoreContext, args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+def bee_artifact_read(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
     """Return ``args["lengthBytes"]`` bytes of artifact ``args["id"]`` from ``args["offsetBytes"]``, as base64.
 
     Raises:
-        ToolError: ``not_initialized``; ``invalid_argument`` for a malformed id or an offset past the end;
+        BeeError: ``not_initialized``; ``invalid_argument`` for a malformed id or an offset past the end;
             ``not_found`` for an unknown id; ``hash_mismatch`` when the stored bytes were changed behind Bee's back.
     """
+    args = call.args
     offset, length = args["offsetBytes"], args["lengthBytes"]
-    with tool_errors():
-        store = ctx.artifacts.store(ctx.instance)
-        record = store.get(args["id"])
-        page = read_page(record, store.blob_path(record), ctx.artifacts.verifier, offset, length)
+    store = ctx.artifacts.store(ctx.instance)
+    record = store.get(args["id"])
+    page = read_page(record, store.blob_path(record), ctx.artifacts.verifier, offset, length)
     following = offset + len(page)
     return {
         "id": record.id,

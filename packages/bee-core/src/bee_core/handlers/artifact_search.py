@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode, invalid
 from bee_core.artifacts.search import SearchOutcome, Target, search
-from bee_core.artifacts.state import tool_errors
 from bee_core.artifacts.store import ArtifactStore
 from bee_core.context import CoreContext
-from bee_hostkit import Budget, Deadline, ToolError, invalid, with_size
+from bee_hostkit import Budget, Call, with_size
 from bee_hostkit.results import piece_bytes
 
 
@@ -20,7 +19,7 @@ def _targets(store: ArtifactStore, ids: list[str] | None) -> list[Target]:
     for artifact in ids:
         record = store.get(artifact)
         if not record.is_text:
-            raise ToolError(
+            raise BeeError(
                 ErrorCode.UNSUPPORTED,
                 f"artifact {record.id} ({record.name}) is binary, and search covers text artifacts only; leave it "
                 "out of ids, or read its bytes with bee_artifact_read",
@@ -76,14 +75,15 @@ def _fit(result: dict[str, Any], budget: Budget) -> dict[str, Any]:
     )
 
 
-def bee_artifact_search(ctx: CoreContext, args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+def bee_artifact_search(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
     """Search retained text artifacts (all, or ``args["ids"]``) for the literal ``args["text"]``.
 
     Raises:
-        ToolError: ``invalid_argument`` for a text with a line break or NUL; ``not_initialized``; ``not_found``
+        BeeError: ``invalid_argument`` for a text with a line break or NUL; ``not_initialized``; ``not_found``
             for an unknown id; ``unsupported`` for a binary one; ``hash_mismatch`` for an artifact changed on disk;
             ``budget_exceeded``; ``deadline_exceeded``.
     """
+    args, deadline = call.args, call.deadline
     text: str = args["text"]
     if "\n" in text:
         raise invalid("text contains a line break; search matches within one line, so search for one line's text")
@@ -91,16 +91,15 @@ def bee_artifact_search(ctx: CoreContext, args: dict[str, Any], deadline: Deadli
         raise invalid("text contains a NUL character, which no text artifact holds; remove it")
     offset, limit = args["offset"], args["limit"]
     budget = Budget(args["budgetBytes"])
-    with tool_errors():
-        store = ctx.artifacts.store(ctx.instance)
-        targets = _targets(store, args.get("ids"))
-        outcome = search(
-            targets,
-            text,
-            offset=offset,
-            limit=limit,
-            cache=ctx.artifacts.search,
-            verifier=ctx.artifacts.verifier,
-            deadline=deadline,
-        )
+    store = ctx.artifacts.store(ctx.instance)
+    targets = _targets(store, args.get("ids"))
+    outcome = search(
+        targets,
+        text,
+        offset=offset,
+        limit=limit,
+        cache=ctx.artifacts.search,
+        verifier=ctx.artifacts.verifier,
+        deadline=deadline,
+    )
     return _fit(_result(text, len(targets), outcome, offset, limit), budget)

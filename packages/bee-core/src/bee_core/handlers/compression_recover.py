@@ -4,21 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.compression.store import RetentionStore
 from bee_core.context import CoreContext
-from bee_hostkit import Budget, Deadline, ToolError, with_size
+from bee_hostkit import Budget, Call, with_size
 
 
-def bee_compression_recover(ctx: CoreContext, args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+def bee_compression_recover(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
     """Return the retained original ``args["id"]`` within ``args["budgetBytes"]``.
 
     Raises:
-        ToolError: ``not_initialized`` without an instance; ``not_found`` / ``hash_mismatch`` from
+        BeeError: ``not_initialized`` without an instance; ``not_found`` / ``hash_mismatch`` from
             :meth:`~bee_core.compression.store.RetentionStore.get`; ``budget_exceeded`` when it does not fit.
     """
+    args = call.args
     if not ctx.instance.exists:
-        raise ToolError(
+        raise BeeError(
             ErrorCode.NOT_INITIALIZED,
             f"no Bee instance at {ctx.instance.root}, so nothing was ever retained here; run `bee init`",
         )

@@ -5,31 +5,32 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode, invalid
 from bee_contracts.limits import COMPRESS_MAX_INPUT_BYTES, COMPRESS_MAX_INPUT_TOKENS
 from bee_core.compression.method import METHOD, compress
 from bee_core.compression.settings import load_settings
 from bee_core.compression.store import RetentionStore
 from bee_core.context import CoreContext
 from bee_core.representation.tokens import count_tokens
-from bee_hostkit import Deadline, ToolError, invalid
+from bee_hostkit import Call
 
 
-def bee_context_compress(ctx: CoreContext, args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+def bee_context_compress(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
     """Compress ``args["text"]`` towards ``args["ratePercent"]`` of its tokens when compression is enabled.
 
     Disabled compression (the default, and always without an instance) returns the original unchanged. A lossy
     result is marked ``semanticRisk`` and its original is retained, hash-verified, before the result is returned.
 
     Raises:
-        ToolError: ``unsupported`` for a contentKind other than "prose"; ``invalid_argument`` for text over
+        BeeError: ``unsupported`` for a contentKind other than "prose"; ``invalid_argument`` for text over
             64 KiB or 8,192 o200k tokens; ``internal`` when the settings file is damaged.
     """
+    args, deadline = call.args, call.deadline
     text: str = args["text"]
     kind: str = args["contentKind"]
     rate: int = args["ratePercent"]
     if kind != "prose":
-        raise ToolError(
+        raise BeeError(
             ErrorCode.UNSUPPORTED,
             f'contentKind {kind!r} is not compressed: only "prose" is. Code, JSON, logs and data must stay exact '
             "(for JSON, bee_representation_encode is lossless)",
@@ -50,7 +51,7 @@ def bee_context_compress(ctx: CoreContext, args: dict[str, Any], deadline: Deadl
     try:
         settings = load_settings(ctx.instance)
     except ValueError as exc:
-        raise ToolError(ErrorCode.INTERNAL, f"compression settings are unreadable: {exc}") from None
+        raise BeeError(ErrorCode.INTERNAL, f"compression settings are unreadable: {exc}") from None
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
     result: dict[str, Any] = {
         "text": text,

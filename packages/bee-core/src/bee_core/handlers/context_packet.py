@@ -8,19 +8,20 @@ from bee_core.context import CoreContext
 from bee_core.packet.items import build_item
 from bee_core.packet.manifest import parse_manifest
 from bee_core.packet.pack import pack
-from bee_hostkit import Budget, Deadline
+from bee_hostkit import Budget, Call
 
 
-def bee_context_packet(ctx: CoreContext, args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+def bee_context_packet(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
     """Build the packet for ``args["manifestJson"]`` within ``args["budgetBytes"]``.
 
     Every selection is read and checked before anything is packed, so a bad selection fails the call whatever
     the budget.
 
     Raises:
-        ToolError: see :func:`~bee_core.packet.manifest.parse_manifest`, :func:`~bee_core.packet.items.build_item`
+        BeeError: see :func:`~bee_core.packet.manifest.parse_manifest`, :func:`~bee_core.packet.items.build_item`
             and :func:`~bee_core.packet.pack.pack`; ``deadline_exceeded`` past 15 seconds.
     """
+    args, deadline = call.args, call.deadline
     manifest = parse_manifest(args["manifestJson"])
     budget = Budget(args["budgetBytes"])
     items: dict[str, dict[str, Any]] = {}

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from bee_contracts import invalid
 from bee_contracts.limits import REPRESENTATION_MAX_INPUT_BYTES
 from bee_core.context import CoreContext
 from bee_core.representation.codec import decode_packet
-from bee_hostkit import Budget, Deadline, invalid, with_size
+from bee_hostkit import Budget, Call, with_size
 
 
-def bee_representation_decode(ctx: CoreContext, args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+def bee_representation_decode(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
     """Decode ``args["packet"]``; the expanded JSON may not exceed ``args["budgetBytes"]``.
 
     Raises:
-        ToolError: see :func:`~bee_core.representation.codec.decode_packet`; ``budget_exceeded`` when the result
+        BeeError: see :func:`~bee_core.representation.codec.decode_packet`; ``budget_exceeded`` when the result
             does not fit ``budgetBytes`` (nothing partial).
     """
+    args, deadline = call.args, call.deadline
     packet: str = args["packet"]
     packet_bytes = len(packet.encode("utf-8", "surrogatepass"))
     if packet_bytes > REPRESENTATION_MAX_INPUT_BYTES:

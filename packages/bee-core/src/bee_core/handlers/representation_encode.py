@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from bee_contracts import invalid
 from bee_contracts.limits import REPRESENTATION_MAX_INPUT_BYTES
 from bee_core.context import CoreContext
 from bee_core.representation.codec import encode_packet
 from bee_core.representation.tokens import count_tokens
-from bee_hostkit import Budget, Deadline, invalid, with_size
+from bee_hostkit import Budget, Call, with_size
 
 
-def bee_representation_encode(ctx: CoreContext, args: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+def bee_representation_encode(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
     """Encode ``args["json"]`` with ``args["encoding"]``, counting tokens with ``args["tokenizer"]``.
 
     Raises:
-        ToolError: ``invalid_argument`` for text that is not JSON, nests too deeply or is over 256 KiB;
+        BeeError: ``invalid_argument`` for text that is not JSON, nests too deeply or is over 256 KiB;
             ``budget_exceeded`` when the result does not fit ``budgetBytes`` (nothing partial).
     """
+    args, deadline = call.args, call.deadline
     text: str = args["json"]
     tokenizer: str = args["tokenizer"]
     input_bytes = _utf8_size(text)

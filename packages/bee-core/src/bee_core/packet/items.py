@@ -6,26 +6,25 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode, invalid
 from bee_core.packet.cache import ContentCache
 from bee_core.packet.manifest import Selection
 from bee_core.packet.outline import Outline, Symbol, outline
 from bee_core.packet.source import SourceFile, normalize_hash, read_source
-from bee_hostkit import ToolError, invalid
 
 
 def build_item(root: Path, selection: Selection, cache: ContentCache) -> dict[str, Any]:
     """The packet item for ``selection``.
 
     Raises:
-        ToolError: ``hash_mismatch`` when the pinned hash differs, ``not_found`` for a missing file or symbol,
+        BeeError: ``hash_mismatch`` when the pinned hash differs, ``not_found`` for a missing file or symbol,
             ``invalid_argument`` for an ambiguous symbol, a range past the end, or content too large to read.
     """
     source = read_source(root, selection.path, cache)
     if selection.hash is not None:
         expected = normalize_hash(selection.hash)
         if expected != source.sha256:
-            raise ToolError(
+            raise BeeError(
                 ErrorCode.HASH_MISMATCH,
                 f"{selection.describe()} is pinned to {expected} but the file now hashes to {source.sha256}; "
                 "re-read it (representation index gives the current hash) and update the pin",
@@ -100,7 +99,7 @@ def _find_symbol(selection: Selection, file_outline: Outline) -> tuple[str, Symb
         names = file_outline.qualified_names()
         close = difflib.get_close_matches(wanted, names, n=5, cutoff=0.5)
         hint = f"; close matches: {', '.join(close)}" if close else "; ask for the outline to see the symbols"
-        raise ToolError(
+        raise BeeError(
             ErrorCode.NOT_FOUND,
             f"{selection.describe()}: no symbol {wanted!r} in this file{hint}",
             details={"id": selection.id, "symbol": wanted, "closeMatches": close},

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode, invalid
 from bee_contracts.schemas import load_schema
-from bee_hostkit import ToolError, invalid
 from bee_hostkit.validation import SchemaValidator
 
 
@@ -63,7 +62,7 @@ def parse_manifest(manifest_json: str) -> Manifest:
     """Parse and check a manifest (memoized: the result is immutable and a pure function of the text).
 
     Raises:
-        ToolError: ``invalid_argument`` for malformed JSON, a schema violation, duplicate or unknown ids,
+        BeeError: ``invalid_argument`` for malformed JSON, a schema violation, duplicate or unknown ids,
             options that do not go with the representation, a bad range, or a dependency cycle.
     """
     try:
@@ -129,7 +128,7 @@ def _dependency_order(selections: tuple[Selection, ...]) -> tuple[Selection, ...
     """Dependencies first, otherwise manifest order (a stable topological sort).
 
     Raises:
-        ToolError: ``invalid_argument`` naming the cycle.
+        BeeError: ``invalid_argument`` naming the cycle.
     """
     index = {s.id: s for s in selections}
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
@@ -141,7 +140,7 @@ def _dependency_order(selections: tuple[Selection, ...]) -> tuple[Selection, ...
             return
         if mark == 1:
             cycle = [*path[path.index(selection.id) :], selection.id]
-            raise ToolError(
+            raise BeeError(
                 ErrorCode.INVALID_ARGUMENT,
                 f"manifestJson: dependsOn forms a cycle ({' -> '.join(cycle)}); remove one of these dependencies",
                 details={"cycle": cycle},

@@ -36,7 +36,7 @@ def pack(manifest: Manifest, items: dict[str, dict[str, Any]], budget: Budget) -
     """The packet result for ``items`` (keyed by selection id) under ``budget``.
 
     Raises:
-        ToolError: ``budget_exceeded`` when even the needs_refinement listing does not fit.
+        BeeError: ``budget_exceeded`` when even the needs_refinement listing does not fit.
     """
     needed = manifest.needed_ids()
     costs = {sid: piece_bytes(item) + _SEPARATOR for sid, item in items.items()}

@@ -7,10 +7,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode
 from bee_core.packet.cache import ContentCache, TextFacts
 from bee_core.packet.languages import language_of
-from bee_hostkit import ToolError, confine
+from bee_hostkit import confine
 
 #: Files larger than this are indexed (streamed hash) but not outlined or returned as a body.
 MAX_SOURCE_BYTES = 16 * 1024 * 1024
@@ -53,22 +53,22 @@ def read_source(root: Path, path: str, cache: ContentCache) -> SourceFile:
     """Read ``path`` (repository-relative) from the checkout at ``root``.
 
     Raises:
-        ToolError: ``outside_root``/``not_found`` from confinement, ``invalid_argument`` for a directory or a
+        BeeError: ``outside_root``/``not_found`` from confinement, ``invalid_argument`` for a directory or a
             special file.
     """
     resolved = confine(root, path)
     try:
         info = resolved.stat()
     except OSError as exc:
-        raise ToolError(ErrorCode.NOT_FOUND, f"cannot read {path!r}: {exc.strerror}", details={"path": path}) from None
+        raise BeeError(ErrorCode.NOT_FOUND, f"cannot read {path!r}: {exc.strerror}", details={"path": path}) from None
     if stat.S_ISDIR(info.st_mode):
-        raise ToolError(
+        raise BeeError(
             ErrorCode.INVALID_ARGUMENT,
             f"{path!r} is a directory; select a file inside it",
             details={"path": path},
         )
     if not stat.S_ISREG(info.st_mode):
-        raise ToolError(ErrorCode.INVALID_ARGUMENT, f"{path!r} is not a regular file", details={"path": path})
+        raise BeeError(ErrorCode.INVALID_ARGUMENT, f"{path!r} is not a regular file", details={"path": path})
     language = language_of(path)
     if info.st_size > MAX_SOURCE_BYTES:
         digest = hashlib.sha256()

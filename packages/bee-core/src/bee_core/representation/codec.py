@@ -5,13 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from bee_contracts import ErrorCode
+from bee_contracts import BeeError, ErrorCode, invalid
 from bee_core.representation.decoder import Malformed, expand
 from bee_core.representation.encoder import TooDeep, encode_body
 from bee_core.representation.format import HeaderError, checksum, header, split_packet
 from bee_core.representation.tokens import count_tokens
 from bee_core.representation.values import NotJson, TooLarge, parse_json, write_json
-from bee_hostkit import ToolError, invalid
 
 
 @dataclass(frozen=True)
@@ -26,7 +25,7 @@ def encode_packet(text: str, variant: str, tokenizer: str) -> Encoded:
     """The bee-json-v1 packet for the JSON text ``text``.
 
     Raises:
-        ToolError: ``invalid_argument`` when ``text`` is not JSON or nests too deeply.
+        BeeError: ``invalid_argument`` when ``text`` is not JSON or nests too deeply.
     """
     try:
         value = parse_json(text)
@@ -47,7 +46,7 @@ def decode_packet(packet: str, limit: int) -> str:
     expanded, and expansion stops the moment it passes the declared size.
 
     Raises:
-        ToolError: ``unsupported`` for another version's packet; ``invalid_argument`` for text that is not a
+        BeeError: ``unsupported`` for another version's packet; ``invalid_argument`` for text that is not a
             packet, a malformed body, or a body that expands past its declared size; ``hash_mismatch`` for a
             truncated or altered body (its check does not match); ``budget_exceeded`` when the declared size is
             over ``limit``.
@@ -56,18 +55,18 @@ def decode_packet(packet: str, limit: int) -> str:
         head, body = split_packet(packet)
     except HeaderError as exc:
         if exc.other_version is not None:
-            raise ToolError(ErrorCode.UNSUPPORTED, f"packet: {exc}") from None
+            raise BeeError(ErrorCode.UNSUPPORTED, f"packet: {exc}") from None
         raise invalid(f"packet is not a bee-json-v1 packet: {exc}") from None
     actual = checksum(body)
     if actual != head.check:
-        raise ToolError(
+        raise BeeError(
             ErrorCode.HASH_MISMATCH,
             f"packet body does not match its check (header {head.check}, body {actual}): it was truncated or "
             "altered after encoding; encode the JSON again",
             details={"declaredCheck": head.check, "actualCheck": actual},
         )
     if head.expanded_bytes > limit:
-        raise ToolError(
+        raise BeeError(
             ErrorCode.BUDGET_EXCEEDED,
             f"packet declares {head.expanded_bytes} bytes of JSON, over the {limit}-byte bound for this call; "
             "nothing was expanded. Raise budgetBytes (up to the maximum) or decode a smaller packet",

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from bee_contracts import ErrorCode
-from bee_hostkit import ToolError
+from bee_contracts import BeeError, ErrorCode
 
 
-class StoreError(ToolError):
+class StoreError(BeeError):
     """Base of every store failure; carries its contracts code so handlers can let it propagate."""
 
     code_for: ErrorCode = ErrorCode.INTERNAL
