@@ -33,3 +33,40 @@ def test_cli_reference_matches_the_installed_commands():
     assert path.is_file() and path.read_text(encoding="utf-8") == render(), (
         "docs/reference/cli.md is stale; run ./dev docs and commit the result"
     )
+
+
+def test_generated_tool_shapes_match_the_catalogs():
+    import warnings
+
+    from bee_contracts import HOSTS, load_catalog
+    from bee_contracts.codegen import SHAPES, generate
+
+    stale = []
+    for host in HOSTS:
+        if not load_catalog(host):
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # the generator's notice about its future defaults
+            text = generate(host)
+        path = SHAPES / f"{host}.py"
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            stale.append(host)
+    assert not stale, f"bee_contracts/shapes is stale for {stale}; run ./dev docs and commit the result"
+
+
+def test_every_tool_has_an_args_and_a_result_shape():
+    import importlib
+
+    from bee_contracts import HOSTS, load_catalog
+    from bee_contracts.codegen import stem
+
+    for host in HOSTS:
+        specs = load_catalog(host)
+        if not specs:
+            continue
+        module = importlib.import_module(f"bee_contracts.shapes.{host}")
+        for spec in specs:
+            args = getattr(module, f"{stem(spec.name)}Args")
+            assert set(args.__annotations__) == set(spec.input_schema.get("properties", {})), spec.name
+            result = getattr(module, f"{stem(spec.name)}Result")
+            assert set(result.__annotations__) == set(spec.output_schema.get("properties", {})), spec.name

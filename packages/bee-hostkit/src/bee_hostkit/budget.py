@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
 
 from bee_contracts import BeeError, ErrorCode
 from bee_contracts.limits import MAX_RESULT_BYTES
@@ -15,14 +16,14 @@ class Budget:
     def __init__(self, limit: int) -> None:
         self.limit = min(limit, MAX_RESULT_BYTES)
 
-    def measure(self, structured: dict[str, Any]) -> int:
+    def measure(self, structured: Mapping[str, Any]) -> int:
         """The exact size of the result carrying ``structured``."""
         return result_bytes(structured)
 
-    def fits(self, structured: dict[str, Any]) -> bool:
+    def fits(self, structured: Mapping[str, Any]) -> bool:
         return self.measure(structured) <= self.limit
 
-    def require(self, structured: dict[str, Any], *, what: str = "the complete answer", hint: str = "") -> int:
+    def require(self, structured: Mapping[str, Any], *, what: str = "the complete answer", hint: str = "") -> int:
         """Return the size of ``structured``'s result, or fail with ``budget_exceeded``.
 
         Raises:
@@ -43,13 +44,17 @@ class Budget:
         )
 
 
-def with_size(structured: dict[str, Any], key: str = "resultBytes") -> dict[str, Any]:
+SizedT = TypeVar("SizedT", bound=Mapping[str, Any])
+
+
+def with_size(structured: SizedT, key: str = "resultBytes") -> SizedT:
     """Set ``structured[key]`` to the size of the result that carries it (a fixed point: the number counts too)."""
-    structured[key] = 0
+    target = cast(dict[str, Any], structured)  # a result TypedDict, which is a dict at run time
+    target[key] = 0
     with_zero = result_bytes(structured)
     # The number appears twice (structuredContent and the text copy), unescaped: each extra digit costs 2 bytes.
     digits = 1
     while len(str(with_zero + 2 * (digits - 1))) != digits:
         digits += 1
-    structured[key] = with_zero + 2 * (digits - 1)
+    target[key] = with_zero + 2 * (digits - 1)
     return structured

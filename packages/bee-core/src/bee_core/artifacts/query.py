@@ -28,12 +28,15 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bee_contracts import BeeError, invalid
 from bee_contracts.limits import ARTIFACT_QUERY_MAX_BYTES
 from bee_contracts.schemas import load_schema
 from bee_hostkit.validation import SchemaValidator
+
+if TYPE_CHECKING:
+    from bee_contracts.shapes.core import ArtifactQueryRow
 
 Segment = str | int
 Path = tuple[Segment, ...]
@@ -325,7 +328,7 @@ class Row:
     value: Any
 
 
-def project(query: Query, row: Row) -> dict[str, Any]:
+def project(query: Query, row: Row) -> ArtifactQueryRow:
     """The row as the answer carries it."""
     if query.select is None:
         value = row.value
@@ -335,11 +338,9 @@ def project(query: Query, row: Row) -> dict[str, Any]:
             found = resolve(row.value, path)
             if found is not MISSING:
                 value[name] = found
-    shown: dict[str, Any] = {"index": row.index}
-    if row.line_number is not None:
-        shown["lineNumber"] = row.line_number
-    shown["value"] = value
-    return shown
+    if row.line_number is None:
+        return {"index": row.index, "value": value}
+    return {"index": row.index, "lineNumber": row.line_number, "value": value}
 
 
 def _by(path: Path) -> Callable[[Row], tuple[int, Any]]:

@@ -32,13 +32,16 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bee_core.artifacts import ripgrep
 from bee_core.artifacts.lines import BLOCK_BYTES, LineIndex
 from bee_core.artifacts.records import ArtifactRecord
 from bee_core.artifacts.verify import Verifier
 from bee_hostkit import Deadline
+
+if TYPE_CHECKING:
+    from bee_contracts.shapes.core import ArtifactSearchMatch
 
 #: Lines longer than this many characters are cut to a window around the first occurrence of the text.
 LINE_CHARS = 400
@@ -73,8 +76,8 @@ class LineMatch:
     cut: bool
     excerpt_offset: int  # bytes of the line before the window (0 when not cut)
 
-    def to_json(self, artifact: str) -> dict[str, Any]:
-        found: dict[str, Any] = {
+    def to_json(self, artifact: str) -> ArtifactSearchMatch:
+        found: ArtifactSearchMatch = {
             "id": artifact,
             "lineNumber": self.line_number,
             "byteOffset": self.byte_offset,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from bee_core.artifacts.query import parse_query, project, run
 from bee_core.artifacts.rows import load_rows
@@ -10,8 +10,11 @@ from bee_core.context import CoreContext
 from bee_hostkit import Budget, Call, with_size
 from bee_hostkit.results import piece_bytes
 
+if TYPE_CHECKING:
+    from bee_contracts.shapes.core import ArtifactQueryArgs, ArtifactQueryResult
 
-def bee_artifact_query(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
+
+def bee_artifact_query(ctx: CoreContext, call: Call[ArtifactQueryArgs]) -> ArtifactQueryResult:
     """Run ``args["queryJson"]`` over the rows of artifact ``args["id"]`` within ``args["budgetBytes"]``.
 
     Raises:
@@ -27,23 +30,24 @@ def bee_artifact_query(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
     deadline.check("loading rows")
     rows = load_rows(record, store.blob_path(record), query.source, ctx.artifacts.verifier, ctx.artifacts.rows)
     matched, page = run(query, rows, lambda: deadline.check("filtering rows"))
+    kind: Literal["json", "jsonl"] = "json" if record.kind == "json" else "jsonl"  # load_rows refused the rest
     following = query.offset + len(page)
-    result = with_size(
-        {
-            "id": record.id,
-            "kind": record.kind,
-            "totalRows": len(rows),
-            "matchedRows": matched,
-            "offset": query.offset,
-            "limit": query.limit,
-            "returned": len(page),
-            "nextOffset": following if page and following < matched else None,
-            "rows": [project(query, row) for row in page],
-            "resultBytes": 0,
-        }
-    )
+    result: ArtifactQueryResult = {
+        "id": record.id,
+        "kind": kind,
+        "totalRows": len(rows),
+        "matchedRows": matched,
+        "offset": query.offset,
+        "limit": query.limit,
+        "returned": len(page),
+        "nextOffset": following if page and following < matched else None,
+        "rows": [project(query, row) for row in page],
+        "resultBytes": 0,
+    }
+    with_size(result)
     if result["resultBytes"] > budget.limit:
-        fitting, size = 0, with_size({**result, "rows": []})["resultBytes"]
+        bare: ArtifactQueryResult = {**result, "rows": []}
+        fitting, size = 0, with_size(bare)["resultBytes"]
         for i, row in enumerate(result["rows"]):
             size += piece_bytes(row) + (2 if i else 0)
             if size > budget.limit:

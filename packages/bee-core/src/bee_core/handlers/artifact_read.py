@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bee_core.artifacts.pages import read_page
 from bee_core.context import CoreContext
 from bee_hostkit import Call
 
+if TYPE_CHECKING:
+    from bee_contracts.shapes.core import ArtifactReadArgs, ArtifactReadResult
 
-def bee_artifact_read(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
+
+def bee_artifact_read(ctx: CoreContext, call: Call[ArtifactReadArgs]) -> ArtifactReadResult:
     """Return ``args["lengthBytes"]`` bytes of artifact ``args["id"]`` from ``args["offsetBytes"]``, as base64.
 
     Raises:

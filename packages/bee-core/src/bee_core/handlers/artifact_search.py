@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_core.artifacts.search import SearchOutcome, Target, search
@@ -10,6 +10,9 @@ from bee_core.artifacts.store import ArtifactStore
 from bee_core.context import CoreContext
 from bee_hostkit import Budget, Call, with_size
 from bee_hostkit.results import piece_bytes
+
+if TYPE_CHECKING:
+    from bee_contracts.shapes.core import ArtifactSearchArgs, ArtifactSearchResult
 
 
 def _targets(store: ArtifactStore, ids: list[str] | None) -> list[Target]:
@@ -29,7 +32,7 @@ def _targets(store: ArtifactStore, ids: list[str] | None) -> list[Target]:
     return targets
 
 
-def _result(text: str, searched: int, outcome: SearchOutcome, offset: int, limit: int) -> dict[str, Any]:
+def _result(text: str, searched: int, outcome: SearchOutcome, offset: int, limit: int) -> ArtifactSearchResult:
     total = outcome.total
     returned = len(outcome.page)
     following = offset + returned
@@ -47,13 +50,14 @@ def _result(text: str, searched: int, outcome: SearchOutcome, offset: int, limit
     }
 
 
-def _fit(result: dict[str, Any], budget: Budget) -> dict[str, Any]:
+def _fit(result: ArtifactSearchResult, budget: Budget) -> ArtifactSearchResult:
     """The sized result, or ``budget_exceeded`` saying how small a page would fit."""
     with_size(result)
     if result["resultBytes"] <= budget.limit:
         return result
     matches = result["matches"]
-    bare = with_size({**result, "returned": 0, "nextOffset": None, "matches": []})["resultBytes"]
+    empty: ArtifactSearchResult = {**result, "returned": 0, "nextOffset": None, "matches": []}
+    bare = with_size(empty)["resultBytes"]
     if bare > budget.limit:
         raise budget.exceeded(
             bare,
@@ -75,7 +79,7 @@ def _fit(result: dict[str, Any], budget: Budget) -> dict[str, Any]:
     )
 
 
-def bee_artifact_search(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
+def bee_artifact_search(ctx: CoreContext, call: Call[ArtifactSearchArgs]) -> ArtifactSearchResult:
     """Search retained text artifacts (all, or ``args["ids"]``) for the literal ``args["text"]``.
 
     Raises:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bee_contracts import BeeError, ErrorCode
 from bee_core.compression.store import RetentionStore
 from bee_core.context import CoreContext
 from bee_hostkit import Budget, Call, with_size
 
+if TYPE_CHECKING:
+    from bee_contracts.shapes.core import CompressionRecoverArgs, CompressionRecoverResult
 
-def bee_compression_recover(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
+
+def bee_compression_recover(ctx: CoreContext, call: Call[CompressionRecoverArgs]) -> CompressionRecoverResult:
     """Return the retained original ``args["id"]`` within ``args["budgetBytes"]``.
 
     Raises:
@@ -24,13 +27,14 @@ def bee_compression_recover(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]
             f"no Bee instance at {ctx.instance.root}, so nothing was ever retained here; run `bee init`",
         )
     text, record = RetentionStore(ctx.instance).get(args["id"])
-    result: dict[str, Any] = {
+    result: CompressionRecoverResult = {
         "id": record.id,
         "text": text,
         "sha256": record.sha256,
         "bytes": record.bytes,
         "createdAt": record.created_at,
         "method": record.method,
+        "resultBytes": 0,
     }
     with_size(result)
     Budget(args["budgetBytes"]).require(result, what="the original", hint="Raise budgetBytes")

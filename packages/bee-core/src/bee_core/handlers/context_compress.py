@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_contracts.limits import COMPRESS_MAX_INPUT_BYTES, COMPRESS_MAX_INPUT_TOKENS
@@ -14,8 +14,11 @@ from bee_core.context import CoreContext
 from bee_core.representation.tokens import count_tokens
 from bee_hostkit import Call
 
+if TYPE_CHECKING:
+    from bee_contracts.shapes.core import ContextCompressArgs, ContextCompressResult
 
-def bee_context_compress(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
+
+def bee_context_compress(ctx: CoreContext, call: Call[ContextCompressArgs]) -> ContextCompressResult:
     """Compress ``args["text"]`` towards ``args["ratePercent"]`` of its tokens when compression is enabled.
 
     Disabled compression (the default, and always without an instance) returns the original unchanged. A lossy
@@ -53,7 +56,7 @@ def bee_context_compress(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
     except ValueError as exc:
         raise BeeError(ErrorCode.INTERNAL, f"compression settings are unreadable: {exc}") from None
     digest = "sha256:" + hashlib.sha256(data).hexdigest()
-    result: dict[str, Any] = {
+    result: ContextCompressResult = {
         "text": text,
         "compressed": False,
         "enabled": settings.enabled,
@@ -66,6 +69,7 @@ def bee_context_compress(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
         "inputTokens": tokens,
         "outputBytes": len(data),
         "outputTokens": tokens,
+        "note": "",
     }
     if not settings.enabled:
         where = "this instance" if ctx.instance.exists else "this checkout (no Bee instance: run `bee init`)"
@@ -84,15 +88,17 @@ def bee_context_compress(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
     record = RetentionStore(ctx.instance).retain(text, METHOD)
     output = compressed.text
     result.update(
-        text=output,
-        compressed=True,
-        semanticRisk=True,
-        id=record.id,
-        outputBytes=len(output.encode("utf-8", "surrogatepass")),
-        outputTokens=compressed.output_tokens,
-        note=(
-            f"lossy: {compressed.output_tokens} of {tokens} tokens kept (target {rate}%); meaning may be lost. "
-            f"bee_compression_recover with id {record.id} returns the exact original"
-        ),
+        {
+            "text": output,
+            "compressed": True,
+            "semanticRisk": True,
+            "id": record.id,
+            "outputBytes": len(output.encode("utf-8", "surrogatepass")),
+            "outputTokens": compressed.output_tokens,
+            "note": (
+                f"lossy: {compressed.output_tokens} of {tokens} tokens kept (target {rate}%); meaning may be lost. "
+                f"bee_compression_recover with id {record.id} returns the exact original"
+            ),
+        }
     )
     return result

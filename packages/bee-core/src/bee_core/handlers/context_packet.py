@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bee_core.context import CoreContext
 from bee_core.packet.items import build_item
@@ -10,8 +10,11 @@ from bee_core.packet.manifest import parse_manifest
 from bee_core.packet.pack import pack
 from bee_hostkit import Budget, Call
 
+if TYPE_CHECKING:
+    from bee_contracts.shapes.core import ContextPacketArgs, ContextPacketItem, ContextPacketResult
 
-def bee_context_packet(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
+
+def bee_context_packet(ctx: CoreContext, call: Call[ContextPacketArgs]) -> ContextPacketResult:
     """Build the packet for ``args["manifestJson"]`` within ``args["budgetBytes"]``.
 
     Every selection is read and checked before anything is packed, so a bad selection fails the call whatever
@@ -24,7 +27,7 @@ def bee_context_packet(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
     args, deadline = call.args, call.deadline
     manifest = parse_manifest(args["manifestJson"])
     budget = Budget(args["budgetBytes"])
-    items: dict[str, dict[str, Any]] = {}
+    items: dict[str, ContextPacketItem] = {}
     for selection in manifest.ordered:
         deadline.check(f"reading {selection.path}")
         items[selection.id] = build_item(ctx.checkout, selection, ctx.content)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bee_contracts import invalid
 from bee_contracts.limits import REPRESENTATION_MAX_INPUT_BYTES
@@ -10,8 +10,11 @@ from bee_core.context import CoreContext
 from bee_core.representation.codec import decode_packet
 from bee_hostkit import Budget, Call, with_size
 
+if TYPE_CHECKING:
+    from bee_contracts.shapes.core import RepresentationDecodeArgs, RepresentationDecodeResult
 
-def bee_representation_decode(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
+
+def bee_representation_decode(ctx: CoreContext, call: Call[RepresentationDecodeArgs]) -> RepresentationDecodeResult:
     """Decode ``args["packet"]``; the expanded JSON may not exceed ``args["budgetBytes"]``.
 
     Raises:
@@ -26,7 +29,12 @@ def bee_representation_decode(ctx: CoreContext, call: Call[Any]) -> dict[str, An
     budget = Budget(args["budgetBytes"])
     text = decode_packet(packet, budget.limit)
     deadline.check("decoding the packet")
-    result = {"json": text, "jsonBytes": len(text.encode("utf-8")), "packetBytes": packet_bytes}
+    result: RepresentationDecodeResult = {
+        "json": text,
+        "jsonBytes": len(text.encode("utf-8")),
+        "packetBytes": packet_bytes,
+        "resultBytes": 0,
+    }
     with_size(result)
     budget.require(result, what="the decoded JSON", hint="Raise budgetBytes or decode a smaller packet")
     return result

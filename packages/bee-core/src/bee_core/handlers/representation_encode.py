@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bee_contracts import invalid
 from bee_contracts.limits import REPRESENTATION_MAX_INPUT_BYTES
@@ -11,8 +11,11 @@ from bee_core.representation.codec import encode_packet
 from bee_core.representation.tokens import count_tokens
 from bee_hostkit import Budget, Call, with_size
 
+if TYPE_CHECKING:
+    from bee_contracts.shapes.core import RepresentationEncodeArgs, RepresentationEncodeResult
 
-def bee_representation_encode(ctx: CoreContext, call: Call[Any]) -> dict[str, Any]:
+
+def bee_representation_encode(ctx: CoreContext, call: Call[RepresentationEncodeArgs]) -> RepresentationEncodeResult:
     """Encode ``args["json"]`` with ``args["encoding"]``, counting tokens with ``args["tokenizer"]``.
 
     Raises:
@@ -21,7 +24,7 @@ def bee_representation_encode(ctx: CoreContext, call: Call[Any]) -> dict[str, An
     """
     args, deadline = call.args, call.deadline
     text: str = args["json"]
-    tokenizer: str = args["tokenizer"]
+    tokenizer = args["tokenizer"]
     input_bytes = _utf8_size(text)
     if input_bytes > REPRESENTATION_MAX_INPUT_BYTES:
         raise invalid(
@@ -30,7 +33,7 @@ def bee_representation_encode(ctx: CoreContext, call: Call[Any]) -> dict[str, An
         )
     encoded = encode_packet(text, args["encoding"], tokenizer)
     deadline.check("encoding the packet")
-    result = {
+    result: RepresentationEncodeResult = {
         "packet": encoded.packet,
         "encoding": args["encoding"],
         "tokenizer": tokenizer,
@@ -40,6 +43,7 @@ def bee_representation_encode(ctx: CoreContext, call: Call[Any]) -> dict[str, An
         "minifiedTokens": count_tokens(encoded.minified, tokenizer),
         "packetBytes": _utf8_size(encoded.packet),
         "packetTokens": count_tokens(encoded.packet, tokenizer),
+        "resultBytes": 0,
     }
     with_size(result)
     Budget(args["budgetBytes"]).require(result, what="the packet", hint="Raise budgetBytes or encode less JSON")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_core.packet.cache import ContentCache
@@ -12,8 +12,11 @@ from bee_core.packet.manifest import Selection
 from bee_core.packet.outline import Outline, Symbol, outline
 from bee_core.packet.source import SourceFile, normalize_hash, read_source
 
+if TYPE_CHECKING:
+    from bee_contracts.shapes.core import ContextPacketItem
 
-def build_item(root: Path, selection: Selection, cache: ContentCache) -> dict[str, Any]:
+
+def build_item(root: Path, selection: Selection, cache: ContentCache) -> ContextPacketItem:
     """The packet item for ``selection``.
 
     Raises:
@@ -30,7 +33,7 @@ def build_item(root: Path, selection: Selection, cache: ContentCache) -> dict[st
                 "re-read it (representation index gives the current hash) and update the pin",
                 details={"id": selection.id, "path": selection.path, "expected": expected, "actual": source.sha256},
             )
-    item: dict[str, Any] = {
+    item: ContextPacketItem = {
         "id": selection.id,
         "path": selection.path,
         "representation": selection.representation,
@@ -63,7 +66,9 @@ def build_item(root: Path, selection: Selection, cache: ContentCache) -> dict[st
     return _body(item, selection, source, file_outline)
 
 
-def _body(item: dict[str, Any], selection: Selection, source: SourceFile, file_outline: Outline) -> dict[str, Any]:
+def _body(
+    item: ContextPacketItem, selection: Selection, source: SourceFile, file_outline: Outline
+) -> ContextPacketItem:
     text = source.text
     total = source.lines or 0
     if selection.symbol is not None:

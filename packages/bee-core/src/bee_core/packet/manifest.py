@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_contracts.schemas import load_schema
 from bee_hostkit.validation import SchemaValidator
+
+#: How a selection is delivered: file metadata, the symbol structure, or source text.
+Representation = Literal["index", "outline", "body"]
 
 
 @dataclass(frozen=True)
@@ -18,7 +21,7 @@ class Selection:
 
     id: str
     path: str
-    representation: str  # "index" | "outline" | "body"
+    representation: Representation
     required: bool
     symbol: str | None = None
     line_range: tuple[int, int] | None = None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from bee_core.packet.languages import GRAMMARS, Grammar, parser_for
 
@@ -52,11 +52,15 @@ def _children(symbol: Symbol) -> list[Symbol]:
     return children
 
 
+#: How an outline was made: parsed by tree-sitter, from Markdown headings, or a line scan.
+OutlineSource = Literal["tree-sitter", "headings", "lines"]
+
+
 @dataclass(frozen=True)
 class Outline:
     """The outline of one file and how it was made (``tree-sitter``, ``headings`` or ``lines``)."""
 
-    source: str
+    source: OutlineSource
     symbols: list[Symbol]
 
     def _walk(self) -> list[tuple[str, Symbol]]:

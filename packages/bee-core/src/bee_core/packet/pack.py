@@ -7,21 +7,29 @@ added in dependency order while they fit; one whose dependency was left out is l
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from bee_core.packet.manifest import Manifest, Selection
 from bee_hostkit import Budget, with_size
 from bee_hostkit.results import piece_bytes
 
+if TYPE_CHECKING:
+    from bee_contracts.shapes.core import ContextPacketItem, ContextPacketOmittedItem, ContextPacketResult
+
+PacketStatus = Literal["complete", "incomplete", "needs_refinement"]
+OmissionReason = Literal["budget", "dependency_omitted"]
+
 _SEPARATOR = 2  # one comma in structuredContent, one in the text copy
 
 
-def _omission(selection: Selection, reason: str, cost: int) -> dict[str, Any]:
+def _omission(selection: Selection, reason: OmissionReason, cost: int) -> ContextPacketOmittedItem:
     # Kept small on purpose: the caller has the manifest, and this listing must fit even the minimum budget.
     return {"id": selection.id, "required": selection.required, "reason": reason, "bytes": cost}
 
 
-def _result(status: str, budget: Budget, items: list[dict[str, Any]], omitted: list[dict[str, Any]]) -> dict[str, Any]:
+def _result(
+    status: PacketStatus, budget: Budget, items: list[ContextPacketItem], omitted: list[ContextPacketOmittedItem]
+) -> ContextPacketResult:
     return {
         "status": status,
         "complete": status == "complete",
@@ -32,7 +40,7 @@ def _result(status: str, budget: Budget, items: list[dict[str, Any]], omitted: l
     }
 
 
-def pack(manifest: Manifest, items: dict[str, dict[str, Any]], budget: Budget) -> dict[str, Any]:
+def pack(manifest: Manifest, items: dict[str, ContextPacketItem], budget: Budget) -> ContextPacketResult:
     """The packet result for ``items`` (keyed by selection id) under ``budget``.
 
     Raises:
@@ -77,13 +85,13 @@ def pack(manifest: Manifest, items: dict[str, dict[str, Any]], budget: Budget) -
 
 def _assemble(
     ordered: tuple[Selection, ...],
-    items: dict[str, dict[str, Any]],
+    items: dict[str, ContextPacketItem],
     costs: dict[str, int],
     included: set[str],
     budget: Budget,
-) -> dict[str, Any]:
-    delivered: list[dict[str, Any]] = []
-    omitted: list[dict[str, Any]] = []
+) -> ContextPacketResult:
+    delivered: list[ContextPacketItem] = []
+    omitted: list[ContextPacketOmittedItem] = []
     present: set[str] = set()
     for selection in ordered:
         if selection.id in included and all(dep in present for dep in selection.depends_on):
@@ -91,13 +99,13 @@ def _assemble(
             present.add(selection.id)
         else:
             dropped_dependency = any(dep not in present for dep in selection.depends_on)
-            reason = "dependency_omitted" if dropped_dependency else "budget"
+            reason: OmissionReason = "dependency_omitted" if dropped_dependency else "budget"
             omitted.append(_omission(selection, reason, costs[selection.id]))
-    status = "complete" if not omitted else "incomplete"
+    status: PacketStatus = "complete" if not omitted else "incomplete"
     return with_size(_result(status, budget, delivered, omitted))
 
 
-def _needs_refinement(manifest: Manifest, costs: dict[str, int], budget: Budget, smallest: int) -> dict[str, Any]:
+def _needs_refinement(manifest: Manifest, costs: dict[str, int], budget: Budget, smallest: int) -> ContextPacketResult:
     omitted = [
         _omission(selection, "dependency_omitted" if selection.depends_on else "budget", costs[selection.id])
         for selection in manifest.ordered
