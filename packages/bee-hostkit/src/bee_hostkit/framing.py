@@ -154,3 +154,35 @@ def peek_id(data: bytes) -> int | str | None:
         if isinstance(found, int | str) and not isinstance(found, bool):
             return found
     return None
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, float):
+        return "a number with a fraction or exponent"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def invalid_id_error(message: Any) -> bytes | None:
+    """The -32600 answer (with id null) for a parsed JSON-RPC request whose id is not a string or an integer.
+
+    A request (an object with a ``method``) whose ``id`` is null, a boolean, a float, an object or an array cannot
+    be answered under its own id, and the SDK would otherwise treat it as a notification and never answer, so the
+    client waits forever. Returns the newline-terminated error frame, or None when ``message`` is not such a request
+    (valid requests, notifications without an id, responses, and anything that is not an object pass through).
+    """
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return None
+    request_id = message["id"]
+    if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)):
+        return None
+    return error_frame(
+        None, INVALID_REQUEST, f"a JSON-RPC request id must be a string or an integer, not {_kind(request_id)}"
+    )
