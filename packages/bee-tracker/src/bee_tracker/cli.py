@@ -14,7 +14,13 @@ from typing import Any
 
 import click
 
-from bee_tracker.config import DEFAULT_MAX_IN_FLIGHT, DEFAULT_PORT, TrackerConfig, default_home
+from bee_tracker.config import (
+    DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
+    DEFAULT_PORT,
+    TrackerConfig,
+    default_home,
+)
 
 _home = click.option(
     "--home",
@@ -67,6 +73,14 @@ def _config(home: Path | None, store_url: str | None, **values: Any) -> TrackerC
 @click.option("--issuer", default=None, help="Required `iss` claim.")
 @click.option("--audience", default=None, help="Required `aud` claim.")
 @click.option("--actor-claim", default="email", show_default=True, help="Claim naming the actor (falls back to sub).")
+@click.option(
+    "--max-token-lifetime",
+    "max_token_lifetime_seconds",
+    default=DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
+    show_default="604800 (7 days)",
+    type=click.IntRange(60, 366 * 86400),
+    help="Longest token lifetime accepted, in seconds: exp further than this from now (or from iat) is refused.",
+)
 @click.option(
     "--max-in-flight",
     default=DEFAULT_MAX_IN_FLIGHT,
@@ -133,7 +147,12 @@ def serve(home: Path | None, store_url: str | None, log_level: str, access_log: 
 def _verifier(config: TrackerConfig) -> Any:
     from bee_tracker.auth import hmac_verifier, jwks_verifier, load_or_create_secret, pem_verifier
 
-    options = {"issuer": config.issuer, "audience": config.audience, "actor_claim": config.actor_claim}
+    options = {
+        "issuer": config.issuer,
+        "audience": config.audience,
+        "actor_claim": config.actor_claim,
+        "max_lifetime_seconds": config.max_token_lifetime_seconds,
+    }
     chosen = [x for x in (config.jwks, config.jwt_public_key_file, config.jwt_secret_file) if x]
     if len(chosen) > 1:
         raise click.UsageError("give at most one of --jwks, --jwt-public-key, --jwt-secret-file")
@@ -157,8 +176,8 @@ def _verifier(config: TrackerConfig) -> Any:
     "ttl_seconds",
     default=8 * 3600,
     show_default=True,
-    type=click.IntRange(60, 366 * 86400),
-    help="Lifetime in seconds.",
+    type=click.IntRange(60, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS),
+    help="Lifetime in seconds, at most 604800 (7 days): the longest `serve` accepts by default.",
 )
 @click.option("--issuer", default=None)
 @click.option("--audience", default=None)

@@ -12,6 +12,8 @@ ENV_HOME = "BEE_TRACKER_HOME"
 ENV_STORE = "BEE_TRACKER_STORE"
 DEFAULT_PORT = 8765
 DEFAULT_MAX_IN_FLIGHT = 100
+#: The longest token lifetime accepted (exp from now, or exp - iat), and the most `bee tracker token --ttl` mints.
+DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 7 * 86400
 
 
 def default_home() -> Path:
@@ -35,6 +37,7 @@ class TrackerConfig:
     issuer: str | None = None
     audience: str | None = None
     actor_claim: str = "email"
+    max_token_lifetime_seconds: int = DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
     # Admission.
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
     deadline_seconds: float = DEFAULT_DEADLINE_SECONDS
