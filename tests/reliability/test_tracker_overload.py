@@ -24,7 +24,7 @@ pytestmark = pytest.mark.e2e
 PROCESSES = 4
 CLIENTS_PER_PROCESS = 250
 REQUESTS_PER_CLIENT = int(os.environ.get("BEE_OVERLOAD_REQUESTS", "4"))
-MAX_IN_FLIGHT = 100
+MAX_IN_FLIGHT = int(os.environ.get("BEE_OVERLOAD_MAX_IN_FLIGHT", "100"))
 CLIENT = Path(__file__).with_name("overload_client.py")
 
 
