@@ -41,7 +41,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 from uvicorn.server import ServerState
 
-from bee_hostkit.http_limits import EdgeLimits
+from bee_hostkit.http_limits import DEFAULT_RETRY_AFTER_SECONDS, EdgeLimits
 
 logger = logging.getLogger("bee.hostkit.edge")
 
@@ -51,12 +51,23 @@ _LINGER_SECONDS = 5.0
 _SHED_LOG_INTERVAL = 10.0
 
 
-class Admission:
-    """The in-flight count shared by every connection of one server (one event loop, so no lock)."""
+def _json(error: str, description: str, **extra: Any) -> bytes:
+    return json.dumps({"error": error, "error_description": description, **extra}).encode()
 
-    def __init__(self, limit: int | None) -> None:
+
+class Admission:
+    """The in-flight count shared by every connection of one server (one event loop, so no lock), and the answer
+    a shed request gets (built once: shedding must cost as little as possible)."""
+
+    def __init__(self, limit: int | None, retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS) -> None:
         self.limit = limit
         self.in_flight = 0
+        self.retry_after = [(b"retry-after", str(retry_after_seconds).encode())]
+        self.busy_body = _json(
+            "busy",
+            f"the host is at its limit of {limit} requests in flight; retry after {retry_after_seconds} s",
+            retry_after_seconds=retry_after_seconds,
+        )
         self._shed = 0
         self._last_report = 0.0
 
@@ -89,10 +100,6 @@ class _Passed:
     offset: int
     status: int
     body: bytes
-
-
-def _json(error: str, description: str, **extra: Any) -> bytes:
-    return json.dumps({"error": error, "error_description": description, **extra}).encode()
 
 
 class EdgeProtocol(HttpToolsProtocol):
@@ -322,17 +329,11 @@ class EdgeProtocol(HttpToolsProtocol):
 
     def _shed(self, cycle: RequestResponseCycle) -> None:
         """Answer 503 now, from the protocol callback, without a task and without reading the body."""
-        seconds = self.limits.retry_after_seconds
-        body = _json(
-            "busy",
-            f"the host is at its limit of {self.admission.limit} requests in flight; retry after {seconds} s",
-            retry_after_seconds=seconds,
-        )
         # Marked answered first, so the parser drops this request's body and the next request starts cleanly.
         cycle.response_started = cycle.response_complete = True
-        retry_after = [(b"retry-after", str(seconds).encode())]
-        self._write(503, body, close=not cycle.keep_alive, headers=retry_after, scope=cycle.scope)
-        if not cycle.keep_alive:
+        busy, close = self.admission, not cycle.keep_alive
+        self._write(503, busy.busy_body, close=close, headers=busy.retry_after, scope=cycle.scope)
+        if close:
             self.transport.close()
         cycle.on_response()
 
@@ -374,7 +375,8 @@ class EdgeProtocol(HttpToolsProtocol):
 
 def edge_protocol(limits: EdgeLimits) -> type[EdgeProtocol]:
     """An :class:`EdgeProtocol` class bound to ``limits`` and one shared admission count, for uvicorn's ``http=``."""
-    return type("BoundEdgeProtocol", (EdgeProtocol,), {"limits": limits, "admission": Admission(limits.max_in_flight)})
+    admission = Admission(limits.max_in_flight, limits.retry_after_seconds)
+    return type("BoundEdgeProtocol", (EdgeProtocol,), {"limits": limits, "admission": admission})
 
 
 def serve_http(
