@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,3 +34,17 @@ def refused(store: Any, code: str, tool: str, actor: str = ALICE, /, **args: Any
 def new(store: Any, title: str = "Task", actor: str = ALICE, /, **args: Any) -> str:
     """Create an issue; return its id."""
     return call(store, "create", actor, title=title, **args)["id"]
+
+
+def bee(*argv: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the installed `bee` command as a user would, capturing its output (never raising on failure)."""
+    executable = str(Path(sys.executable).parent / "bee")
+    return subprocess.run(
+        [executable, *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
