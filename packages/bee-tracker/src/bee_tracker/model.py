@@ -111,7 +111,9 @@ HISTORY_LIMIT: Final = 20
 
 # -- time ---------------------------------------------------------------------------------------------------------
 
-_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$")
+#: A leap second (:60) is valid RFC 3339 that Python's datetime cannot hold: it is read as :59.
+_LEAP_SECOND = re.compile(r"(?<=[Tt ]\d\d:\d\d:)60")
 
 
 def now() -> str:
@@ -125,7 +127,7 @@ def epoch(timestamp: str | None) -> float | None:
         return None
     text = timestamp.strip().replace("Z", "+00:00").replace("z", "+00:00")
     # Python parses at most microseconds: trim longer fractions.
-    text = re.sub(r"(\.\d{6})\d+", r"\1", text)
+    text = _LEAP_SECOND.sub("59", re.sub(r"(\.\d{6})\d+", r"\1", text))
     try:
         return datetime.fromisoformat(text).timestamp()
     except ValueError:
@@ -138,10 +140,7 @@ def checked_timestamp(name: str, value: str) -> str:
     Raises:
         BeeError: ``invalid_argument`` naming the argument, with an example of the expected form.
     """
-    match = _RFC3339.match(value)
-    # A leap second (:60) is valid RFC 3339 that Python's datetime cannot hold: check it as :59.
-    text = value if not match or match.group(1) != "60" else value[: match.start(1)] + "59" + value[match.end(1) :]
-    if match is None or epoch(text) is None:
+    if _RFC3339.match(value) is None or epoch(value) is None:
         raise invalid(
             f"{name} must be an RFC 3339 date-time with an offset, such as 2026-05-01T09:00:00Z; got {value[:80]!r}",
             argument=name,
