@@ -36,15 +36,20 @@ def new(store: Any, title: str = "Task", actor: str = ALICE, /, **args: Any) -> 
     return call(store, "create", actor, title=title, **args)["id"]
 
 
-def bee(*argv: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the installed `bee` command as a user would, capturing its output (never raising on failure)."""
+def bee(
+    *argv: str, cwd: Path | None = None, env: dict[str, str | None] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed `bee` command as a user would, capturing its output (never raising on failure).
+
+    ``env`` changes the environment: a value replaces a variable, None removes it.
+    """
     executable = str(Path(sys.executable).parent / "bee")
+    environment = {**os.environ}
+    for name, value in (env or {}).items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
     return subprocess.run(
-        [executable, *argv],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
+        [executable, *argv], capture_output=True, text=True, timeout=120, check=False, cwd=cwd, env=environment
     )

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from bee_contracts import BeeError
-from tests.tracker.calls import call
+from tests.tracker.calls import bee, call
 
 #: Real exports from public repositories (see fixtures/beads/SOURCES.tsv).
 BEADS = Path(__file__).resolve().parents[1] / "fixtures" / "beads"
@@ -131,3 +131,32 @@ def test_reimport_replaces_and_new_comment_ids_continue_above_imported_ones(stor
     assert report["replaced"] == 1
     note = call(store, "add_note", "a@example.com", id="t-c", text="new")
     assert note["comment"]["id"] > 41
+
+
+def test_cli_import_of_invalid_utf8_names_the_line_and_imports_nothing(tmp_path):
+    source = tmp_path / "issues.jsonl"
+    source.write_bytes(
+        b'{"id":"t-a","title":"fine","status":"open","priority":2,"issue_type":"task"}\n'
+        b'{"id":"t-b","title":"caf\xe9","status":"open","priority":2,"issue_type":"task"}\n'
+    )
+    home = tmp_path / "home"
+    failed = bee("tracker", "import", "--home", str(home), str(source))
+    assert failed.returncode == 1 and "line 2" in failed.stderr and "UTF-8" in failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert bee("tracker", "export", "--home", str(home)).stdout == ""
+
+
+def test_cli_import_of_a_crlf_file_and_of_tombstones_round_trips(tmp_path):
+    crlf = tmp_path / "crlf.jsonl"
+    crlf.write_bytes(b'{"id":"t-a","title":"a","status":"open","priority":2,"issue_type":"task"}\r\n')
+    home = tmp_path / "home"
+    assert json.loads(bee("tracker", "import", "--home", str(home), str(crlf)).stdout)["imported"] == 1
+    exported = bee("tracker", "export", "--home", str(home)).stdout
+    assert exported.encode() == crlf.read_bytes().replace(b"\r\n", b"\n")
+    fixture = BEADS / "gastownhall__beads__tombstones.jsonl"
+    other = tmp_path / "other"
+    report = json.loads(bee("tracker", "import", "--home", str(other), str(fixture)).stdout)
+    assert (report["imported"], report["tombstones"]) == (421, 204)
+    out = tmp_path / "out.jsonl"
+    assert bee("tracker", "export", "--home", str(other), str(out)).returncode == 0
+    assert out.read_bytes() == fixture.read_bytes()

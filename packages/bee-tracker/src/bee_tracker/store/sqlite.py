@@ -17,8 +17,6 @@ _BUSY_TIMEOUT_SECONDS = 10.0
 
 #: Primary result codes meaning another connection holds the lock (extended codes carry them in the low byte).
 _LOCKED = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
-#: Result codes caused by a value the database cannot hold (a string or blob over SQLite's length limit).
-_TOO_BIG = frozenset({sqlite3.SQLITE_TOOBIG})
 
 
 def _busy(message: str) -> BeeError:
@@ -30,8 +28,6 @@ def _mapped(exc: sqlite3.Error, *, writing: bool) -> BeeError:
     primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
     if primary in _LOCKED:
         return _busy("the tracker database is busy; retry shortly")
-    if primary in _TOO_BIG:
-        return BeeError(ErrorCode.INVALID_ARGUMENT, "a value is too large for the tracker database; send less")
     return BeeError(
         ErrorCode.INTERNAL, f"the tracker database failed: {exc.__class__.__name__}", outcome_unknown=writing
     )
