@@ -130,6 +130,8 @@ def test_reimporting_the_same_file_changes_nothing(store):
         tombstone("t-b"),
         '{"_type":"memory","key":"k","value":"v"}',
         line(id="t-a", title="dup"),
+        '{"_type":"memory","key":"k","value":"a second memory with the same key"}',
+        '{"_schema":"beads-jsonl/1"}',
     ]
     store.import_lines(lines)
     report = store.import_lines(lines)

@@ -156,6 +156,7 @@ class _Importer:
             if current is None or (line.kind == TOMBSTONE and lines[current].kind != TOMBSTONE):
                 self.winner[issue_id] = index
         self.fates: dict[str, str] = {}
+        self.other_seen: set[tuple[str, str]] = set()
         self.statuses: list[str] = []
         self.types: list[str] = []
         self.highest_comment = 0
@@ -220,18 +221,13 @@ class _Importer:
         )
 
     def _keep_other(self, line: Line, position: int) -> None:
+        """Keep a record that is not an issue; the first of its identity in this file replaces an earlier import's."""
         assert line.kind is not None
         identity = kept.identity_of(line.record, line.text)
-        self.tx.run("DELETE FROM kept_records WHERE kind = ? AND identity = ?", [line.kind, identity])
-        issue_id = line.record.get("id")
-        kept.insert(
-            self.tx,
-            position=position,
-            kind=line.kind,
-            issue_id=issue_id if isinstance(issue_id, str) else None,
-            identity=identity,
-            line=line.text,
-        )
+        if (line.kind, identity) not in self.other_seen:
+            self.other_seen.add((line.kind, identity))
+            self.tx.run("DELETE FROM kept_records WHERE kind = ? AND identity = ?", [line.kind, identity])
+        kept.insert(self.tx, position=position, kind=line.kind, issue_id=None, identity=identity, line=line.text)
         self.report.other[line.kind] += 1
 
     def _insert_issue(self, line: Line, issue_id: str, position: int, *, raw_line: str | None) -> None:
