@@ -160,3 +160,33 @@ def test_cli_import_of_a_crlf_file_and_of_tombstones_round_trips(tmp_path):
     out = tmp_path / "out.jsonl"
     assert bee("tracker", "export", "--home", str(other), str(out)).returncode == 0
     assert out.read_bytes() == fixture.read_bytes()
+
+
+ODD_RECORDS = [
+    {"id": "t-a", "title": None, "status": None, "issue_type": None},
+    {"id": "t-a", "title": 5, "created_at": 5, "defer_until": "garbage"},
+    {"id": "t-a", "labels": 5, "dependencies": {"not": "a list"}, "comments": "none"},
+    {"id": "t-a", "labels": [None, 1, {"a": 1}]},
+    {"id": "t-a", "dependencies": [{"depends_on_id": 5}, {"depends_on_id": "t-b", "type": 5}, "x"]},
+    {"id": "t-a", "comments": [{"id": True, "text": {"a": 1}}, {"id": 2**70, "text": "x"}, {"id": -5}]},
+    {"id": "t-a", "priority": 2**70, "n": 12345678901234567890123},
+    {"id": "t-a", "priority": "high"},
+]
+
+
+@pytest.mark.parametrize("record", ODD_RECORDS, ids=[str(n) for n in range(len(ODD_RECORDS))])
+def test_odd_records_import_export_exactly_and_stay_usable(store, record):
+    line = json.dumps(record, separators=(",", ":"))
+    assert store.import_lines([line])["imported"] == 1
+    assert store.export_lines() == [line]
+    call(store, "add_note", id="t-a", text="touched")
+    call(store, "update", id="t-a", title="renamed")
+    assert call(store, "get", id="t-a")["issue"]["title"] == "renamed"
+    assert json.loads(store.export_lines()[0])["title"] == "renamed"
+
+
+def test_a_tombstone_without_an_id_is_kept_and_deletes_nothing(store):
+    lines = ['{"status":"tombstone","title":"no id"}', '{"id":"t-a","title":"live"}']
+    report = store.import_lines(lines)
+    assert report["imported"] == 1 and report["otherRecords"] == {"tombstone": 1}
+    assert call(store, "search")["total"] == 1 and store.export_lines() == lines

@@ -252,3 +252,13 @@ def test_unknown_ids(store):
 def test_text_the_store_cannot_hold_is_invalid_not_internal(store, tool, args):
     error = refused(store, "invalid_argument", tool, **args)
     assert "cannot store" in error.message
+
+
+def test_integral_floats_are_the_integers_json_schema_says_they_are(store):
+    issue_id = new(store, "floats", priority=1.0)
+    assert len(call(store, "ready", limit=1.0)["issues"]) == 1
+    assert call(store, "search", limit=5.0, offset=0.0)["total"] == 1
+    assert call(store, "get", id=issue_id, comments_limit=2.0)["issue"]["priority"] == 1
+    updated = call(store, "update", id=issue_id, priority=3.0, expected_revision=1.0)
+    assert updated["state_revision"] == 2
+    assert call(store, "get", id=issue_id)["history"][-1]["changes"]["priority"] == [1, 3]

@@ -21,9 +21,10 @@ def issue_bytes(record: Mapping[str, Any]) -> int:
     (``blocked_by`` lists the unfinished targets of its blocking dependencies, so the worst case counts them all.)
     """
     without_comments = {key: value for key, value in record.items() if key != "comments"}
+    dependencies = record.get("dependencies")
     blockers = [
         dep.get("depends_on_id")
-        for dep in record.get("dependencies") or ()
+        for dep in (dependencies if isinstance(dependencies, list) else ())
         if isinstance(dep, Mapping) and dep.get("type", "blocks") in BLOCKING_TYPES
     ]
     return piece_bytes(without_comments) + piece_bytes(blockers)

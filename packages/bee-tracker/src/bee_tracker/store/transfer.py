@@ -120,14 +120,28 @@ def _check(line: Line) -> None:
     over = bounds.issue_overshoot(line.record)
     if over > 0:
         raise _refuse(line.number, f"is an issue {over} bytes over the cap that keeps every issue readable by get")
-    for comment in line.record.get("comments") or ():
-        if isinstance(comment, dict) and bounds.comment_overshoot(comment) > 0:
-            over = bounds.comment_overshoot(comment)
+    comments = line.record.get("comments")
+    for comment in comments if isinstance(comments, list) else ():
+        over = bounds.comment_overshoot(comment) if isinstance(comment, dict) else 0
+        if over > 0:
             raise _refuse(line.number, f"has a comment {over} bytes over the cap that keeps it readable by get")
 
 
 def _text(value: Any) -> Any:
     return value if value is None or isinstance(value, str) else json.dumps(value)
+
+
+def _listed(value: Any) -> list[Any]:
+    """``value`` when it is a list, else nothing (such a relation is kept verbatim in extra instead)."""
+    return value if isinstance(value, list) else []
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+#: Columns that always hold a value, and the value an issue gets when its line has none (or null).
+_REQUIRED = {"title": "", "status": "open", "issue_type": "task"}
 
 
 _SKIP = "skip"
@@ -165,8 +179,8 @@ class _Importer:
         for index, line in enumerate(self.lines):
             position = self.base + index
             issue_id = line.record.get("id")
-            if line.kind not in (None, TOMBSTONE):
-                self._keep_other(line, position)
+            if line.kind not in (None, TOMBSTONE) or (line.kind == TOMBSTONE and not _is_id(issue_id)):
+                self._keep_other(line, position)  # a tombstone without an id deletes nothing: kept as it is
             elif not isinstance(issue_id, str) or not issue_id:
                 generated = new_id(self.tx, self.prefix)
                 self.report.generated_ids.append((line.number, generated))
@@ -237,12 +251,18 @@ class _Importer:
         priority = record.get("priority")
         if isinstance(priority, int) and not isinstance(priority, bool) and -(2**31) <= priority < 2**31:
             columns["priority"] = priority
-        columns.setdefault("status", "open")
-        columns.setdefault("issue_type", "task")
-        columns.setdefault("title", "")
-        extra = {k: v for k, v in record.items() if k not in COLUMNS and k not in _RELATIONS}
+        for column, default in _REQUIRED.items():
+            if columns.get(column) is None:
+                columns[column] = default
+        # Keys the tracker cannot use as they are stay verbatim in extra: a priority that is not a (32-bit) integer,
+        # relations that are not lists. They are written back as they came.
+        extra = {
+            k: v
+            for k, v in record.items()
+            if (k not in COLUMNS and k not in _RELATIONS) or (k in _RELATIONS and not isinstance(v, list))
+        }
         if "priority" in record and "priority" not in columns:
-            extra["priority"] = priority  # not a (32-bit) integer: kept verbatim, never coerced
+            extra["priority"] = priority
         self.statuses.append(columns["status"])
         self.types.append(columns["issue_type"])
         stamp = columns.get("updated_at") or columns.get("created_at") or now()
@@ -262,12 +282,12 @@ class _Importer:
                 stamp,
             ],
         )
-        labels = record.get("labels") or []
-        for label_position, label in enumerate(dict.fromkeys(str(label) for label in labels)):
+        labels = record.get("labels")
+        for label_position, label in enumerate(dict.fromkeys(str(label) for label in _listed(labels))):
             self.tx.run(
                 "INSERT INTO labels (issue_id, label, position) VALUES (?, ?, ?)", [issue_id, label, label_position]
             )
-        _import_dependencies(self.tx, issue_id, record.get("dependencies") or [])
+        _import_dependencies(self.tx, issue_id, _listed(record.get("dependencies")))
         self.highest_comment = max(self.highest_comment, _import_comments(self.tx, issue_id, record.get("comments")))
         self.report.imported += 1
 
@@ -281,7 +301,7 @@ def _import_dependencies(tx: Tx, issue_id: str, dependencies: list[Any]) -> None
     known = {"issue_id", "depends_on_id", "type", "created_at", "created_by", "metadata"}
     for position, dep in enumerate(d for d in dependencies if isinstance(d, dict)):
         target = dep.get("depends_on_id")
-        kind = dep.get("type") or "blocks"
+        kind = _text(dep.get("type")) or "blocks"
         if not isinstance(target, str) or tx.row(
             "SELECT 1 FROM dependencies WHERE issue_id = ? AND depends_on_id = ? AND type = ?", [issue_id, target, kind]
         ):
@@ -295,7 +315,7 @@ def _import_dependencies(tx: Tx, issue_id: str, dependencies: list[Any]) -> None
             [
                 issue_id,
                 target,
-                _text(kind),
+                kind,
                 _text(dep.get("created_at")),
                 _text(dep.get("created_by")),
                 metadata,
