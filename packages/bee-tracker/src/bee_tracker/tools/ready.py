@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
+from bee_tracker.model import epoch
 from bee_tracker.store import reads
 from bee_tracker.store.ops import Read
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def ready(op: Read, args: ReadyArgs) -> ReadyData:
     """Open issues that are work, not deferred, not blocked and not under a blocked parent (never a tombstone)."""
-    params: list[Any] = [time.time()]
+    params: list[Any] = [epoch(op.now)]
     where = [
         "i.status = 'open'",
         f"i.issue_type NOT IN ({reads.NOT_WORK})",
