@@ -190,3 +190,12 @@ def test_a_tombstone_without_an_id_is_kept_and_deletes_nothing(store):
     report = store.import_lines(lines)
     assert report["imported"] == 1 and report["otherRecords"] == {"tombstone": 1}
     assert call(store, "search")["total"] == 1 and store.export_lines() == lines
+
+
+def test_a_generated_id_never_takes_an_id_a_later_line_names(store, monkeypatch):
+    import bee_tracker.store.ids
+
+    monkeypatch.setattr(bee_tracker.store.ids.secrets, "choice", lambda alphabet: "0")  # first pick: t-0000
+    report = store.import_lines(['{"title":"no id"}', '{"id":"t-0000","title":"named"}'])
+    [generated] = report["generatedIds"]
+    assert generated["id"] == "t-00000" and (report["imported"], report["replaced"]) == (2, 0)

@@ -8,6 +8,7 @@ creating one can never close a dependency cycle.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Container
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker.store.db import Tx
@@ -27,15 +28,15 @@ def _taken(tx: Tx, candidate: str) -> bool:
     )
 
 
-def new_id(tx: Tx, prefix: str) -> str:
-    """A fresh ``prefix-hash`` id: random base36, lengthened while it collides.
+def new_id(tx: Tx, prefix: str, *, avoid: Container[str] = ()) -> str:
+    """A fresh ``prefix-hash`` id: random base36, lengthened while it collides (with the store, or ``avoid``).
 
     Raises:
         BeeError: ``conflict`` if no free id was found (36^12 ids: not reached in practice).
     """
     for length in (4, 5, 6, 7, 8, 10, 12):
         candidate = f"{prefix}-" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(length))
-        if not _taken(tx, candidate):
+        if candidate not in avoid and not _taken(tx, candidate):
             return candidate
     raise BeeError(ErrorCode.CONFLICT, "could not find a free issue id; retry")
 

@@ -136,8 +136,10 @@ def _listed(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _is_id(value: Any) -> bool:
-    return isinstance(value, str) and bool(value)
+def _id_of(record: dict[str, Any]) -> str | None:
+    """The line's id, when it has a usable one (a non-empty string)."""
+    value = record.get("id")
+    return value if isinstance(value, str) and value else None
 
 
 #: Columns that always hold a value, and the value an issue gets when its line has none (or null).
@@ -163,12 +165,14 @@ class _Importer:
         # Per id of the file: the line that counts (its first tombstone, else its first live line).
         self.winner: dict[str, int] = {}
         for index, line in enumerate(lines):
-            issue_id = line.record.get("id")
-            if not isinstance(issue_id, str) or not issue_id or line.kind not in (None, TOMBSTONE):
+            issue_id = _id_of(line.record)
+            if issue_id is None or line.kind not in (None, TOMBSTONE):
                 continue
             current = self.winner.get(issue_id)
             if current is None or (line.kind == TOMBSTONE and lines[current].kind != TOMBSTONE):
                 self.winner[issue_id] = index
+        #: Every id the file names, which a generated id must not take.
+        self.ids = {named for line in lines if (named := _id_of(line.record)) is not None}
         self.fates: dict[str, str] = {}
         self.other_seen: set[tuple[str, str]] = set()
         self.statuses: list[str] = []
@@ -178,23 +182,23 @@ class _Importer:
     def run(self) -> ImportReport:
         for index, line in enumerate(self.lines):
             position = self.base + index
-            issue_id = line.record.get("id")
-            if line.kind not in (None, TOMBSTONE) or (line.kind == TOMBSTONE and not _is_id(issue_id)):
+            named = _id_of(line.record)
+            if line.kind not in (None, TOMBSTONE) or (line.kind == TOMBSTONE and named is None):
                 self._keep_other(line, position)  # a tombstone without an id deletes nothing: kept as it is
-            elif not isinstance(issue_id, str) or not issue_id:
-                generated = new_id(self.tx, self.prefix)
+            elif named is None:
+                generated = new_id(self.tx, self.prefix, avoid=self.ids)
                 self.report.generated_ids.append((line.number, generated))
                 self._insert_issue(line, generated, position, raw_line=None)  # rebuilt on export: it has no id
-            elif self._fate(issue_id) == _SKIP:
-                self.report.skipped_deleted.append((line.number, issue_id))
-            elif self.winner[issue_id] != index:
-                self._keep_id_line(line, issue_id, position, kept.SHADOWED)
-                self.report.shadowed.append((line.number, issue_id))
+            elif self._fate(named) == _SKIP:
+                self.report.skipped_deleted.append((line.number, named))
+            elif self.winner[named] != index:
+                self._keep_id_line(line, named, position, kept.SHADOWED)
+                self.report.shadowed.append((line.number, named))
             elif line.kind == TOMBSTONE:
-                self._keep_id_line(line, issue_id, position, TOMBSTONE)
+                self._keep_id_line(line, named, position, TOMBSTONE)
                 self.report.tombstones += 1
             else:
-                self._insert_issue(line, issue_id, position, raw_line=line.text)
+                self._insert_issue(line, named, position, raw_line=line.text)
         register_vocabulary(self.tx, "custom_statuses", self.statuses, BUILTIN_STATUSES)
         register_vocabulary(self.tx, "custom_types", self.types, BUILTIN_TYPES)
         if self.highest_comment:
