@@ -158,7 +158,7 @@ def outline_throughput(root: Path, files: list[str]) -> dict[str, float]:
 def repeated_packet(root: Path, files: list[str]) -> dict[str, float]:
     from bee_core.context import CoreContext
     from bee_core.handlers.context_packet import bee_context_packet
-    from bee_hostkit import Deadline
+    from bee_hostkit import Call, Deadline
 
     biggest = sorted(files, key=lambda f: (root / f).stat().st_size, reverse=True)[:24]
     manifest = json.dumps(
@@ -174,11 +174,11 @@ def repeated_packet(root: Path, files: list[str]) -> dict[str, float]:
     for _ in range(5):
         ctx = CoreContext.open(root)
         started = time.perf_counter()
-        first = bee_context_packet(ctx, args, Deadline(60))
+        first = bee_context_packet(ctx, Call("bee_context_packet", args, Deadline(60)))
         firsts.append(time.perf_counter() - started)
         for _ in range(5):
             started = time.perf_counter()
-            again = bee_context_packet(ctx, args, Deadline(60))
+            again = bee_context_packet(ctx, Call("bee_context_packet", args, Deadline(60)))
             repeats.append(time.perf_counter() - started)
         assert again == first
     source_bytes = sum((root / f).stat().st_size for f in biggest)
