@@ -73,7 +73,7 @@ def render_tool(spec: ToolSpec) -> str:
     return (
         f"## `{spec.name}` — {spec.title}\n\n{spec.description}\n\nAnnotations: {hints}.\n\n"
         f"### Arguments\n\n{_properties_table(spec.input_schema)}\n"
-        f"### Result (`structuredContent`)\n\n{_properties_table(spec.output_schema)}\n"
+        f"### Result (`structuredContent`, and the same JSON as text)\n\n{_properties_table(spec.output_schema)}\n"
         "<details><summary>Full JSON Schemas</summary>\n\n"
         f"```json\n{json.dumps(schemas, indent=2)}\n```\n\n"
         "</details>\n"
@@ -103,8 +103,13 @@ def render_index() -> str:
         f"- Contract digest: `{contract_digest()}`\n\n## Hosts\n\n{hosts}\n\n## Limits\n\n"
         + "\n".join(limit_rows)
         + "\n\n"
-        "## Error envelope\n\nA failed tool call is a result with `isError: true` whose `structuredContent` is "
-        "`{error, code, retryable, outcome_unknown, details?}`. The codes are a closed list:\n\n"
+        "## Error envelope\n\nA failed tool call is a result with `isError: true` whose one text content is the JSON "
+        "envelope `{error, code, retryable, outcome_unknown, details?}`, and which carries no `structuredContent`: "
+        "clients built on the TypeScript SDK (Claude Code, Cursor, VS Code, the MCP Inspector) check "
+        "`structuredContent` against the tool's success `outputSchema` even when `isError` is true, and would show a "
+        "schema complaint instead of the message. `error` says what to change; `retryable` says whether the same call "
+        "can succeed later; `outcome_unknown` says a write may or may not have landed (a deadline passed mid-write). "
+        "The codes are a closed list:\n\n"
         + "\n".join(rows)
         + "\n\n"
         f"## Embedded schemas\n\n{schemas}\n"
