@@ -109,9 +109,7 @@ def render_index() -> str:
         "`structuredContent` against the tool's success `outputSchema` even when `isError` is true, and would show a "
         "schema complaint instead of the message. `error` says what to change; `retryable` says whether the same call "
         "can succeed later; `outcome_unknown` says a write may or may not have landed (a deadline passed mid-write). "
-        "The codes are a closed list:\n\n"
-        + "\n".join(rows)
-        + "\n\n"
+        "The codes are a closed list:\n\n" + "\n".join(rows) + "\n\n"
         f"## Embedded schemas\n\n{schemas}\n"
     )
 
