@@ -27,12 +27,13 @@ from __future__ import annotations
 import mmap
 import os
 import threading
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from cachetools import LRUCache
 
 from bee_core.artifacts import ripgrep
 from bee_core.artifacts.lines import BLOCK_BYTES, LineIndex
@@ -162,44 +163,58 @@ class Matches:
         return 128 + len(self.block)
 
 
+_Key = tuple[str, str]  # (text, sha256)
+
+
+class _Entries(LRUCache[_Key, Matches]):
+    """The LRU of :class:`SearchCache`, weighed in bytes, telling its owner which keys it evicts."""
+
+    def __init__(self, max_bytes: int, evicted: Callable[[_Key], None]) -> None:
+        # An entry larger than the whole bound counts as the whole bound: it is kept, alone, until the next put.
+        super().__init__(max_bytes, getsizeof=lambda matches: min(matches.weight, max_bytes))
+        self._evicted = evicted
+
+    def popitem(self) -> tuple[_Key, Matches]:
+        key, matches = super().popitem()
+        self._evicted(key)
+        return key, matches
+
+
 class SearchCache:
     """A bounded LRU of :class:`Matches` keyed by (text, sha256), plus line indexes by sha256; thread-safe."""
 
     def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[tuple[str, str], Matches] = OrderedDict()
-        self._texts: dict[str, set[str]] = {}  # sha256 -> texts cached for it
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self._entries = _Entries(max_bytes, self._forget)
+        self._texts: dict[str, set[str]] = {}  # sha256 -> texts cached for it (to find broader texts)
+        self._lock = threading.Lock()  # cachetools caches are not thread-safe: every access holds it
         self._indexes: dict[str, LineIndex] = {}
+
+    def _forget(self, key: _Key) -> None:
+        text, sha256 = key
+        texts = self._texts.get(sha256)
+        if texts is not None:
+            texts.discard(text)
+            if not texts:
+                del self._texts[sha256]
 
     def get(self, text: str, sha256: str) -> Matches | None:
         with self._lock:
-            found = self._entries.get((text, sha256))
-            if found is not None:
-                self._entries.move_to_end((text, sha256))
-            return found
+            return self._entries.get((text, sha256))
 
     def put(self, text: str, sha256: str, matches: Matches) -> None:
         with self._lock:
-            old = self._entries.pop((text, sha256), None)
-            if old is not None:
-                self._bytes -= old.weight
+            self._entries.pop((text, sha256), None)
             self._entries[(text, sha256)] = matches
             self._texts.setdefault(sha256, set()).add(text)
-            self._bytes += matches.weight
-            while self._bytes > self.max_bytes and len(self._entries) > 1:
-                (gone_text, gone_sha), evicted = self._entries.popitem(last=False)
-                self._texts[gone_sha].discard(gone_text)
-                self._bytes -= evicted.weight
 
     def broader(self, text: str, sha256: str) -> tuple[str, Matches] | None:
         """A cached, complete listing of a text that ``text`` contains (a narrowed query's superset), if any."""
         with self._lock:
             for other in self._texts.get(sha256, ()):
                 if other != text and other in text:
-                    found = self._entries[(other, sha256)]
-                    if found.complete:
+                    found = self._entries.get((other, sha256))
+                    if found is not None and found.complete:
                         return other, found
         return None
 
