@@ -30,6 +30,7 @@ def read_verified(record: ArtifactRecord, path: Path, verifier: Verifier) -> byt
 
     Raises:
         BeeError: ``hash_mismatch`` when it was changed behind Bee's back (or changes while read).
+        BytesMissing: the stored file is not there (see :meth:`~bee_core.artifacts.store.ArtifactStore.serve`).
     """
 
     def read_all(fd: int) -> bytes:
@@ -113,6 +114,7 @@ def load_rows(
         BeeError: ``unsupported`` for text and binary artifacts; ``invalid_argument`` for ``from`` on JSONL or a
             ``from`` that does not name an array (or none given for a top-level object).
         BeeError: ``hash_mismatch``.
+        BytesMissing: the stored file is not there (see :meth:`~bee_core.artifacts.store.ArtifactStore.serve`).
     """
     if record.kind not in ("json", "jsonl"):
         raise _unsupported(record)
