@@ -395,3 +395,13 @@ def test_recheck_of_bytes_that_are_back_or_changed_under_an_unchanged_record(ctx
         store.recheck(record)
     assert info.value.code is ErrorCode.HASH_MISMATCH
     assert info.value.details["foundSha256"] == "sha256:" + hashlib.sha256(b"other\n").hexdigest()
+
+
+def test_the_parsed_records_of_removed_artifacts_are_forgotten_by_the_next_listing(ctx):
+    store = ctx.artifacts.store(ctx.instance)
+    kept, gone = add(ctx, "kept", b"a\n"), add(ctx, "gone", b"b\n")
+    store.list()
+    assert set(store._cache) == {f"{kept.id}.json", f"{gone.id}.json"}
+    ArtifactStore(store.root).remove(gone.id)  # another process
+    assert store.list().records == [kept]
+    assert set(store._cache) == {f"{kept.id}.json"}

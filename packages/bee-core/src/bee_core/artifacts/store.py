@@ -175,6 +175,9 @@ class ArtifactStore:
                     listing.damaged.append(found)
                 else:
                     listing.records.append(found)
+        # Forget the parses of records removed since (by another process): the cache holds what exists.
+        for name in self._cache.copy().keys() - {entry.name for entry in entries}:
+            self._cache.pop(name, None)
         listing.records.sort(key=lambda record: (record.created, record.id))
         listing.damaged.sort(key=lambda damaged: damaged.id)
         return listing
