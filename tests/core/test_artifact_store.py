@@ -10,7 +10,7 @@ import pytest
 from bee_contracts import BeeError, ErrorCode
 from bee_core.artifacts.content import MAX_JSON_BYTES, ContentScanner
 from bee_core.artifacts.lines import BLOCK_BYTES, LineIndex
-from bee_core.artifacts.records import artifact_id
+from bee_core.artifacts.records import DamagedRecord, artifact_id
 from bee_core.artifacts.store import REPLACED_RETRIES, ArtifactStore, Listing
 from bee_core.artifacts.verify import BytesMissing, Verifier
 from tests.core.artifacts_helpers import add, blob, initialised, tamper
@@ -405,3 +405,25 @@ def test_the_parsed_records_of_removed_artifacts_are_forgotten_by_the_next_listi
     ArtifactStore(store.root).remove(gone.id)  # another process
     assert store.list().records == [kept]
     assert set(store._cache) == {f"{kept.id}.json"}
+
+
+def test_a_record_path_that_is_no_regular_file_is_damaged_and_never_blocks(ctx, tmp_path, monkeypatch):
+    store = ctx.artifacts.store(ctx.instance)
+    record = add(ctx, "log", b"bytes\n")
+    path = store.records / f"{record.id}.json"
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_bytes(path.read_bytes())
+    for make, problem in [
+        (lambda: os.mkfifo(path), "it is not a regular file"),  # a FIFO: reading it by name would block
+        (lambda: path.symlink_to(elsewhere), "it cannot be read (Too many levels of symbolic links)"),
+        (path.mkdir, "it is not a regular file"),
+    ]:
+        path.unlink()  # the record, then each of these in turn
+        make()
+        found = ArtifactStore(store.root).lookup(record.id)
+        assert isinstance(found, DamagedRecord) and found.problem == problem
+        assert ArtifactStore(store.root).list().damaged == [found]
+    path.rmdir()
+    path.write_bytes(b" " * 100)
+    monkeypatch.setattr("bee_core.artifacts.store.MAX_RECORD_BYTES", 10)
+    assert "larger than any record Bee writes" in ArtifactStore(store.root).lookup(record.id).problem

@@ -45,6 +45,9 @@ T = TypeVar("T")
 
 _CHUNK = 1024 * 1024
 
+#: Largest record file read: a record is a few hundred bytes plus its line index (6 bytes or so per 64 KiB).
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+
 #: How often a call follows an artifact whose bytes go missing under it (removed and added again), before giving up.
 REPLACED_RETRIES = 3
 
@@ -83,6 +86,27 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _read_record(path: Path) -> bytes:
+    """The bytes of the record file ``path``: a regular file (never a symlink, FIFO or device, which could block or
+    lead elsewhere), at most :data:`MAX_RECORD_BYTES`.
+
+    Raises:
+        FileNotFoundError: it is gone. OSError: it cannot be opened. ValueError: not a regular file, or too large.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("it is not a regular file")
+        data = bytearray()
+        while chunk := os.read(fd, _CHUNK):
+            data += chunk
+            if len(data) > MAX_RECORD_BYTES:
+                raise ValueError(f"it is larger than any record Bee writes (over {MAX_RECORD_BYTES} bytes)")
+        return bytes(data)
+    finally:
+        os.close(fd)
+
+
 class ArtifactStore:
     """The artifacts of one instance. ``verifier`` is shared by everything in a process that reads artifacts."""
 
@@ -108,7 +132,7 @@ class ArtifactStore:
             return cached[1]
         loaded: ArtifactRecord | DamagedRecord
         try:
-            loaded = parse_record(path.read_bytes(), expected_id=path.stem)
+            loaded = parse_record(_read_record(path), expected_id=path.stem)
         except FileNotFoundError:
             raise
         except OSError as exc:
@@ -122,7 +146,7 @@ class ArtifactStore:
         """The record of the (well-formed) id ``artifact``, what is wrong with it, or None when there is none."""
         path = self.records / f"{artifact}.json"
         try:
-            return self._load(path, path.stat())
+            return self._load(path, path.lstat())
         except FileNotFoundError:
             return None
 
@@ -166,9 +190,9 @@ class ArtifactStore:
         except FileNotFoundError:
             return listing
         for entry in entries:
-            if entry.name.endswith(".json") and entry.is_file():
+            if entry.name.endswith(".json"):  # whatever it is: anything but a record file is reported as damaged
                 try:
-                    found = self._load(Path(entry.path), entry.stat())
+                    found = self._load(Path(entry.path), entry.stat(follow_symlinks=False))
                 except FileNotFoundError:  # removed while we listed
                     continue
                 if isinstance(found, DamagedRecord):
