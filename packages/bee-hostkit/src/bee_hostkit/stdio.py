@@ -57,7 +57,7 @@ _READ_CHUNK = 64 * 1024
 #: After stdin closes, how long responses already produced get to reach the wire before the transport stops.
 DRAIN_SECONDS = 0.5
 #: How long idle worker threads get to wind down once the event loop is gone; a busy one is left behind.
-_WORKER_GRACE_SECONDS = 0.2
+_WORKER_GRACE_SECONDS = 0.1
 
 ArgsT = TypeVarTuple("ArgsT")
 
