@@ -105,3 +105,7 @@ def test_invalid_id_error_answers_a_request_whose_id_is_not_a_string_or_an_integ
 )
 def test_invalid_id_error_passes_everything_else(message):
     assert invalid_id_error(message) is None
+
+
+def test_recover_id_survives_an_id_nested_deeper_than_the_parser_goes():
+    assert recover_id(b'{"jsonrpc":"2.0","id":' + b"[" * 60_000) is None

@@ -43,6 +43,8 @@ async def test_oversized_outbound_response_becomes_an_error_for_its_id():
         (b'{"jsonrpc":"2.0","id":3,"nomethod":1}', -32600, 3),
         (b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', -32600, None),
         (b'{"jsonrpc":"2.0","id":1.0,"method":"tools/list"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":null,"method":"tools/list","params":{"n":NaN}}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":' + b"[" * 60_000 + b"]" * 60_000 + b',"method":"m"}', -32600, None),
         (b'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"x":' + b"[" * 5000 + b"}}", -32600, 3),
         (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"tools/list"}', -32600, None),
     ],

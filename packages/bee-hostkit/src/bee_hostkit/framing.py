@@ -128,7 +128,7 @@ def _leading_id(rest: str) -> int | str | None:
     decoder = json.JSONDecoder()
     try:
         value, _ = decoder.raw_decode(rest.lstrip())
-    except ValueError:
+    except (ValueError, RecursionError):  # an "id" nested thousands deep is no id, and must not end the reader
         return None
     if isinstance(value, bool) or not isinstance(value, int | str):
         return None

@@ -212,7 +212,10 @@ class ConfinedRoot:
                             "select the file by its real path",
                             path=path,
                         ) from None
-                    target = self._readlink(name, parent)
+                    try:
+                        target = self._readlink(name, parent)
+                    except OSError as unreadable:
+                        raise self._open_error(path, name, parent, unreadable) from None
                     if target is None:
                         if exc.errno == errno.ENOTDIR:
                             raise _not_found(path, f" ({name!r} is not a directory)") from None

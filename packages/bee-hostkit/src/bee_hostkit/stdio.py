@@ -19,6 +19,7 @@ the wire, and :func:`run_until_eof` then ends the process without joining worker
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -48,7 +49,7 @@ from bee_hostkit.framing import (
     peek_id,
     recover_id,
 )
-from bee_hostkit.validation import read_json
+from bee_hostkit.validation import read_float, read_int, read_json
 
 logger = logging.getLogger("bee.hostkit.stdio")
 
@@ -114,7 +115,8 @@ def decode_frame(data: bytes) -> types.JSONRPCMessage | bytes:
     if isinstance(message, types.JSONRPCNotification) and b'"id"' in data:
         # A request with an id it may not carry parses as a notification, which nobody answers.
         if value is None:
-            value = read_json(data)  # pydantic read it, so this parses too
+            # pydantic read it, so only NaN or Infinity (which pydantic allows) can stop the standard library.
+            value = json.loads(data, parse_int=read_int, parse_float=read_float)
         refusal = invalid_id_error(value)
         if refusal is not None:
             return refusal
