@@ -43,12 +43,6 @@ def _check_text(args: Mapping[str, Any]) -> None:
             raise invalid(f"argument {name} holds {problem}, which the tracker cannot store; remove it", argument=name)
 
 
-def _integers(args: Mapping[str, Any]) -> dict[str, Any]:
-    """``args`` with integral floats as integers: JSON Schema counts ``1.0`` as the integer 1, and every number the
-    tracker's tools take is an integer (limits, offsets, priorities, revisions)."""
-    return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in args.items()}
-
-
 @cache
 def _validators() -> dict[str, Any]:
     from bee_hostkit.validation import SchemaValidator
@@ -95,7 +89,6 @@ class SqlStore:
         from bee_tracker.tools import READS, WRITES
 
         _check_text(args)
-        args = _integers(args)
         if tool in READS:
             return {"data": self.read(READS[tool], args)}
         return {"data": self.write(tool, actor, args, WRITES[tool])}

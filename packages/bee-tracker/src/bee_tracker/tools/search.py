@@ -10,9 +10,6 @@ from bee_tracker.store.ops import Read
 if TYPE_CHECKING:
     from bee_contracts.shapes.tracker import SearchArgs, SearchData
 
-#: Offsets past this are beyond any store; SQL integers stop at 2**63.
-_OFFSET_CEILING = 2**53
-
 
 def search(op: Read, args: SearchArgs) -> SearchData:
     """Issues matching every given filter, most urgent first; deleted issues (tombstones) never match."""
@@ -35,8 +32,5 @@ def search(op: Read, args: SearchArgs) -> SearchData:
         params.append(args["issue_type"])
     if args.get("labels"):
         where.append(reads.label_filter(args["labels"], params))
-    offset = args["offset"]
-    page, total, has_more = reads.page(
-        op.tx, " AND ".join(where), params, limit=args["limit"], offset=min(offset, _OFFSET_CEILING)
-    )
-    return {"issues": page, "total": total or 0, "offset": offset, "has_more": has_more}
+    page, total, has_more = reads.page(op.tx, " AND ".join(where), params, limit=args["limit"], offset=args["offset"])
+    return {"issues": page, "total": total or 0, "offset": args["offset"], "has_more": has_more}
