@@ -252,3 +252,28 @@ def test_unknown_ids(store):
 def test_text_the_store_cannot_hold_is_invalid_not_internal(store, tool, args):
     error = refused(store, "invalid_argument", tool, **args)
     assert "cannot store" in error.message
+
+
+def test_concurrent_retries_with_one_idempotency_key_act_once_and_all_get_the_first_answer(store):
+    import threading
+
+    answers: list[dict] = []
+    failures: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def retry() -> None:
+        start.wait()
+        try:
+            answers.append(call(store, "create", ALICE, title="Once", idempotency_key="same-key"))
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=retry) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not failures, failures
+    assert len({answer["id"] for answer in answers}) == 1
+    assert sum(1 for answer in answers if not answer.get("replayed")) == 1
+    assert call(store, "search", ALICE, query="Once")["total"] == 1

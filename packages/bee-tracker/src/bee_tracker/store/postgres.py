@@ -17,6 +17,7 @@ from bee_tracker.store.db import Row
 # Arbitrary constants naming the advisory locks this store takes.
 _MIGRATION_LOCK = 0x62656501
 _GRAPH_LOCK = 0x62656502
+_NAME_LOCKS = 0x62656503
 _PLACEHOLDER = re.compile(r"\?")
 
 
@@ -45,6 +46,10 @@ class _PgTx:
     def lock_graph(self) -> None:
         self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_GRAPH_LOCK,))
 
+    def lock_name(self, name: str) -> None:
+        # Two advisory-lock key spaces: (int, int) keys never meet the single-bigint locks above.
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_NAME_LOCKS, name))
+
     def next_comment_id(self) -> int:
         found = self.conn.execute("SELECT nextval('comment_ids')").fetchone()
         return int(found[0]) if found else 1
@@ -63,6 +68,8 @@ _CONTENDED = (
     psycopg.errors.LockNotAvailable,
     psycopg.errors.SerializationFailure,
     psycopg.errors.DeadlockDetected,
+    # A concurrent writer inserted the same row first (two adds of one dependency); this transaction rolled back.
+    psycopg.errors.UniqueViolation,
 )
 
 

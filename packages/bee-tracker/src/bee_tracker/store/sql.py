@@ -124,6 +124,8 @@ class SqlStore:
         fingerprint = _fingerprint(tool, args)
         with self.db.write() as tx:
             if key is not None:
+                # A concurrent retry with the same key waits here, then finds the first answer and replays it.
+                tx.lock_name(json.dumps(["idempotency", actor, key]))
                 found = tx.row(
                     "SELECT tool, request_sha, response FROM idempotency WHERE actor = ? AND key = ?", [actor, key]
                 )

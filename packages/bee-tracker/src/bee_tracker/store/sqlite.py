@@ -53,6 +53,9 @@ class _SqliteTx:
     def lock_graph(self) -> None:
         """Nothing to do, for the same reason."""
 
+    def lock_name(self, name: str) -> None:
+        """Nothing to do, for the same reason."""
+
     def next_comment_id(self) -> int:
         found = self.row("SELECT COALESCE(MAX(int_id), 0) + 1 FROM comments")
         return int(found[0]) if found else 1
