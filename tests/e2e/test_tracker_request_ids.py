@@ -20,7 +20,7 @@ def authorized(server) -> dict[str, str]:
 
 
 #: Each kind of id the SDK cannot answer under, and how the error names it.
-UNUSABLE = {"null": None, "an object": {"a": 1}, "an array": [1], "a number": 1.5, "a boolean": True}
+UNUSABLE = {"null": None, "an object": {"a": 1}, "an array": [1], "the number 1.5": 1.5, "the boolean true": True}
 
 
 def test_a_request_with_an_unusable_id_gets_32600_with_id_null_in_both_eras(tracker_factory):
@@ -35,7 +35,7 @@ def test_a_request_with_an_unusable_id_gets_32600_with_id_null_in_both_eras(trac
                 assert response.status_code == 400, (era, kind, response.text)
                 answer = response.json()
                 assert answer["id"] is None and answer["error"]["code"] == -32600, (era, kind, answer)
-                assert f"not {kind}" in answer["error"]["message"], (era, kind, answer)
+                assert f"the id is {kind}" in answer["error"]["message"], (era, kind, answer)
 
 
 def test_usable_ids_and_notifications_are_untouched(tracker_factory):

@@ -127,7 +127,7 @@ def in_process(checkout: Path, records: list[dict[str, Any]], blobs: list[Path])
     from bee_core.artifacts.search import SearchCache
     from bee_core.context import CoreContext
     from bee_core.handlers.artifact_search import bee_artifact_search
-    from bee_hostkit import Deadline
+    from bee_hostkit import Call, Deadline
 
     rg = executable()
     total = sum(r["sourceBytes"] for r in records)
@@ -136,7 +136,7 @@ def in_process(checkout: Path, records: list[dict[str, Any]], blobs: list[Path])
     def ask(ctx: CoreContext, text: str, **extra: Any) -> tuple[float, dict[str, Any]]:
         args = {"text": text, "offset": 0, "limit": 20, "budgetBytes": 262144, **extra}
         started = time.perf_counter()
-        result = bee_artifact_search(ctx, args, Deadline(60))
+        result = bee_artifact_search(ctx, Call("bee_artifact_search", args, Deadline(60)))
         return time.perf_counter() - started, result
 
     host = CoreContext.open(checkout)  # a running host: it has listed and verified the artifacts once

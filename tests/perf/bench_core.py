@@ -1,10 +1,9 @@
 """Core host benchmark, side by side in one run (not a test; `./dev bench core`).
 
 1. Cold start: spawn until the first tools/list answer, `bee mcp serve` vs a minimal server on the same SDK.
-2. Round trip: median of a trivial call through the official client, Bee vs the minimal server.
-3. Outline throughput: Bee's outline path (read, hash, parse, extract) vs raw tree-sitter (read, parse) on the
+2. Outline throughput: Bee's outline path (read, hash, parse, extract) vs raw tree-sitter (read, parse) on the
    same real third-party sources (installed packages' Python code).
-4. Repeated packet: the same packet built twice, first with a cold outline cache, then warm.
+3. Repeated packet: the same packet built twice, first with a cold outline cache, then warm.
 
 Writes tests/perf/reports/core.json and prints the ratios.
 """
@@ -18,15 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import anyio
-
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import median, verdict, write_report
 
 BEE = Path(sys.executable).parent / "bee"
 MINIMAL = Path(__file__).parent / "minimal_server.py"
 COLD_RUNS = 12
-CALLS = 300
 PY_PACKAGES = ("mcp", "pydantic", "starlette", "jsonschema", "click", "hypothesis", "anyio", "httpx")
 
 
@@ -74,33 +70,6 @@ def cold_start(checkout: Path) -> dict[str, float]:
     return {"beeSeconds": median(bee), "minimalSeconds": median(minimal), "ratio": median(bee) / median(minimal)}
 
 
-async def round_trip(checkout: Path) -> dict[str, float]:
-    from mcp import Client, StdioServerParameters
-
-    async def measure(params: StdioServerParameters, tool: str, arguments: dict) -> float:
-        async with Client(params, mode="legacy") as client:
-            await client.list_tools()
-            for _ in range(20):
-                await client.call_tool(tool, arguments)
-            samples = []
-            for _ in range(CALLS):
-                started = time.perf_counter()
-                await client.call_tool(tool, arguments)
-                samples.append(time.perf_counter() - started)
-        return median(samples)
-
-    manifest = json.dumps({"selections": [{"id": "r", "path": "README.md", "representation": "index"}]})
-    bee = await measure(
-        StdioServerParameters(command=str(BEE), args=["mcp", "serve"], cwd=checkout),
-        "bee_context_packet",
-        {"manifestJson": manifest, "budgetBytes": 4096},
-    )
-    minimal = await measure(
-        StdioServerParameters(command=sys.executable, args=[str(MINIMAL)], cwd=checkout), "echo", {}
-    )
-    return {"beeMs": bee * 1000, "minimalMs": minimal * 1000, "ratio": bee / minimal}
-
-
 def corpus() -> tuple[Path, list[str]]:
     """A real third-party codebase: the Python sources of installed packages, copied into one checkout."""
     import importlib
@@ -123,7 +92,9 @@ def outline_throughput(root: Path, files: list[str]) -> dict[str, float]:
     from bee_core.packet.items import build_item
     from bee_core.packet.languages import parser_for
     from bee_core.packet.manifest import Selection
+    from bee_hostkit import ConfinedRoot
 
+    checkout = ConfinedRoot(root)
     total = sum((root / f).stat().st_size for f in files)
     parser = parser_for("python")
 
@@ -137,7 +108,7 @@ def outline_throughput(root: Path, files: list[str]) -> dict[str, float]:
         cache = ContentCache()  # cold every run: this measures parsing, not the cache
         started = time.perf_counter()
         for f in files:
-            build_item(root, Selection(id="x", path=f, representation="outline", required=True), cache)
+            build_item(checkout, Selection(id="x", path=f, representation="outline", required=True), cache)
         return time.perf_counter() - started
 
     raw_runs, bee_runs = [], []
@@ -158,7 +129,7 @@ def outline_throughput(root: Path, files: list[str]) -> dict[str, float]:
 def repeated_packet(root: Path, files: list[str]) -> dict[str, float]:
     from bee_core.context import CoreContext
     from bee_core.handlers.context_packet import bee_context_packet
-    from bee_hostkit import Deadline
+    from bee_hostkit import Call, Deadline
 
     biggest = sorted(files, key=lambda f: (root / f).stat().st_size, reverse=True)[:24]
     manifest = json.dumps(
@@ -174,11 +145,11 @@ def repeated_packet(root: Path, files: list[str]) -> dict[str, float]:
     for _ in range(5):
         ctx = CoreContext.open(root)
         started = time.perf_counter()
-        first = bee_context_packet(ctx, args, Deadline(60))
+        first = bee_context_packet(ctx, Call("bee_context_packet", args, Deadline(60)))
         firsts.append(time.perf_counter() - started)
         for _ in range(5):
             started = time.perf_counter()
-            again = bee_context_packet(ctx, args, Deadline(60))
+            again = bee_context_packet(ctx, Call("bee_context_packet", args, Deadline(60)))
             repeats.append(time.perf_counter() - started)
         assert again == first
     source_bytes = sum((root / f).stat().st_size for f in biggest)
@@ -198,17 +169,15 @@ def main() -> None:
     (root / "README.md").write_text("# corpus\n")
     report = {
         "coldStart": cold_start(root),
-        "roundTrip": anyio.run(round_trip, root),
         "outline": outline_throughput(root, files),
         "repeatedPacket": repeated_packet(root, files),
     }
     path = write_report("core", report)
     print(json.dumps(report, indent=2))
     print()
-    cold, trip, out, rep = (report[k] for k in ("coldStart", "roundTrip", "outline", "repeatedPacket"))
+    cold, out, rep = (report[k] for k in ("coldStart", "outline", "repeatedPacket"))
     print(f"cold start  bee {cold['beeSeconds']:.3f}s vs minimal {cold['minimalSeconds']:.3f}s: ", end="")
     print(verdict(cold["ratio"], 1.1, higher_is_better=False))
-    print(f"round trip  bee {trip['beeMs']:.2f}ms vs minimal {trip['minimalMs']:.2f}ms: {trip['ratio']:.2f}x")
     print(
         f"outline     bee {out['beeOutlineMBps']:.1f} MB/s vs raw tree-sitter {out['rawTreeSitterMBps']:.1f} MB/s: ",
         end="",

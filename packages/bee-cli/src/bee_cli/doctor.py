@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import time
 from dataclasses import dataclass, field
@@ -12,31 +11,10 @@ from typing import Any
 import anyio
 
 from bee_contracts import load_catalog, version_info
+from bee_contracts.hosts import HostEntry, installed_hosts
 
 CONTRACT_META_KEY = "dev.bee/contract"  # mirrors bee_hostkit.CONTRACT_META_KEY without importing a host runtime
 ERAS = ("legacy", "2026-07-28")
-
-
-@dataclass(frozen=True)
-class StdioHost:
-    """How to launch one stdio host for a checkout."""
-
-    host: str
-    package: str
-    args: tuple[str, ...]
-
-    def argv(self, checkout: Path) -> list[str]:
-        return [arg.format(checkout=str(checkout)) for arg in self.args]
-
-    @property
-    def installed(self) -> bool:
-        return importlib.util.find_spec(self.package) is not None
-
-
-STDIO_HOSTS = (
-    StdioHost("core", "bee_core", ("mcp", "serve", "--checkout", "{checkout}")),
-    StdioHost("design", "bee_design", ("design", "mcp", "--stdio", "--root", "{checkout}")),
-)
 
 
 @dataclass
@@ -50,14 +28,14 @@ class Check:
     problems: list[str] = field(default_factory=list)
 
 
-async def check_host(spec: StdioHost, checkout: Path, era: str, timeout: float = 60.0) -> Check:
+async def check_host(spec: HostEntry, checkout: Path, era: str, timeout: float = 60.0) -> Check:
     """Spawn ``spec`` in ``checkout`` and compare what it serves with the installed contracts."""
     from mcp import Client, StdioServerParameters
 
     expected = version_info()
-    catalog = [tool.to_wire() for tool in load_catalog(spec.host)]
+    catalog = [tool.to_wire() for tool in load_catalog(spec.name)]
     params = StdioServerParameters(command=sys.executable, args=["-m", "bee_cli", *spec.argv(checkout)], cwd=checkout)
-    check = Check(spec.host, era, ok=False)
+    check = Check(spec.name, era, ok=False)
     started = time.perf_counter()
     try:
         with anyio.fail_after(timeout):
@@ -81,9 +59,10 @@ async def check_host(spec: StdioHost, checkout: Path, era: str, timeout: float =
 
 
 async def run_checks(checkout: Path) -> list[Check]:
+    """Check every installed stdio host (from the ``bee.hosts`` registry) in both protocol eras."""
     checks = []
-    for spec in STDIO_HOSTS:
-        if not spec.installed:
+    for spec in installed_hosts():
+        if spec.transport != "stdio":
             continue
         for era in ERAS:
             checks.append(await check_host(spec, checkout, era))

@@ -6,6 +6,7 @@ The rendering is deterministic, so a test can regenerate it and compare with wha
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -73,17 +74,22 @@ def render_tool(spec: ToolSpec) -> str:
     return (
         f"## `{spec.name}` — {spec.title}\n\n{spec.description}\n\nAnnotations: {hints}.\n\n"
         f"### Arguments\n\n{_properties_table(spec.input_schema)}\n"
-        f"### Result (`structuredContent`)\n\n{_properties_table(spec.output_schema)}\n"
+        f"### Result (`structuredContent`, and the same JSON as text)\n\n{_properties_table(spec.output_schema)}\n"
         "<details><summary>Full JSON Schemas</summary>\n\n"
         f"```json\n{json.dumps(schemas, indent=2)}\n```\n\n"
         "</details>\n"
     )
 
 
+def _anchor(spec: ToolSpec) -> str:
+    """The anchor GitHub gives a tool's heading (name — title): lower case, punctuation dropped, spaces to -."""
+    return re.sub(r"[^\w\- ]", "", f"{spec.name} — {spec.title}".lower()).replace(" ", "-")
+
+
 def render_host(host: str) -> str:
     tools = load_catalog(host)
     body = "\n".join(render_tool(spec) for spec in tools) if tools else "_This host serves no tools yet._\n"
-    listing = "\n".join(f"- [`{spec.name}`](#{spec.name}--{spec.title.lower().replace(' ', '-')})" for spec in tools)
+    listing = "\n".join(f"- [`{spec.name}`](#{_anchor(spec)})" for spec in tools)
     title = f"# {_HOST_TITLES[host]} — tool reference\n\nBee {__version__}, contract {CONTRACT_VERSION}."
     return f"{_HEADER}{title}\n\n{listing}\n\n{body}"
 
@@ -103,10 +109,13 @@ def render_index() -> str:
         f"- Contract digest: `{contract_digest()}`\n\n## Hosts\n\n{hosts}\n\n## Limits\n\n"
         + "\n".join(limit_rows)
         + "\n\n"
-        "## Error envelope\n\nA failed tool call is a result with `isError: true` whose `structuredContent` is "
-        "`{error, code, retryable, outcome_unknown, details?}`. The codes are a closed list:\n\n"
-        + "\n".join(rows)
-        + "\n\n"
+        "## Error envelope\n\nA failed tool call is a result with `isError: true` whose one text content is the JSON "
+        "envelope `{error, code, retryable, outcome_unknown, details?}`, and which carries no `structuredContent`: "
+        "clients built on the TypeScript SDK (Claude Code, Cursor, VS Code, the MCP Inspector) check "
+        "`structuredContent` against the tool's success `outputSchema` even when `isError` is true, and would show a "
+        "schema complaint instead of the message. `error` says what to change; `retryable` says whether the same call "
+        "can succeed later; `outcome_unknown` says a write may or may not have landed (a deadline passed mid-write). "
+        "The codes are a closed list:\n\n" + "\n".join(rows) + "\n\n"
         f"## Embedded schemas\n\n{schemas}\n"
     )
 
