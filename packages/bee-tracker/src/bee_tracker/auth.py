@@ -13,8 +13,6 @@ backslashes, bounded), so it is safe in a log line, a JSON body and a ``WWW-Auth
 from __future__ import annotations
 
 import math
-import os
-import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,21 +208,6 @@ def jwks_verifier(source: str, **options: Any) -> Verifier:
     for key in keyset.keys:
         allowed.extend(a for a in algorithms_for(key.key) if a not in allowed)
     return Verifier(algorithms=tuple(allowed), jwks=keyset, **options)
-
-
-def load_or_create_secret(path: Path) -> bytes:
-    """The embedded default HS256 key: created on first use with 0600 permissions, then reused."""
-    if path.exists():
-        return bytes.fromhex(path.read_text(encoding="ascii").strip())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    secret = secrets.token_bytes(32)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process created it first: use theirs
-        return bytes.fromhex(path.read_text(encoding="ascii").strip())
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(secret.hex() + "\n")
-    return secret
 
 
 def mint(
