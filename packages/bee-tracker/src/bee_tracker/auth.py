@@ -24,7 +24,6 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
 from bee_tracker.config import DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
 
-HMAC_ALGORITHMS = ("HS256", "HS384", "HS512")
 RSA_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512")
 EC_ALGORITHMS = ("ES256", "ES384", "ES512")
 OKP_ALGORITHMS = ("EdDSA",)
