@@ -10,12 +10,10 @@ from uvicorn.server import ServerState
 
 from bee_core.artifacts.verify import Verifier
 from bee_core.packet.cache import ContentCache
-from bee_tracker.store.records import IssueSummary
 
 Verifier.rehashes  # observability counter: tests assert when the verifier re-hashes and when it trusts a stat
 ContentCache.misses  # observability counter: tests read the outline cache's hit rate
 RequestResponseCycle.disconnected  # set by the HTTP edge; uvicorn's ASGI receive() reads it
 ServerState.total_requests  # counted by the HTTP edge as uvicorn's own protocol does; uvicorn reads it
-IssueSummary.updated_at  # a key of the ready/search summaries, read by clients
 handler = None
 handler.__qualname__  # set so logs and tracebacks name the tracker tool a bound handler runs
