@@ -149,3 +149,20 @@ def tracker_factory(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 #: Tracker tests speak the 2025-11-25 handshake and, with "auto", discover and use 2026-07-28.
 TRACKER_ERAS = ("legacy", "auto")
+
+
+@pytest.fixture
+def supervisor_factory(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Start `bee supervise` processes on service files of the test's own; all are stopped at the end."""
+    from tests.harness.supervisor import SupervisorProcess
+
+    started: list[SupervisorProcess] = []
+
+    def start(config: str, *, env: dict[str, str] | None = None, name: str = "", run: bool = True) -> SupervisorProcess:
+        process = SupervisorProcess(tmp_path / (name or f"supervisor-{len(started)}"), config, env)
+        started.append(process)
+        return process.start() if run else process
+
+    yield start
+    for process in started:
+        process.stop()

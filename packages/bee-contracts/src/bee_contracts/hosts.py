@@ -1,7 +1,7 @@
 """The host registry: each host package declares its hosts through the ``bee.hosts`` entry point.
 
-``bee doctor`` (and the supervisor and editor setup, as they land) read this registry instead of a hard-coded
-list, so a package that is not installed contributes nothing. An entry point names a :class:`HostEntry` object::
+``bee doctor``, the supervisor and editor setup read this registry instead of a hard-coded list, so a package that
+is not installed contributes nothing. An entry point names a :class:`HostEntry` object::
 
     [project.entry-points."bee.hosts"]
     core = "bee_core.hosts:CORE"
@@ -26,7 +26,13 @@ class HostEntry:
 
     ``args`` are the arguments of the `bee` command that start the host; ``{checkout}`` in them is replaced by the
     absolute checkout (or root) the host serves. ``check`` is ``"mcp"`` for a host checked by an MCP handshake
-    over its transport, ``"health"`` for one checked by ``GET /health``.
+    over its transport, ``"health"`` for one checked by ``GET /health`` (whose JSON carries the version triple).
+    ``version_args`` are the `bee` arguments that print that triple as JSON, which the supervisor compares with the
+    installed contracts before it marks the host ready.
+
+    An HTTP host also says where it listens by default (``port``) and how it is handed a listening socket the
+    supervisor bound (``fd_args``, repeated once per socket with ``{fd}`` replaced by the descriptor), so that
+    replicas can share one address and a restart never closes it.
     """
 
     name: str
@@ -34,6 +40,9 @@ class HostEntry:
     args: tuple[str, ...]
     check: Literal["mcp", "health"]
     title: str = ""
+    version_args: tuple[str, ...] = ("--version", "--json")
+    port: int | None = None
+    fd_args: tuple[str, ...] = ()
 
     def argv(self, checkout: Path) -> list[str]:
         """The `bee` arguments that start this host for ``checkout``."""

@@ -388,11 +388,20 @@ def serve_http(
     log_level: str = "info",
     access_log: bool = False,
     graceful_shutdown_seconds: int = 10,
+    fds: Sequence[int] = (),
 ) -> None:
-    """Serve ``app`` with uvicorn on asyncio's event loop through :class:`EdgeProtocol` until SIGTERM or SIGINT."""
+    """Serve ``app`` with uvicorn on asyncio's event loop through :class:`EdgeProtocol` until SIGTERM or SIGINT.
+
+    With ``fds`` it serves on those inherited listening sockets (bound by a supervisor, shared by replicas) instead
+    of binding ``host:port``; ``host`` and ``port`` then only name the address in logs.
+    """
+    import contextlib
+    import socket
+    import sys
+
     import uvicorn
 
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -409,3 +418,10 @@ def serve_http(
         lifespan="on",
         timeout_graceful_shutdown=graceful_shutdown_seconds,
     )
+    server = uvicorn.Server(config)
+    # socket.socket(fileno=) reads the family from the descriptor (uvicorn's own fd option assumes a Unix socket).
+    sockets = [socket.socket(fileno=fd) for fd in fds] or None
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=sockets)
+    if not server.started:
+        sys.exit(3)  # uvicorn's STARTUP_FAILURE, as uvicorn.run exits

@@ -87,6 +87,14 @@ def init(home: Path | None) -> None:
 @_store
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port to listen on.")
+@click.option(
+    "--fd",
+    "fds",
+    multiple=True,
+    type=click.IntRange(3),
+    help="Serve on this inherited listening socket instead of binding --host/--port (repeatable): how "
+    "`bee supervise` hands replicas one shared address.",
+)
 @click.option("--prefix", default=None, help="Id prefix for new issues (default: the imported one, else bd).")
 @click.option(
     "--jwt-secret-file",
@@ -168,7 +176,9 @@ def init(home: Path | None) -> None:
     show_default="info, or $BEE_LOG_LEVEL",
 )
 @click.option("--access-log/--no-access-log", default=False, show_default=True, help="Log each HTTP request line.")
-def serve(home: Path | None, store_url: str | None, log_level: str, access_log: bool, **values: Any) -> None:
+def serve(
+    home: Path | None, store_url: str | None, log_level: str, access_log: bool, fds: tuple[int, ...], **values: Any
+) -> None:
     """Serve the tracker tools and the engineering-backlog skill at http://HOST:PORT/mcp (JWT required)."""
     from bee_hostkit.http_edge import serve_http
     from bee_tracker.server import build_app, edge_limits
@@ -179,6 +189,9 @@ def serve(home: Path | None, store_url: str | None, log_level: str, access_log: 
     )
     # The SDK logs every stateless request at info; only its warnings are worth an operator's attention.
     logging.getLogger("mcp").setLevel(max(logging.WARNING, logging.getLevelName(log_level.upper())))
+    for fd in fds:
+        if not _is_socket(fd):
+            raise click.UsageError(f"--fd {fd} is not an open socket this process inherited")
     values["allowed_hosts"] = tuple(values["allowed_hosts"])
     values["custom_statuses"] = tuple(values["custom_statuses"])
     values["custom_types"] = tuple(values["custom_types"])
@@ -202,7 +215,17 @@ def serve(home: Path | None, store_url: str | None, log_level: str, access_log: 
         limits=limits,
         log_level=log_level,
         access_log=access_log,
+        fds=fds,
     )
+
+
+def _is_socket(fd: int) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISSOCK(os.fstat(fd).st_mode)
+    except OSError:
+        return False
 
 
 def _verifier(config: TrackerConfig) -> Any:

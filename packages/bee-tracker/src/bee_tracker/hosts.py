@@ -8,4 +8,6 @@ TRACKER = HostEntry(
     args=("tracker", "serve"),
     check="health",
     title="Bee tracker: the team's Beads-compatible task store",
+    port=8765,  # bee_tracker.config.DEFAULT_PORT, not imported: reading the registry must stay cheap
+    fd_args=("--fd", "{fd}"),
 )

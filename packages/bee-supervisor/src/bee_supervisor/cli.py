@@ -1,0 +1,239 @@
+"""`bee supervise …` and `bee up`: run the long-lived hosts in the foreground, report on them, stop them.
+
+Registered through the ``bee.commands`` entry point; everything heavier than click is imported inside commands.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from bee_contracts import BeeError
+
+if TYPE_CHECKING:
+    from bee_supervisor.config import SupervisorSpec
+    from bee_supervisor.supervisor import Supervisor
+
+#: `bee supervise status` exits with this when no supervisor runs on the state folder (as `systemctl status`).
+NOT_RUNNING = 3
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(supervise)
+    cli.add_command(up)
+
+
+_config_option = click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Service file (TOML; see services/ and docs/hosts/supervisor.md). Default: the built-in one, every "
+    "installed HTTP host (the tracker) on its own port.",
+)
+_state_option = click.option(
+    "--state",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="State folder (lock, status.json, logs). Default: the service file's [supervisor] state, else "
+    "<instance>/supervisor for the nearest .bee (or $BEE_INSTANCE_ROOT), else ./.bee/supervisor.",
+)
+
+
+def _spec(config_file: Path | None, state: Path | None) -> SupervisorSpec:
+    from bee_supervisor.config import load_config
+    from bee_supervisor.defaults import default_config
+
+    try:
+        spec = load_config(config_file) if config_file else default_config(Path.cwd())
+    except BeeError as exc:
+        raise click.ClickException(exc.message) from None
+    if state is not None:
+        state = state.resolve()
+        logs_inside = spec.logs == spec.state / "logs"
+        spec = dataclasses.replace(spec, state=state, logs=state / "logs" if logs_inside else spec.logs)
+    return spec
+
+
+def _run(supervisor: Supervisor) -> int:
+    import anyio
+
+    try:
+        supervisor.prepare()
+    except BeeError as exc:
+        raise click.ClickException(exc.message) from None
+    return anyio.run(supervisor.run)
+
+
+@click.group(invoke_without_command=True)
+@_config_option
+@_state_option
+@click.option(
+    "--service",
+    "-s",
+    "services",
+    multiple=True,
+    metavar="NAME",
+    help="Run only this service of the file (repeatable).",
+)
+@click.pass_context
+def supervise(ctx: click.Context, config_file: Path | None, state: Path | None, services: tuple[str, ...]) -> None:
+    """Run the services of a service file in the foreground: start them, check their health and contract,
+    restart them with backoff, restart them one at a time when the installed Bee changes, and stop them cleanly
+    on SIGTERM or Ctrl-C (SIGHUP restarts them one at a time)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from bee_supervisor.supervisor import Supervisor
+
+    spec = _spec(config_file, state)
+    try:
+        supervisor = Supervisor(spec, services=services)
+    except BeeError as exc:
+        raise click.ClickException(exc.message) from None
+    ctx.exit(_run(supervisor))
+
+
+def _state_of(config_file: Path | None, state: Path | None) -> Path:
+    if state is not None:
+        return state.resolve()
+    return _spec(config_file, None).state
+
+
+@supervise.command()
+@_config_option
+@_state_option
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status(config_file: Path | None, state: Path | None, as_json: bool) -> None:
+    """Each service's state, pid, uptime, restarts, version and last health result. Exits 3 when no supervisor
+    is running on the state folder."""
+    from bee_supervisor.lock import running_pid
+    from bee_supervisor.status import read_status, render, with_uptime
+
+    folder = _state_of(config_file, state)
+    pid = running_pid(folder)
+    document = read_status(folder)
+    if as_json:
+        payload = {"running": pid is not None, "pid": pid, "state": str(folder), **with_uptime(document or {})}
+        click.echo(json.dumps(payload, indent=2))
+    elif document is None:
+        click.echo(f"no supervisor has run on {folder}" if pid is None else f"supervisor pid {pid} is starting")
+    else:
+        click.echo(render(with_uptime(document), pid))
+    if pid is None:
+        sys.exit(NOT_RUNNING)
+
+
+@supervise.command()
+@_config_option
+@_state_option
+@click.option(
+    "--timeout",
+    default=120.0,
+    show_default=True,
+    type=click.FloatRange(1, 3600),
+    help="Seconds to wait for the supervisor to stop its services and exit.",
+)
+def stop(config_file: Path | None, state: Path | None, timeout: float) -> None:
+    """Ask the supervisor running on the state folder to stop (SIGTERM) and wait until it has."""
+    from bee_supervisor.lock import running_pid
+
+    folder = _state_of(config_file, state)
+    pid = running_pid(folder)
+    if pid is None:
+        click.echo(f"no supervisor is running on {folder}")
+        return
+    if pid > 0:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while running_pid(folder) is not None:
+        if time.monotonic() > deadline:
+            raise click.ClickException(f"the supervisor (pid {pid}) has not stopped after {timeout:g} s")
+        time.sleep(0.1)
+    click.echo(f"stopped the supervisor (pid {pid}) on {folder}")
+
+
+# -- bee up ---------------------------------------------------------------------------------------------------
+
+
+def _bee(*args: str, cwd: Path) -> None:
+    """Run another `bee` command (in a process of its own: the supervisor imports no host package)."""
+    completed = subprocess.run(  # noqa: S603 -- our own interpreter running the bee command
+        [sys.executable, "-m", "bee_cli", *args], cwd=cwd, check=False
+    )
+    if completed.returncode != 0:
+        raise click.ClickException(f"`bee {' '.join(args)}` failed (exit status {completed.returncode})")
+
+
+def _shown_bee() -> str:
+    """How the user should type `bee`: the bare name when it is on PATH, else the full path of this one."""
+    own = Path(sys.executable).parent / "bee"
+    on_path = shutil.which("bee")
+    if on_path and Path(on_path).resolve() == own.resolve():
+        return "bee"
+    return str(own) if own.exists() else "bee"
+
+
+@click.command()
+@click.option(
+    "--checkout",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The checkout to run Bee for: initialised if needed; the tracker keeps its data in its .bee folder.",
+)
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="The tracker's port (default 8765).")
+def up(checkout: Path, port: int | None) -> None:
+    """Run Bee for one person: initialise the checkout if needed, create the tracker's key, and supervise the
+    tracker (SQLite, http://127.0.0.1:8765/mcp) in the foreground until Ctrl-C."""
+    from bee_contracts.hosts import installed_hosts
+    from bee_contracts.layout import selected_instance
+    from bee_supervisor.defaults import default_config
+    from bee_supervisor.supervisor import Supervisor
+
+    checkout = checkout.resolve()
+    hosts = installed_hosts()
+    if selected_instance(checkout) is None:
+        _bee("init", "--checkout", str(checkout), cwd=checkout)
+    if any(entry.name == "tracker" for entry in hosts):
+        _bee("tracker", "init", cwd=checkout)
+    spec = default_config(checkout, ports={"tracker": port} if port else None, directory=checkout, hosts=hosts)
+    if not spec.services:
+        raise click.ClickException("no long-lived host is installed to supervise (install bee-tracker)")
+
+    def settled(supervisor: Supervisor) -> None:
+        from bee_supervisor.states import State
+
+        failed = [r for r in supervisor.replicas() if r.status.state is not State.RUNNING]
+        if failed:
+            for replica in failed:
+                click.echo(f"{replica.name} did not start: {replica.status.reason}", err=True)
+            click.echo(f"logs: {supervisor.spec.logs}", err=True)
+            supervisor.request_stop(exit_code=1)
+            return
+        bee = _shown_bee()
+        lines = [f"Bee is up ({supervisor.spec.logs} holds the logs). Ctrl-C stops it."]
+        for service in supervisor.spec.services:
+            if service.listen is not None:
+                host, service_port = service.listen
+                lines.append(f"  {service.name:<21}http://{host}:{service_port}/mcp")
+        lines += [
+            f"  mint a token:        {bee} tracker token --actor you@example.com",
+            f"  set up your editor:  {bee} setup-mcp --tool claude",
+            f"  status:              {bee} supervise status",
+        ]
+        click.echo("\n".join(lines))
+
+    supervisor = Supervisor(spec, on_settled=settled)
+    sys.exit(_run(supervisor))

@@ -1,0 +1,318 @@
+"""One replica of a service: its state machine driven by what its process does.
+
+:meth:`Replica.change_state` is the one place a replica's state changes: it asks
+:func:`~bee_supervisor.states.transition` for the next status and performs what entering it asks for — a new
+process on STARTING, SIGTERM then SIGKILL on STOPPING, a timer for a due start. Everything else (the process
+ending, the health and contract checks, a stop request) only reports events to it.
+
+A process's life is one task group: the exit watcher, the output pump, the checks and the stop. When the process
+ends, the rest of its group is cancelled, and only then is the exit reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import shlex
+import socket
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import httpx
+
+from bee_supervisor.config import ServiceSpec
+from bee_supervisor.contract import VersionInfo, refusal
+from bee_supervisor.health import Probe, handshake_stamp, mcp_session, probe_http, probe_mcp, wait_http
+from bee_supervisor.installed import Installed
+from bee_supervisor.logs import OutputLog
+from bee_supervisor.process import Child, read_lines, spawn, terminate, wait_exit
+from bee_supervisor.sockets import bind_check, url_of
+from bee_supervisor.states import Event, State, Status, describe_exit, transition
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+
+@dataclass
+class Context:
+    """What every replica of one supervisor shares."""
+
+    logger: logging.Logger
+    http: httpx.AsyncClient
+    installed: Installed
+    #: Each service's ``--version --json`` answer for the current installation (a message when there is none).
+    versions: dict[str, VersionInfo | str] = field(default_factory=dict)
+    #: Called whenever something published in the status changed.
+    publish: Callable[[], None] = lambda: None
+    clock: Callable[[], float] = time.monotonic
+    draw: Callable[[], float] = random.random
+
+
+@dataclass
+class Prepared:
+    """A service ready to run: its spec, with programs resolved, environment merged and address bound."""
+
+    spec: ServiceSpec
+    command: tuple[str, ...]
+    version_command: tuple[str, ...] | None
+    env: Mapping[str, str]
+    cwd: Path | None
+    listener: socket.socket | None = None
+
+
+class Replica:
+    """One process slot of a service, from start to stop, restarting it as its policy says."""
+
+    def __init__(self, service: Prepared, index: int, ctx: Context, log: OutputLog, *, restarts: int = 0) -> None:
+        self.service = service
+        self.index = index
+        self.ctx = ctx
+        self.log = log
+        self.status = Status(since=ctx.clock())
+        self.restarts = restarts
+        self.child: Child | None = None
+        self.started_wall: float | None = None
+        self.health: Probe | None = None
+        self.version: VersionInfo | None = None
+        self._spawned = False
+        self._changed = anyio.Event()
+        self._stop_now = anyio.Event()
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.service.spec.name}/{self.index}"
+
+    # -- the state machine ---------------------------------------------------------------------------------
+
+    def change_state(self, event: Event, *, exit_code: int = 0, reason: str = "") -> None:
+        """Apply ``event`` now and perform what the new state asks for."""
+        old = self.status
+        new = transition(
+            old,
+            event,
+            now=self.ctx.clock(),
+            policy=self.service.spec.restart,
+            exit_code=exit_code,
+            reason=reason,
+            draw=self.ctx.draw(),
+        )
+        if new == old:
+            return
+        self.status = new
+        if new.state is not old.state:
+            level = logging.WARNING if new.state in (State.BACKOFF, State.FATAL, State.EXITED) else logging.INFO
+            because = f" ({new.reason})" if new.reason else ""
+            self.ctx.logger.log(level, "%s: %s -> %s%s", self.name, old.state, new.state, because)
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
+        self.ctx.publish()
+        assert self._tg is not None, "change_state before run()"
+        if new.state is State.STARTING and old.state is not State.STARTING:
+            self._stop_now = anyio.Event()
+            self._tg.start_soon(self._life)
+        elif new.state is State.STOPPING and old.state is not State.STOPPING:
+            self._stop_now.set()
+        if new.due is not None and new.due != old.due:
+            self._tg.start_soon(self._tick_at, new.due)
+
+    async def _tick_at(self, due: float) -> None:
+        await anyio.sleep(max(0.0, due - self.ctx.clock()))
+        self.change_state(Event.TICK)  # a no-op when the replica moved on meanwhile
+
+    async def wait_for(self, states: frozenset[State] | set[State]) -> State:
+        """Wait until the replica is in one of ``states``; the state it reached."""
+        while True:
+            changed = self._changed
+            if self.status.state in states:
+                return self.status.state
+            await changed.wait()
+
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Host the replica's tasks until :meth:`close`."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            task_status.started()
+            await anyio.sleep_forever()
+
+    def close(self) -> None:
+        """End the replica's tasks; call it once the replica is in a stopped state (no process is left)."""
+        if self._tg is not None:
+            self._tg.cancel_scope.cancel()
+
+    # -- one process's life -----------------------------------------------------------------------------------
+
+    def _argv(self, check: socket.socket | None) -> list[str]:
+        listener = self.service.listener
+        values = {
+            "{listen_fd}": str(listener.fileno()) if listener else "",
+            "{check_fd}": str(check.fileno()) if check else "",
+            "{replica}": str(self.index),
+        }
+
+        def fill(arg: str) -> str:
+            for placeholder, value in values.items():
+                arg = arg.replace(placeholder, value)
+            return arg
+
+        return [fill(arg) for arg in self.service.command]
+
+    async def _life(self) -> None:
+        spec = self.service.spec
+        check = bind_check(spec.listen[0]) if spec.listen else None
+        check_url = url_of(check, spec.health.path) if check else spec.health.url
+        argv = self._argv(check)
+        fds = [s.fileno() for s in (self.service.listener, check) if s is not None]
+        try:
+            child = spawn(
+                argv,
+                env=self.service.env,
+                cwd=self.service.cwd,
+                pass_fds=fds,
+                stdio_protocol=spec.health.check == "mcp",
+            )
+        except OSError as exc:
+            self.log.note(f"could not start {argv[0]}: {exc.strerror or exc}")
+            self.ctx.logger.error("%s: could not start %s: %s", self.name, argv[0], exc.strerror or exc)
+            self.change_state(Event.EXIT, exit_code=127)
+            return
+        finally:
+            if check is not None:
+                check.close()  # the child holds its own copy; the supervisor only needs the port
+        if self._spawned:
+            self.restarts += 1
+        self._spawned = True
+        self.child, self.started_wall, self.health, self.version = child, time.time(), None, None
+        self.log.note(f"started pid {child.pid}: {shlex.join(argv)}")
+        self.ctx.publish()
+        pumped = anyio.Event()
+        async with anyio.create_task_group() as life:
+            life.start_soon(self._pump, child, pumped)
+            life.start_soon(self._checks, child, check_url)
+            life.start_soon(self._stop_on_request, child)
+            code = await wait_exit(child)
+            # Let the pump write what the child printed last; a grandchild holding the pipe must not stall us.
+            with anyio.move_on_after(0.5):
+                await pumped.wait()
+            life.cancel_scope.cancel()
+        child.close()
+        self.child = None
+        self.log.note(f"pid {child.pid} ended: {describe_exit(code)}")
+        self.change_state(Event.EXIT, exit_code=code)
+
+    async def _pump(self, child: Child, done: anyio.Event) -> None:
+        try:
+            async for line in read_lines(child.output):
+                self.log.line(line)
+        finally:
+            done.set()
+
+    async def _stop_on_request(self, child: Child) -> None:
+        await self._stop_now.wait()
+        await terminate(child, self.service.spec.restart.stop_timeout)
+
+    async def _checks(self, child: Child, url: str | None) -> None:
+        """Readiness (health, then the contract), then health every interval until it fails too often."""
+        spec = self.service.spec
+        policy, health = spec.restart, spec.health
+        async with contextlib.AsyncExitStack() as stack:
+            client: Client | None = None
+            probe: Probe | None = None
+            if health.check == "mcp":
+                # Entered outside any cancel scope of ours: the session's own task group lives until the stack
+                # closes. Its read timeout bounds the handshake instead.
+                probe, client = await self._handshake(child, stack)
+            else:
+                with anyio.move_on_after(policy.start_timeout):
+                    probe = await self._ready_probe(url)
+            if probe is None or not probe.ok:
+                self._record(probe or Probe(False, f"not ready within start_timeout ({policy.start_timeout:g} s)"))
+                self.ctx.logger.warning(
+                    "%s: not ready (%s); stopping it", self.name, self.health and self.health.detail
+                )
+                await terminate(child, policy.stop_timeout)
+                return
+            self._record(probe)
+            refused = self._refusal(probe.stamp) if spec.contract else None
+            if refused:
+                self.ctx.logger.error("%s: %s", self.name, refused)
+                self.log.note(refused)
+                self.change_state(Event.REFUSE, reason=refused)
+                return
+            self.version = probe.stamp
+            self.change_state(Event.READY)
+            failures = 0
+            while True:
+                await anyio.sleep(health.interval)
+                if health.check == "http":
+                    assert url is not None
+                    probe = await probe_http(self.ctx.http, url, health.timeout)
+                elif client is not None:
+                    probe = await probe_mcp(client, health.timeout)
+                else:
+                    probe = Probe(True, "running")
+                self._record(probe)
+                failures = 0 if probe.ok else failures + 1
+                if failures >= health.failures:
+                    self.ctx.logger.warning(
+                        "%s: %d health checks failed in a row (%s); restarting it", self.name, failures, probe.detail
+                    )
+                    await terminate(child, policy.stop_timeout)
+                    return
+
+    async def _ready_probe(self, url: str | None) -> Probe:
+        spec = self.service.spec
+        if spec.health.check == "http":
+            assert url is not None
+            return await wait_http(self.ctx.http, url)
+        await anyio.sleep(spec.restart.start_seconds)
+        return Probe(True, f"running for {spec.restart.start_seconds:g} s")
+
+    async def _handshake(self, child: Child, stack: contextlib.AsyncExitStack) -> tuple[Probe, Client | None]:
+        assert child.protocol_out is not None
+        assert child.protocol_in is not None
+        timeout = self.service.spec.restart.start_timeout
+        try:
+            client = await stack.enter_async_context(mcp_session(child.protocol_out, child.protocol_in, timeout))
+        except Exception as exc:  # a handshake that fails (or times out) is the finding
+            return Probe(False, f"MCP handshake failed: {exc.__class__.__name__}: {exc}"), None
+        return Probe(True, f"MCP handshake ({client.protocol_version})", handshake_stamp(client)), client
+
+    def _refusal(self, stamp: VersionInfo | None) -> str | None:
+        expected = self.ctx.installed.info
+        answer = self.ctx.versions.get(self.service.spec.name)
+        if isinstance(answer, str):
+            return f"refused: {answer}"
+        command = shlex.join(self.service.version_command or ())
+        where = "GET /health" if self.service.spec.health.check == "http" else "the MCP handshake"
+        return refusal(f"`{command}`", expected, answer) or refusal(where, expected, stamp)
+
+    def _record(self, probe: Probe) -> None:
+        self.health = probe
+        self.ctx.publish()
+
+    # -- what status shows -------------------------------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        """This replica as one entry of ``status.json``."""
+        now_wall, now = time.time(), self.ctx.clock()
+        health = self.health
+        return {
+            "service": self.service.spec.name,
+            "replica": self.index,
+            "state": self.status.state.value,
+            "pid": self.child.pid if self.child else None,
+            "since": round(now_wall - (now - self.status.since), 3),
+            "started": self.started_wall if self.child else None,
+            "restarts": self.restarts,
+            "retries": self.status.retries,
+            "version": self.version,
+            "health": {"ok": health.ok, "detail": health.detail, "at": health.at} if health else None,
+            "reason": self.status.reason,
+            "log": str(self.log.path),
+        }

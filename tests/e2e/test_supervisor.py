@@ -1,0 +1,300 @@
+"""`bee supervise` as a real process: restarts, backoff, contract refusals, upgrades, stopping, no orphans.
+
+The services are real `bee` hosts where the promise is about Bee's hosts (a tracker killed with SIGKILL serves
+again, the MCP handshake of a real core host), and tests/supervisor/fake_host.py — a stand-in for an outside program
+whose answers the test chooses — where the promise is about the supervisor (backoff, refusals, upgrades).
+"""
+
+import json
+import signal
+import sys
+
+import httpx
+import pytest
+
+from bee_contracts import version_info
+from bee_supervisor.installed import ENV_INSTALLED_FILE
+from tests.harness.postgres import free_port
+from tests.harness.supervisor import BEE, alive, fake, wait_until
+
+pytestmark = pytest.mark.e2e
+
+FAST_RESTART = """
+[services.{name}.restart]
+start_seconds = {start_seconds}
+start_retries = {retries}
+backoff = 0.05
+backoff_max = 0.2
+stop_timeout = 5
+"""
+
+
+def tracker_service(home, port, name="tracker", replicas=1, extra=""):
+    return f"""
+[services.{name}]
+host = "tracker"
+command = ["bee", "tracker", "serve", "--home", "{home}", "--fd", "{{listen_fd}}", "--fd", "{{check_fd}}"{extra}]
+listen = "127.0.0.1:{port}"
+replicas = {replicas}
+"""
+
+
+def write_version(path, **changes):
+    path.write_text(json.dumps({**version_info(), **changes}))
+    return path
+
+
+def health(port):
+    return httpx.get(f"http://127.0.0.1:{port}/health", timeout=30, trust_env=False)
+
+
+# -- restarts and crash loops ---------------------------------------------------------------------------------
+
+
+def test_a_tracker_killed_with_sigkill_is_serving_again(supervisor_factory, tmp_path):
+    port = free_port()
+    supervisor = supervisor_factory(tracker_service(tmp_path / "home", port))
+    first = supervisor.wait_state("tracker", "running")
+    assert first["version"] == version_info()
+    assert health(port).json()["contractDigest"] == version_info()["contractDigest"]
+
+    import os
+
+    os.kill(first["pid"], signal.SIGKILL)
+    again = supervisor.wait_for(
+        lambda s: (
+            (r := s.replica("tracker")).get("state") == "running" and r.get("pid") not in (None, first["pid"]) and r
+        ),
+        what="a new tracker process to be running",
+    )
+    assert again["restarts"] == 1
+    assert health(port).status_code == 200
+    assert "ended by SIGKILL" in supervisor.log("supervisor.log")
+
+
+def test_a_host_that_exits_at_once_goes_to_backoff_then_fatal(supervisor_factory):
+    supervisor = supervisor_factory(
+        f"[services.crasher]\ncommand = {fake('exit', '3')}\n"
+        + FAST_RESTART.format(name="crasher", start_seconds=1, retries=2)
+    )
+    fatal = supervisor.wait_state("crasher", "fatal")
+    assert "exit status 3" in fatal["reason"]
+    assert "the start failed 3 times in a row (start_retries is 2)" in fatal["reason"]
+    assert fatal["restarts"] == 2 and fatal["pid"] is None
+    log = supervisor.log("supervisor.log")
+    assert log.count("starting -> backoff") == 2 and log.count("-> fatal") == 1
+    assert supervisor.log("crasher-0.log").count("exits with 3") == 3
+    assert supervisor.process.poll() is None  # a fatal service does not take the supervisor down
+
+
+def test_a_process_that_runs_its_start_period_is_restarted_without_counting_a_failure(supervisor_factory):
+    supervisor = supervisor_factory(
+        f"[services.sleeper]\ncommand = {fake('sleep')}\n"
+        + FAST_RESTART.format(name="sleeper", start_seconds=0.2, retries=0)
+    )
+    first = supervisor.wait_state("sleeper", "running")
+    import os
+
+    os.kill(first["pid"], signal.SIGTERM)
+    again = supervisor.wait_for(
+        lambda s: (r := s.replica("sleeper")).get("state") == "running" and r.get("pid") != first["pid"] and r,
+        what="the sleeper to run again",
+    )
+    assert again["retries"] == 0 and again["restarts"] == 1
+
+
+# -- the contract ---------------------------------------------------------------------------------------------
+
+
+def contract_service(name, command, version_command, port=None, check="http"):
+    listen = f'listen = "127.0.0.1:{port}"\n' if port else ""
+    return (
+        f"[services.{name}]\ncommand = {command}\nversion_command = {version_command}\ncontract = true\n{listen}"
+        f'[services.{name}.health]\ncheck = "{check}"\n' + FAST_RESTART.format(name=name, start_seconds=0, retries=0)
+    )
+
+
+def test_a_version_mismatch_in_the_version_answer_is_refused(supervisor_factory, tmp_path):
+    other = write_version(tmp_path / "other.json", contractDigest="sha256:" + "0" * 64)
+    config = contract_service(
+        "host", fake("http", "--fd", "{listen_fd}", "--fd", "{check_fd}"), fake("--version", "--json"), free_port()
+    )
+    supervisor = supervisor_factory(config, env={"FAKE_HOST_VERSION_FILE": str(other)})
+    refused = supervisor.wait_state("host", "fatal")
+    installed = version_info()["contractDigest"]
+    assert refused["reason"].startswith("refused: `")
+    assert f"--version --json` reports contractDigest sha256:{'0' * 64} (installed: {installed})" in refused["reason"]
+    assert "version 0.1.0" not in refused["reason"]  # only the fields that differ are named
+    assert refused["restarts"] == 0
+
+
+def test_a_version_mismatch_in_the_health_answer_is_refused(supervisor_factory, tmp_path):
+    other = write_version(tmp_path / "other.json", version="9.9.9")
+    config = contract_service(
+        "host", fake("http", "--fd", "{listen_fd}", "--fd", "{check_fd}"), fake("--version", "--json"), free_port()
+    )
+    supervisor = supervisor_factory(config, env={"FAKE_HEALTH_VERSION_FILE": str(other)})
+    refused = supervisor.wait_state("host", "fatal")
+    assert f"GET /health reports version 9.9.9 (installed: {version_info()['version']})" in refused["reason"]
+
+
+def test_a_version_mismatch_in_the_mcp_handshake_is_refused(supervisor_factory, tmp_path):
+    other = write_version(tmp_path / "other.json", contractVersion="99")
+    config = contract_service("host", fake("stdio"), fake("--version", "--json"), check="mcp")
+    supervisor = supervisor_factory(config, env={"FAKE_HEALTH_VERSION_FILE": str(other)})
+    refused = supervisor.wait_state("host", "fatal")
+    assert "the MCP handshake reports contractVersion 99 (installed: 1)" in refused["reason"]
+
+
+def test_a_real_core_host_passes_the_mcp_handshake_check(supervisor_factory, checkout):
+    supervisor = supervisor_factory(
+        f'[services.core]\nhost = "core"\ncommand = ["bee", "mcp", "serve", "--checkout", "{checkout}"]\n'
+    )
+    running = supervisor.wait_state("core", "running")
+    assert running["version"] == version_info()
+    assert running["health"]["detail"].startswith("MCP handshake")
+    # and it stays healthy: later checks are tools/list calls over the same session
+    supervisor.wait_for(
+        lambda s: (h := s.replica("core").get("health")) and h["detail"].startswith("tools/list answered") and h["ok"],
+        what="a tools/list check",
+    )
+    assert supervisor.replica("core")["restarts"] == 0
+
+
+# -- upgrades ---------------------------------------------------------------------------------------------------
+
+
+def test_an_upgrade_is_noticed_and_the_host_restarted(supervisor_factory, tmp_path):
+    installed = write_version(tmp_path / "installed.json")
+    config = contract_service(
+        "host", fake("http", "--fd", "{listen_fd}", "--fd", "{check_fd}"), fake("--version", "--json"), free_port()
+    )
+    # The fake host reports whatever the "installed version" file says when it starts, as a reinstalled host would.
+    env = {ENV_INSTALLED_FILE: str(installed), "FAKE_HOST_VERSION_FILE": str(installed)}
+    supervisor = supervisor_factory(config, env=env)
+    before = supervisor.wait_state("host", "running")
+    assert before["version"]["version"] == version_info()["version"]
+
+    write_version(installed, version="0.2.0", contractDigest="sha256:" + "1" * 64)
+    after = supervisor.wait_for(
+        lambda s: (
+            (r := s.replica("host")).get("state") == "running"
+            and (r.get("version") or {}).get("version") == "0.2.0"
+            and r
+        ),
+        what="the host to run the upgraded version",
+    )
+    assert after["pid"] != before["pid"] and not alive(before["pid"])
+    assert supervisor.status()["supervisor"]["installed"]["version"] == "0.2.0"
+    assert "the installed Bee changed from 0.1.0" in supervisor.log("supervisor.log")
+
+
+def test_an_upgrade_the_running_host_does_not_match_is_refused_and_the_old_one_keeps_serving(
+    supervisor_factory, tmp_path
+):
+    installed = write_version(tmp_path / "installed.json")
+    host_version = write_version(tmp_path / "host.json")
+    port = free_port()
+    config = contract_service(
+        "host", fake("http", "--fd", "{listen_fd}", "--fd", "{check_fd}"), fake("--version", "--json"), port
+    )
+    env = {ENV_INSTALLED_FILE: str(installed), "FAKE_HOST_VERSION_FILE": str(host_version)}
+    supervisor = supervisor_factory(config, env=env)
+    before = supervisor.wait_state("host", "running")
+
+    write_version(installed, version="0.2.0")  # the host program itself still answers 0.1.0
+    supervisor.wait_for(
+        lambda s: "the replacement did not become ready" in s.log("supervisor.log"), what="the refused replacement"
+    )
+    still = supervisor.replica("host")
+    assert still["pid"] == before["pid"] and still["state"] == "running"
+    assert health(port).status_code == 200
+
+
+# -- stopping and orphans ---------------------------------------------------------------------------------------
+
+
+def test_sigterm_stops_every_child_and_exits_zero(supervisor_factory, tmp_path):
+    port = free_port()
+    config = tracker_service(tmp_path / "home", port, replicas=2) + f"\n[services.sleeper]\ncommand = {fake('sleep')}\n"
+    supervisor = supervisor_factory(config)
+    supervisor.wait_for(lambda s: len(s.pids()) == 3 and all(r["state"] == "running" for r in s.replicas()))
+    pids = supervisor.pids()
+    supervisor.signal(signal.SIGTERM)
+    assert supervisor.wait() == 0
+    assert not [pid for pid in pids if alive(pid)]
+    assert all(r["state"] == "stopped" for r in supervisor.replicas())
+    assert supervisor.status()["supervisor"]["state"] == "stopped"
+    with pytest.raises(httpx.ConnectError):
+        health(port)
+
+
+def test_sigkill_of_the_supervisor_leaves_no_children(supervisor_factory, tmp_path):
+    config = tracker_service(tmp_path / "home", free_port()) + f"\n[services.sleeper]\ncommand = {fake('sleep')}\n"
+    supervisor = supervisor_factory(config)
+    supervisor.wait_for(lambda s: len(s.pids()) == 2 and all(r["state"] == "running" for r in s.replicas()))
+    pids = supervisor.pids()
+    supervisor.signal(signal.SIGKILL)
+    supervisor.wait()
+    wait_until(lambda: not [pid for pid in pids if alive(pid)], timeout=30, what="the children to die")
+
+
+def test_a_child_that_ignores_sigterm_is_killed_after_the_stop_timeout(supervisor_factory, tmp_path):
+    stubborn = tmp_path / "stubborn.py"
+    stubborn.write_text(
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('up', flush=True)\n"
+        "while True:\n    time.sleep(1)\n"
+    )
+    config = (
+        f"[services.stubborn]\ncommand = {json.dumps([sys.executable, str(stubborn)])}\n"
+        "[services.stubborn.restart]\nstart_seconds = 0.1\nstop_timeout = 0.5\n"
+    )
+    supervisor = supervisor_factory(config)
+    pid = supervisor.wait_state("stubborn", "running")["pid"]
+    supervisor.signal(signal.SIGINT)
+    assert supervisor.wait() == 0
+    assert not alive(pid)
+    assert "stopped (ended by SIGKILL)" in supervisor.replica("stubborn")["reason"]
+
+
+def bee(*args):
+    import subprocess
+
+    return subprocess.run([str(BEE), *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_status_and_stop_commands_speak_to_the_running_supervisor(supervisor_factory):
+    supervisor = supervisor_factory(f"[services.sleeper]\ncommand = {fake('sleep')}\n")
+    supervisor.wait_state("sleeper", "running")
+    state = str(supervisor.state)
+    shown = bee("supervise", "status", "--state", state, "--json")
+    assert shown.returncode == 0, shown.stderr
+    document = json.loads(shown.stdout)
+    assert document["running"] is True and document["pid"] == supervisor.process.pid
+    [replica] = document["replicas"]
+    assert replica["state"] == "running" and replica["uptime"] >= 0 and replica["restarts"] == 0
+    assert "sleeper/0  running" in bee("supervise", "status", "--state", state).stdout
+
+    stopped = bee("supervise", "stop", "--state", state)
+    assert stopped.returncode == 0 and f"pid {supervisor.process.pid}" in stopped.stdout
+    assert supervisor.wait() == 0
+    after = bee("supervise", "status", "--state", state)
+    assert after.returncode == 3 and "not running" in after.stdout
+
+
+# -- logs ---------------------------------------------------------------------------------------------------------
+
+
+def test_each_service_logs_to_its_own_rotated_file(supervisor_factory):
+    supervisor = supervisor_factory(
+        "[supervisor]\nlog_max_bytes = 4096\nlog_backups = 2\n"
+        f"[services.chatty]\ncommand = {fake('chatter', '40000')}\n"
+        f"[services.quiet]\ncommand = {fake('sleep')}\n"
+    )
+    supervisor.wait_for(lambda s: "chatter done" in s.log("chatty-0.log"), what="all the chatter")
+    logs = supervisor.state / "logs"
+    names = sorted(p.name for p in logs.iterdir())
+    assert {"chatty-0.log", "chatty-0.log.1", "chatty-0.log.2", "quiet-0.log", "supervisor.log"} <= set(names)
+    assert "chatty-0.log.3" not in names
+    assert all((logs / name).stat().st_size <= 4096 for name in names if name.startswith("chatty"))
+    assert "line 0" not in (logs / "quiet-0.log").read_text()
