@@ -298,3 +298,9 @@ def test_each_service_logs_to_its_own_rotated_file(supervisor_factory):
     assert "chatty-0.log.3" not in names
     assert all((logs / name).stat().st_size <= 4096 for name in names if name.startswith("chatty"))
     assert "line 0" not in (logs / "quiet-0.log").read_text()
+
+
+def test_the_tracker_refuses_an_fd_that_is_not_an_inherited_socket(tmp_path):
+    completed = bee("tracker", "serve", "--home", str(tmp_path / "home"), "--fd", "250")
+    assert completed.returncode == 2
+    assert "--fd 250 is not an open socket this process inherited" in completed.stderr

@@ -40,8 +40,16 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
 
 
 def line_of(lines: dict[tuple[str, ...], int], path: tuple[str, ...]) -> int | None:
-    """The line of ``path``, else of its nearest enclosing key or table that was seen; None for none."""
+    """The line of ``path``, else of its nearest enclosing key or table that was seen; None for none.
+
+    A table never written as a header of its own (``[services.job]`` makes ``services`` implicit) is placed at the
+    first line that mentions it.
+    """
     for end in range(len(path), 0, -1):
-        if path[:end] in lines:
-            return lines[path[:end]]
+        prefix = path[:end]
+        if prefix in lines:
+            return lines[prefix]
+        inside = [line for key, line in lines.items() if key[:end] == prefix]
+        if inside:
+            return min(inside)
     return None

@@ -66,8 +66,9 @@ class ServiceSpec:
     version_command: tuple[str, ...] | None = None
     health: HealthSpec = field(default_factory=HealthSpec)
     restart: RestartPolicy = field(default_factory=RestartPolicy)
-    #: Where the table starts in its file, for messages (not part of what the service is).
+    #: Where the table and each of its keys are in the file, for messages (not part of what the service is).
     line: int | None = field(default=None, compare=False)
+    key_lines: Mapping[str, int] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -411,6 +412,7 @@ def _service(reader: _Reader, name: str, value: Any, base: Path, registry: dict[
         health=health,
         restart=restart,
         line=line_of(reader.lines, path),
+        key_lines={key: line for key in table if (line := line_of(reader.lines, (*path, key)))},
     )
 
 

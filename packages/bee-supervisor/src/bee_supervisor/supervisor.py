@@ -135,7 +135,8 @@ class Supervisor:
         self._prepared = True
 
     def _where(self, service: ServiceSpec, key: str) -> str:
-        line = f":{service.line}" if service.line else ""
+        found = service.key_lines.get(key, service.line)
+        line = f":{found}" if found else ""
         return f"{self.spec.source}{line}, services.{service.name}.{key}"
 
     def _prepare_service(self, service: ServiceSpec) -> Prepared:
