@@ -254,7 +254,7 @@ def test_a_child_that_ignores_sigterm_is_killed_after_the_stop_timeout(superviso
     supervisor.signal(signal.SIGINT)
     assert supervisor.wait() == 0
     assert not alive(pid)
-    assert "stopped (ended by SIGKILL)" in supervisor.replica("stubborn")["reason"]
+    assert supervisor.replica("stubborn")["reason"] == "ended by SIGKILL"
 
 
 def bee(*args):
@@ -304,3 +304,103 @@ def test_the_tracker_refuses_an_fd_that_is_not_an_inherited_socket(tmp_path):
     completed = bee("tracker", "serve", "--home", str(tmp_path / "home"), "--fd", "250")
     assert completed.returncode == 2
     assert "--fd 250 is not an open socket this process inherited" in completed.stderr
+
+
+# -- bee up -------------------------------------------------------------------------------------------------------
+
+
+def test_bee_up_initialises_the_checkout_and_supervises_the_tracker_until_ctrl_c(tmp_path):
+    import subprocess
+
+    checkout = tmp_path / "repo"
+    checkout.mkdir()
+    port = free_port()
+    out = tmp_path / "up.out"
+    with out.open("wb") as sink:
+        up = subprocess.Popen(
+            [str(BEE), "up", "--checkout", str(checkout), "--port", str(port)],
+            cwd=tmp_path,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until(lambda: "Bee is up" in out.read_text() or up.poll() is not None, what="bee up to be ready")
+        text = out.read_text()
+        assert up.poll() is None, text
+        assert f"http://127.0.0.1:{port}/mcp" in text
+        assert "tracker token --actor you@example.com" in text and "setup-mcp --tool claude" in text
+        assert (checkout / ".bee" / "tracker" / "signing-key").exists()
+        assert health(port).status_code == 200
+
+        # The printed token command, run in the checkout, mints a token the supervised tracker accepts.
+        token = bee_in(checkout, "tracker", "token", "--actor", "you@example.com").stdout.strip()
+        request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+        listed = httpx.post(f"http://127.0.0.1:{port}/mcp", json=request, headers=headers, timeout=30, trust_env=False)
+        assert listed.status_code == 200 and listed.json()["result"]["tools"]
+
+        shown = json.loads(bee_in(checkout, "supervise", "status", "--json").stdout)
+        assert shown["running"] and shown["pid"] == up.pid
+        [tracker] = shown["replicas"]
+        pid = tracker["pid"]
+        assert tracker["state"] == "running" and tracker["version"] == version_info()
+
+        up.send_signal(signal.SIGINT)
+        assert up.wait(timeout=60) == 0
+        assert not alive(pid)
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+
+
+def bee_in(cwd, *args):
+    import subprocess
+
+    completed = subprocess.run([str(BEE), *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode == 0, completed.stderr
+    return completed
+
+
+def test_bee_up_reports_a_port_in_use_and_starts_nothing(tmp_path):
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        completed = bee("up", "--checkout", str(tmp_path), "--port", str(port))
+    assert completed.returncode == 1
+    assert f"127.0.0.1:{port} is already in use" in completed.stderr
+    assert not (tmp_path / ".bee" / "supervisor" / "status.json").exists()
+
+
+def test_restart_command_restarts_every_service_one_at_a_time(supervisor_factory):
+    supervisor = supervisor_factory(
+        f"[services.a]\ncommand = {fake('sleep')}\n[services.a.restart]\nstart_seconds = 0.1\n"
+        f"[services.b]\ncommand = {fake('sleep')}\n[services.b.restart]\nstart_seconds = 0.1\n"
+    )
+    before = {
+        r["service"]: r["pid"]
+        for r in supervisor.wait_for(
+            lambda s: len(s.pids()) == 2 and all(r["state"] == "running" for r in s.replicas()) and s.replicas()
+        )
+    }
+    asked = bee("supervise", "restart", "--state", str(supervisor.state))
+    assert asked.returncode == 0 and f"pid {supervisor.process.pid}" in asked.stdout
+    after = supervisor.wait_for(
+        lambda s: (
+            all(r["state"] == "running" and r["pid"] not in before.values() for r in s.replicas()) and s.replicas()
+        ),
+        what="both services restarted",
+    )
+    assert [r["restarts"] for r in after] == [1, 1]
+    log = supervisor.log("supervisor.log")
+    a_stops = log.index("a/0: running -> stopping")
+    a_runs_again = log.index("a/0: starting -> running", a_stops)
+    assert log.index("b/0: running -> stopping") > a_runs_again  # one at a time: b stops only once a runs again
+
+
+def test_restart_without_a_running_supervisor_says_so(tmp_path):
+    completed = bee("supervise", "restart", "--state", str(tmp_path))
+    assert completed.returncode == 1 and "no supervisor is running on" in completed.stderr

@@ -129,7 +129,7 @@ def test_running_to_stopping_on_stop_then_stopped():
     stopping = step(running(), Event.STOP, 3.0)
     assert stopping.state is State.STOPPING
     stopped = step(stopping, Event.EXIT, 3.5, exit_code=-15)
-    assert stopped.state is State.STOPPED and stopped.reason == "stopped (ended by SIGTERM)"
+    assert stopped.state is State.STOPPED and stopped.reason == "ended by SIGTERM"
 
 
 def test_starting_to_stopping_on_stop_is_not_a_failed_start():

@@ -164,6 +164,22 @@ def stop(config_file: Path | None, state: Path | None, timeout: float) -> None:
     click.echo(f"stopped the supervisor (pid {pid}) on {folder}")
 
 
+@supervise.command()
+@_config_option
+@_state_option
+def restart(config_file: Path | None, state: Path | None) -> None:
+    """Restart every service one replica at a time (SIGHUP to the running supervisor): after rotating a key or
+    changing what a host reads at start. Returns at once; `bee supervise status` shows the progress."""
+    from bee_supervisor.lock import running_pid
+
+    folder = _state_of(config_file, state)
+    pid = running_pid(folder)
+    if pid is None or pid < 0:
+        raise click.ClickException(f"no supervisor is running on {folder}")
+    os.kill(pid, signal.SIGHUP)
+    click.echo(f"asked the supervisor (pid {pid}) to restart every service, one replica at a time")
+
+
 # -- bee up ---------------------------------------------------------------------------------------------------
 
 

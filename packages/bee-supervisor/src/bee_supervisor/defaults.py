@@ -14,7 +14,7 @@ from bee_supervisor.config import HealthSpec, ServiceSpec, SupervisorSpec, defau
 from bee_supervisor.states import RestartPolicy
 
 #: How the defaults name themselves in messages and in status.
-SOURCE = "the built-in defaults (services/tracker.toml)"
+SOURCE = "the built-in defaults"
 
 
 def _fill(args: tuple[str, ...], fd: str) -> tuple[str, ...]:

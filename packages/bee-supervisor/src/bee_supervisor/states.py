@@ -180,7 +180,7 @@ def transition(
     if state is State.STOPPING:
         if status.refused:
             return enter(State.FATAL, due=None)
-        return enter(State.STOPPED, due=None, reason=f"stopped ({ended})")
+        return enter(State.STOPPED, due=None, reason=ended)
     if state is State.RUNNING and status.started_at is not None and now - status.started_at >= policy.start_seconds:
         # A process that ran its start period was a good start: the crash-loop count begins again.
         due = now if policy.restarts_after(exit_code) else None

@@ -1,0 +1,149 @@
+"""Supervisor benchmark (not a test; `./dev bench supervisor`): how fast a real tracker serves again.
+
+- SIGKILL to serving again: a tracker replica under `bee supervise` is killed with SIGKILL; the clock stops at the
+  first `GET /health` answered through the shared address by a process other than the one killed (the request is
+  sent right after the kill and waits in the kernel's backlog, which the supervisor holds open). With one replica
+  this is a full restart of `bee tracker serve`; with two, the other replica answers meanwhile. Target: ≤ 1 s.
+- Upgrade to restarted: the installation changes under the running supervisor (the file named by
+  BEE_INSTALLED_VERSION_FILE gets new bytes with the same version triple, as a reinstall would, or a file of the
+  installed bee_contracts is touched); the clock stops when status.json shows every replica running in a new
+  process. Target: ≤ 5 s.
+
+Writes tests/perf/reports/supervisor.json. The trackers run on SQLite in a temporary home.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).parent))
+from _report import write_report  # noqa: E402
+
+from bee_contracts import version_info  # noqa: E402
+from bee_supervisor.installed import ENV_INSTALLED_FILE  # noqa: E402
+from tests.harness.postgres import free_port  # noqa: E402
+from tests.harness.supervisor import SupervisorProcess, wait_until  # noqa: E402
+
+RUNS = int(os.environ.get("BEE_BENCH_RUNS", "7"))
+
+
+def config(home: Path, port: int, replicas: int) -> str:
+    return f"""
+[services.tracker]
+host = "tracker"
+command = ["bee", "tracker", "serve", "--home", "{home}", "--fd", "{{listen_fd}}", "--fd", "{{check_fd}}"]
+listen = "127.0.0.1:{port}"
+replicas = {replicas}
+"""
+
+
+def all_running(supervisor: SupervisorProcess, replicas: int) -> list[dict[str, Any]] | None:
+    found = supervisor.replicas()
+    if len(found) == replicas and all(r["state"] == "running" for r in found):
+        return found
+    return None
+
+
+def health_pid(http: httpx.Client, port: int) -> None:
+    response = http.get(f"http://127.0.0.1:{port}/health", timeout=60)
+    response.raise_for_status()
+
+
+def sigkill_to_serving(root: Path, replicas: int) -> list[float]:
+    port = free_port()
+    supervisor = SupervisorProcess(root, config(root / "home", port, replicas)).start()
+    samples = []
+    try:
+        with httpx.Client(trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)) as http:
+            for _ in range(RUNS):
+                running = wait_until(lambda: all_running(supervisor, replicas), 120, "running replicas")
+                victim = running[0]["pid"]
+                started = time.perf_counter()
+                os.kill(victim, signal.SIGKILL)
+                health_pid(http, port)
+                samples.append(time.perf_counter() - started)
+                wait_until(
+                    lambda victim=victim: (
+                        (r := all_running(supervisor, replicas)) and victim not in {x["pid"] for x in r}
+                    ),
+                    120,
+                    "the replacement",
+                )
+    finally:
+        supervisor.stop()
+    return samples
+
+
+def upgrade_to_restarted(root: Path, replicas: int, how: str) -> list[float]:
+    port = free_port()
+    root.mkdir(parents=True)
+    installed = root / "installed.json"
+    installed.write_text(json.dumps(version_info()))
+    env = {ENV_INSTALLED_FILE: str(installed)} if how == "file" else {}
+    supervisor = SupervisorProcess(root, config(root / "home", port, replicas), env).start()
+    samples = []
+    try:
+        for run in range(RUNS):
+            before = {r["pid"] for r in wait_until(lambda: all_running(supervisor, replicas), 120, "running")}
+            time.sleep(1.5)  # let the watcher settle on the current fingerprint between runs
+            started = time.perf_counter()
+            if how == "file":
+                installed.write_text(json.dumps({**version_info(), "build": run}))
+            else:
+                import bee_contracts
+
+                os.utime(Path(bee_contracts.__file__).parent / "_version.py")
+            wait_until(
+                lambda before=before: (r := all_running(supervisor, replicas)) and not before & {x["pid"] for x in r},
+                120,
+                "every replica restarted",
+            )
+            samples.append(time.perf_counter() - started)
+    finally:
+        supervisor.stop()
+    return samples
+
+
+def summary(samples: list[float]) -> dict[str, Any]:
+    return {
+        "median_s": round(statistics.median(samples), 3),
+        "min_s": round(min(samples), 3),
+        "max_s": round(max(samples), 3),
+        "samples_s": [round(s, 3) for s in samples],
+    }
+
+
+def main() -> None:
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="bee-bench-supervisor-") as scratch:
+        base = Path(scratch)
+        for replicas in (1, 2):
+            name = f"sigkill_to_serving_{replicas}_replica{'s' if replicas > 1 else ''}"
+            results[name] = summary(sigkill_to_serving(base / name, replicas))
+            print(f"{name}: {results[name]}", flush=True)
+        for replicas, how in ((1, "file"), (2, "file"), (1, "touch")):
+            name = f"upgrade_to_restarted_{replicas}_replica{'s' if replicas > 1 else ''}_{how}"
+            results[name] = summary(upgrade_to_restarted(base / name, replicas, how))
+            print(f"{name}: {results[name]}", flush=True)
+    targets = {
+        "sigkill_to_serving_s": 1.0,
+        "upgrade_to_restarted_s": 5.0,
+    }
+    path = write_report("supervisor", {"runs": RUNS, "targets": targets, "results": results})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
