@@ -1,5 +1,7 @@
 """Supervisor benchmark (not a test; `./dev bench supervisor`): how fast a real tracker serves again.
 
+- The peer: `bee tracker serve` started by hand, from spawn to its first `/health` answer — the floor of any restart
+  — measured once after each one-replica kill, so both see the same machine noise.
 - SIGKILL to serving again: a tracker replica under `bee supervise` is killed with SIGKILL; the clock stops at the
   first `GET /health` answered through the shared address by a process other than the one killed (the request is
   sent right after the kill and waits in the kernel's backlog, which the supervisor holds open). With one replica
@@ -34,7 +36,7 @@ from _report import write_report  # noqa: E402
 from bee_contracts import version_info  # noqa: E402
 from bee_supervisor.installed import ENV_INSTALLED_FILE  # noqa: E402
 from tests.harness.postgres import free_port  # noqa: E402
-from tests.harness.supervisor import SupervisorProcess, wait_until  # noqa: E402
+from tests.harness.supervisor import BEE, SupervisorProcess, wait_until  # noqa: E402
 
 RUNS = int(os.environ.get("BEE_BENCH_RUNS", "7"))
 
@@ -61,7 +63,31 @@ def health_pid(http: httpx.Client, port: int) -> None:
     response.raise_for_status()
 
 
-def sigkill_to_serving(root: Path, replicas: int) -> list[float]:
+def cold_start(http: httpx.Client, home: Path) -> float:
+    """The peer: `bee tracker serve` started by hand, spawn to its first /health answer (no supervisor)."""
+    import subprocess
+
+    port = free_port()
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [str(BEE), "tracker", "serve", "--home", str(home), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        while True:
+            try:
+                if http.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200:
+                    return time.perf_counter() - started
+            except httpx.HTTPError:
+                time.sleep(0.01)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def sigkill_to_serving(root: Path, replicas: int, peer: list[float]) -> list[float]:
+    """Kill a replica RUNS times; with ``peer``, a cold start is measured after each kill (the same machine noise)."""
     port = free_port()
     supervisor = SupervisorProcess(root, config(root / "home", port, replicas)).start()
     samples = []
@@ -74,13 +100,13 @@ def sigkill_to_serving(root: Path, replicas: int) -> list[float]:
                 os.kill(victim, signal.SIGKILL)
                 health_pid(http, port)
                 samples.append(time.perf_counter() - started)
-                wait_until(
-                    lambda victim=victim: (
-                        (r := all_running(supervisor, replicas)) and victim not in {x["pid"] for x in r}
-                    ),
+                supervisor.wait_for(
+                    lambda s, victim=victim: (r := all_running(s, replicas)) and victim not in {x["pid"] for x in r},
                     120,
                     "the replacement",
                 )
+                if replicas == 1:
+                    peer.append(cold_start(http, root / "cold-home"))
     finally:
         supervisor.stop()
     return samples
@@ -129,10 +155,13 @@ def main() -> None:
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="bee-bench-supervisor-") as scratch:
         base = Path(scratch)
+        peer: list[float] = []
         for replicas in (1, 2):
             name = f"sigkill_to_serving_{replicas}_replica{'s' if replicas > 1 else ''}"
-            results[name] = summary(sigkill_to_serving(base / name, replicas))
+            results[name] = summary(sigkill_to_serving(base / name, replicas, peer))
             print(f"{name}: {results[name]}", flush=True)
+        results["tracker_cold_start_without_supervisor"] = summary(peer)
+        print(f"tracker_cold_start_without_supervisor: {results['tracker_cold_start_without_supervisor']}", flush=True)
         for replicas, how in ((1, "file"), (2, "file"), (1, "touch")):
             name = f"upgrade_to_restarted_{replicas}_replica{'s' if replicas > 1 else ''}_{how}"
             results[name] = summary(upgrade_to_restarted(base / name, replicas, how))
