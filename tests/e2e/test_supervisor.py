@@ -8,6 +8,7 @@ whose answers the test chooses — where the promise is about the supervisor (ba
 import json
 import signal
 import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -404,3 +405,30 @@ def test_restart_command_restarts_every_service_one_at_a_time(supervisor_factory
 def test_restart_without_a_running_supervisor_says_so(tmp_path):
     completed = bee("supervise", "restart", "--state", str(tmp_path))
     assert completed.returncode == 1 and "no supervisor is running on" in completed.stderr
+
+
+def test_secrets_expanded_into_commands_are_never_logged(supervisor_factory, tmp_path):
+    secret = "s3cret-postgresql-password-0123456789"
+    config = (
+        f"[services.job]\ncommand = {fake('sleep', '--store', 'postgresql://bee:${DB_PASSWORD}@db/bee')}\n"
+        "[services.job.restart]\nstart_seconds = 0.1\n"
+        f"[services.checked]\ncommand = {fake('stdio')}\ncontract = true\n"
+        f"version_command = {fake('--version', '--json', '--token', '${DB_PASSWORD}')}\n"
+        '[services.checked.health]\ncheck = "mcp"\n'
+        "[services.checked.restart]\nstart_retries = 0\n"
+    )
+    # The version command fails (its file is missing) while the handshake answers: the refusal quotes the command.
+    env = {
+        "DB_PASSWORD": secret,
+        "FAKE_HOST_VERSION_FILE": str(tmp_path / "missing.json"),
+        "FAKE_HEALTH_VERSION_FILE": str(write_version(tmp_path / "installed.json")),
+    }
+    supervisor = supervisor_factory(config, env=env)
+    job = supervisor.wait_state("job", "running")
+    assert secret in Path(f"/proc/{job['pid']}/cmdline").read_text()  # the program did get the value
+    refused = supervisor.wait_state("checked", "fatal")
+    assert "--token '${DB_PASSWORD}'" in refused["reason"]  # the command as written, not as run
+    assert "postgresql://bee:${DB_PASSWORD}@db/bee" in supervisor.log("job-0.log")
+    everything = [supervisor.log(p.name) for p in (supervisor.state / "logs").iterdir()]
+    everything += [(supervisor.state / "status.json").read_text(), supervisor.output()]
+    assert not [text for text in everything if secret in text]

@@ -216,3 +216,17 @@ def test_parse_address(text, address):
 def test_parse_address_refuses(text):
     with pytest.raises(ValueError, match="HOST:PORT"):
         parse_address(text)
+
+
+def test_every_key_of_the_service_file_is_documented():
+    from bee_supervisor import config
+
+    guide = (ROOT / "docs" / "hosts" / "supervisor.md").read_text()
+    tables = [
+        ("supervisor.", config._SUPERVISOR_KEYS),
+        ("", config._SERVICE_KEYS - {"health", "restart"}),
+        ("health.", config._HEALTH_KEYS),
+        ("restart.", config._RESTART_KEYS),
+    ]
+    missing = [prefix + key for prefix, keys in tables for key in sorted(keys) if f"| `{prefix}{key}` |" not in guide]
+    assert not missing, f"docs/hosts/supervisor.md does not document {missing}"

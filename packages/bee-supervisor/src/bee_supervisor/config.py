@@ -69,6 +69,9 @@ class ServiceSpec:
     #: Where the table and each of its keys are in the file, for messages (not part of what the service is).
     line: int | None = field(default=None, compare=False)
     key_lines: Mapping[str, int] = field(default_factory=dict, compare=False)
+    #: ``command`` and ``version_command`` as written, ``${NAME}`` unexpanded: what logs and messages show, since an
+    #: expanded value may be a secret.
+    shown: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -382,8 +385,11 @@ def _service(reader: _Reader, name: str, value: Any, base: Path, registry: dict[
     if listen is None and used & {"{listen_fd}", "{check_fd}"}:
         raise reader.fail((*path, "command"), '{listen_fd} and {check_fd} need listen = "HOST:PORT"')
 
+    shown = {"command": tuple(table["command"])}
     contract = reader.boolean(table, "contract", path, entry is not None)
     version_command = reader.argv(table, "version_command", path)
+    if version_command is not None:
+        shown["version_command"] = tuple(table["version_command"])
     if contract and version_command is None:
         if entry is None:
             raise reader.fail(
@@ -391,6 +397,7 @@ def _service(reader: _Reader, name: str, value: Any, base: Path, registry: dict[
                 "checking the contract needs version_command (or host, naming a registered Bee host)",
             )
         version_command = (command[0], *entry.version_args)
+        shown["version_command"] = (shown["command"][0], *entry.version_args)
 
     health = _health(reader, table.get("health", {}), (*path, "health"), entry=entry, listen=listen, used=used)
     if contract and health.check == "process":
@@ -413,6 +420,7 @@ def _service(reader: _Reader, name: str, value: Any, base: Path, registry: dict[
         restart=restart,
         line=line_of(reader.lines, path),
         key_lines={key: line for key in table if (line := line_of(reader.lines, (*path, key)))},
+        shown=shown,
     )
 
 

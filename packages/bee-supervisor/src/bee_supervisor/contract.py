@@ -9,6 +9,7 @@ its ``--version --json`` command, and its handshake — the JSON of ``GET /healt
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -53,10 +54,14 @@ def refusal(where: str, expected: Mapping[str, str], found: Mapping[str, str] | 
 
 
 async def version_answer(
-    argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | None, timeout: float = 60.0
+    argv: Sequence[str], *, env: Mapping[str, str], cwd: Path | None, timeout: float = 60.0, shown: str = ""
 ) -> VersionInfo | str:
-    """Run a ``--version --json`` command; its triple, or a message saying why there is none."""
-    shown = " ".join(argv)
+    """Run a ``--version --json`` command; its triple, or a message saying why there is none.
+
+    Messages name the command as ``shown`` (default: ``argv``): the caller passes it as written, so that a secret
+    expanded into an argument never reaches a log.
+    """
+    shown = shown or shlex.join(argv)
     try:
         with anyio.fail_after(timeout):
             completed = await anyio.run_process(

@@ -30,16 +30,19 @@ def host_service(entry: HostEntry, *, port: int | None = None, directory: Path |
     """
     if entry.transport != "http" or entry.port is None or not entry.fd_args:
         raise ValueError(f"host {entry.name} is not an HTTP host the supervisor can hand a socket")
+    command = ("bee", *entry.args, *_fill(entry.fd_args, "{listen_fd}"), *_fill(entry.fd_args, "{check_fd}"))
+    version_command = ("bee", *entry.version_args)
     return ServiceSpec(
         name=entry.name,
-        command=("bee", *entry.args, *_fill(entry.fd_args, "{listen_fd}"), *_fill(entry.fd_args, "{check_fd}")),
+        command=command,
         directory=directory,
         listen=("127.0.0.1", port or entry.port),
         host=entry.name,
         contract=True,
-        version_command=("bee", *entry.version_args),
+        version_command=version_command,
         health=HealthSpec(check="http"),
         restart=RestartPolicy(),
+        shown={"command": command, "version_command": version_command},
     )
 
 

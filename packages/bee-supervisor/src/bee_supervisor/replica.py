@@ -147,7 +147,8 @@ class Replica:
 
     # -- one process's life -----------------------------------------------------------------------------------
 
-    def _argv(self, check: socket.socket | None) -> list[str]:
+    def _argv(self, check: socket.socket | None, *, shown: bool = False) -> list[str]:
+        """The command with its placeholders filled; with ``shown``, as written (``${NAME}`` unexpanded)."""
         listener = self.service.listener
         values = {
             "{listen_fd}": str(listener.fileno()) if listener else "",
@@ -160,13 +161,18 @@ class Replica:
                 arg = arg.replace(placeholder, value)
             return arg
 
-        return [fill(arg) for arg in self.service.command]
+        command = self.service.command
+        if shown:
+            written = self.service.spec.shown.get("command")
+            command = (command[0], *written[1:]) if written else command
+        return [fill(arg) for arg in command]
 
     async def _life(self) -> None:
         spec = self.service.spec
         check = bind_check(spec.listen[0]) if spec.listen else None
         check_url = url_of(check, spec.health.path) if check else spec.health.url
         argv = self._argv(check)
+        written = shlex.join(self._argv(check, shown=True))
         fds = [s.fileno() for s in (self.service.listener, check) if s is not None]
         try:
             child = spawn(
@@ -177,8 +183,8 @@ class Replica:
                 stdio_protocol=spec.health.check == "mcp",
             )
         except OSError as exc:
-            self.log.note(f"could not start {argv[0]}: {exc.strerror or exc}")
-            self.ctx.logger.error("%s: could not start %s: %s", self.name, argv[0], exc.strerror or exc)
+            self.log.note(f"could not start {written}: {exc.strerror or exc}")
+            self.ctx.logger.error("%s: could not start %s: %s", self.name, written, exc.strerror or exc)
             self.change_state(Event.EXIT, exit_code=127)
             return
         finally:
@@ -188,7 +194,7 @@ class Replica:
             self.restarts += 1
         self._spawned = True
         self.child, self.started_wall, self.health, self.version = child, time.time(), None, None
-        self.log.note(f"started pid {child.pid}: {shlex.join(argv)}")
+        self.log.note(f"started pid {child.pid}: {written}")
         self.ctx.publish()
         pumped = anyio.Event()
         async with anyio.create_task_group() as life:
@@ -288,7 +294,7 @@ class Replica:
         answer = self.ctx.versions.get(self.service.spec.name)
         if isinstance(answer, str):
             return f"refused: {answer}"
-        command = shlex.join(self.service.version_command or ())
+        command = shlex.join(self.service.spec.shown.get("version_command") or self.service.version_command or ())
         where = "GET /health" if self.service.spec.health.check == "http" else "the MCP handshake"
         return refusal(f"`{command}`", expected, answer) or refusal(where, expected, stamp)
 

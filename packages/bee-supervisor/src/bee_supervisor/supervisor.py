@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -262,7 +263,10 @@ class Supervisor:
 
         async def one(service: Prepared) -> None:
             assert service.version_command is not None
-            answers[service.spec.name] = await version_answer(service.version_command, env=service.env, cwd=service.cwd)
+            shown = service.spec.shown.get("version_command") or service.version_command
+            answers[service.spec.name] = await version_answer(
+                service.version_command, env=service.env, cwd=service.cwd, shown=shlex.join(shown)
+            )
 
         async with anyio.create_task_group() as tg:
             for slot in self.slots:
