@@ -169,12 +169,13 @@ class Replica:
 
     async def _life(self) -> None:
         spec = self.service.spec
-        check = bind_check(spec.listen[0]) if spec.listen else None
-        check_url = url_of(check, spec.health.path) if check else spec.health.url
-        argv = self._argv(check)
-        written = shlex.join(self._argv(check, shown=True))
-        fds = [s.fileno() for s in (self.service.listener, check) if s is not None]
+        check: socket.socket | None = None
+        written = shlex.join(self._argv(None, shown=True))
         try:
+            check = bind_check(spec.listen[0]) if spec.listen else None
+            argv = self._argv(check)
+            written = shlex.join(self._argv(check, shown=True))
+            fds = [s.fileno() for s in (self.service.listener, check) if s is not None]
             child = spawn(
                 argv,
                 env=self.service.env,
@@ -182,7 +183,8 @@ class Replica:
                 pass_fds=fds,
                 stdio_protocol=spec.health.check == "mcp",
             )
-        except OSError as exc:
+            check_url = url_of(check, spec.health.path) if check else spec.health.url
+        except OSError as exc:  # the program could not be run (or, rarely, no socket could be made for it)
             self.log.note(f"could not start {written}: {exc.strerror or exc}")
             self.ctx.logger.error("%s: could not start %s: %s", self.name, written, exc.strerror or exc)
             self.change_state(Event.EXIT, exit_code=127)

@@ -218,8 +218,9 @@ class Supervisor:
                 ctx.versions = await self._version_answers()
                 for slot in self.slots:
                     slot.replica = await self._add_replica(slot.service, slot.index, slot.log)
-                for replica in self.replicas():
-                    replica.change_state(Event.START)
+                if not self._stop_requested.is_set():  # a SIGTERM during start-up starts nothing
+                    for replica in self.replicas():
+                        replica.change_state(Event.START)
                 tg.start_soon(self._settle)
                 tg.start_soon(self._watch_installation)
                 await self._stop_requested.wait()
@@ -256,6 +257,10 @@ class Supervisor:
         for service in reversed([slot.service for slot in self.slots if slot.index == 0]):
             async with anyio.create_task_group() as tg:
                 for replica in [r for r in self._live if r.service is service]:
+                    tg.start_soon(self._retire, replica)
+        while self._live:  # a replacement a restart added meanwhile
+            async with anyio.create_task_group() as tg:
+                for replica in list(self._live):
                     tg.start_soon(self._retire, replica)
 
     async def _version_answers(self) -> dict[str, VersionInfo | str]:
@@ -358,6 +363,8 @@ class Supervisor:
                 if self._stop_requested.is_set():
                     return
                 if not await self._roll_slot(slot):
+                    if self._stop_requested.is_set():
+                        return
                     self._ctx.logger.error(
                         "restart of %s/%d failed; the rest are left as they are", slot.service.spec.name, slot.index
                     )
@@ -366,12 +373,16 @@ class Supervisor:
     async def _roll_slot(self, slot: Slot) -> bool:
         old = slot.replica
         assert old is not None
+        if self._stop_requested.is_set():
+            return False
         if old.status.state not in RUNNING_STATES and old.status.state is not State.FATAL:
             return True  # stopped, or exited under a policy that keeps it so: nothing to restart
         if slot.service.listener is None:
             # Nothing else can hold the address while the old process does: stop it, then start it again.
             old.change_state(Event.STOP)
             await old.wait_for(STOPPED_STATES)
+            if self._stop_requested.is_set():
+                return False
             old.change_state(Event.START)
             return await old.wait_for(_SETTLED) is State.RUNNING
         # A shared address: start the replacement beside the old process, and stop the old one only once the
