@@ -219,12 +219,12 @@ def up(checkout: Path, port: int | None) -> None:
     from bee_supervisor.supervisor import Supervisor
 
     checkout = checkout.resolve()
-    hosts = installed_hosts()
-    if selected_instance(checkout) is None:
+    installed = {entry.name for entry in installed_hosts()}
+    if selected_instance(checkout) is None and "core" in installed:  # bee-core provides `bee init`
         _bee("init", "--checkout", str(checkout), cwd=checkout)
-    if any(entry.name == "tracker" for entry in hosts):
+    if "tracker" in installed:
         _bee("tracker", "init", cwd=checkout)
-    spec = default_config(checkout, ports={"tracker": port} if port else None, directory=checkout, hosts=hosts)
+    spec = default_config(checkout, ports={"tracker": port} if port else None, directory=checkout)
     if not spec.services:
         raise click.ClickException("no long-lived host is installed to supervise (install bee-tracker)")
 

@@ -1,9 +1,10 @@
 """What Bee is installed, and whether that changed under a running supervisor.
 
 The supervisor polls a cheap fingerprint of the installation about once a second: the size and modification time
-of every file of the installed ``bee_contracts`` package (its version, catalogs, limits and error codes) and of the
-folders Bee's distributions are installed in (an install or upgrade adds and removes their ``.dist-info``
-folders). When the fingerprint changes, the version triple is read afresh in a new interpreter — the supervisor's
+of every file of the installed ``bee_contracts`` package (its version, catalogs, limits and error codes; in an
+editable install, the sources) and of the ``METADATA`` and ``RECORD`` of every installed Bee distribution (an
+install, upgrade or reinstall of any of them rewrites those; installing something else touches none). When the
+fingerprint changes, the version triple is read afresh in a new interpreter — the supervisor's
 own imports are as old as the supervisor — and the hosts are restarted one at a time.
 
 ``BEE_INSTALLED_VERSION_FILE`` replaces all of that with one JSON file holding the triple (``version``,
@@ -71,18 +72,25 @@ def _watched() -> list[Path]:
     package = Path(bee_contracts.__file__).parent
     # Folders too: a file added to or removed from one changes the folder's modification time.
     paths = sorted(p for p in package.rglob("*") if "__pycache__" not in p.parts and p.suffix in ("", ".py", ".json"))
-    return [package, *paths, *_install_folders()]
+    return [package, *paths, *_distribution_records()]
 
 
 @cache
-def _install_folders() -> list[Path]:
-    """The folders Bee's distributions are installed in (reading every distribution's metadata is the slow part,
-    and these folders stay where they are)."""
-    folders = set()
+def _distribution_records() -> list[Path]:
+    """The METADATA and RECORD files of every installed Bee distribution.
+
+    Finding them reads every distribution's metadata, the slow part, so the list is kept until
+    :func:`read_installed` looks again (an upgrade renames the ``.dist-info`` folders: the old files are then gone,
+    which is itself a change).
+    """
+    found = []
     for dist in metadata.distributions():
-        if (dist.metadata["Name"] or "").lower().startswith("bee-"):
-            folders.add(Path(str(dist.locate_file(""))))
-    return sorted(folders)
+        if not (dist.metadata["Name"] or "").lower().startswith("bee-"):
+            continue
+        for file in dist.files or []:
+            if file.name in ("METADATA", "RECORD") and file.parent.name.endswith(".dist-info"):
+                found.append(Path(str(file.locate())))
+    return sorted(found)
 
 
 def read_installed() -> Installed:
@@ -91,6 +99,7 @@ def read_installed() -> Installed:
     Raises:
         BeeError: ``internal`` when the triple cannot be read (an install in progress, a damaged file).
     """
+    _distribution_records.cache_clear()  # look for the distributions afresh: an upgrade renames their folders
     before = fingerprint()
     seam = _seam()
     if seam is not None:

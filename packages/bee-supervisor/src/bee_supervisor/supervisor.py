@@ -343,6 +343,8 @@ class Supervisor:
             except BeeError as exc:
                 ctx.logger.info("the installation is changing (%s); looking again in a moment", exc.message)
                 continue
+            if installed == ctx.installed:
+                continue  # changed and changed back before it could be read
             before, ctx.installed = ctx.installed, installed
             ctx.logger.warning(
                 "the installed Bee changed from %s to %s: restarting the hosts one at a time",
