@@ -1,0 +1,1 @@
+"""Design bundles: reading them safely, their references and elements, the manifest, the store."""

@@ -1,0 +1,1 @@
+"""Browser capture: the system Chromium driven by Playwright, deterministic settings, evidence with sha256."""

@@ -1,0 +1,46 @@
+"""sha256 digests as Bee writes them (``sha256:<hex>``), of bytes, of files and of canonical JSON."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from bee_contracts import canonical_json
+
+PREFIX = "sha256:"
+_CHUNK = 1024 * 1024
+
+
+def of_bytes(data: bytes) -> str:
+    return PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def of_file(path: Path) -> tuple[str, int]:
+    """The digest and size of the file at ``path``, read in chunks."""
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+    return PREFIX + digest.hexdigest(), size
+
+
+def of_json(value: Any) -> str:
+    """The digest of ``value`` in canonical JSON (sorted keys, no whitespace)."""
+    return of_bytes(canonical_json(value))
+
+
+def of_pairs(pairs: Iterable[tuple[str, str]]) -> str:
+    """A digest over ``(name, digest)`` pairs in sorted order: the digest of a set of named files."""
+    digest = hashlib.sha256()
+    for name, value in sorted(pairs):
+        digest.update(f"{name}\0{value}\n".encode())
+    return PREFIX + digest.hexdigest()
+
+
+def is_digest(value: object) -> bool:
+    text = str(value)
+    return text.startswith(PREFIX) and len(text) == len(PREFIX) + 64 and all(c in "0123456789abcdef" for c in text[7:])
