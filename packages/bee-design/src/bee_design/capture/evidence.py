@@ -80,7 +80,7 @@ class Capture:
             "imageWidth": self.image_width,
             "imageHeight": self.image_height,
             "fonts": [font.to_json() for font in self.fonts],
-            "seconds": round(self.seconds, 4),
+            "seconds": self.seconds,
         }
 
 

@@ -299,7 +299,7 @@ def _capture_one(
         image_width=image_width,
         image_height=image_height,
         fonts=fonts,
-        seconds=time.perf_counter() - started,
+        seconds=round(time.perf_counter() - started, 4),
     )
 
 

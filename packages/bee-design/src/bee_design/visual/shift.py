@@ -2,7 +2,8 @@
 
 A 1-pixel shift of a page changes about 0.8% of its pixels, so a ratio tolerance alone would let it pass. For
 each offset up to :data:`RADIUS` pixels the differing pixels of the evidence are compared with the reference at
-that offset; when one offset makes at least :data:`EXPLAINED` of them match, the content moved.
+that offset (those whose offset position lies beyond the image edge are left out); when one offset makes at least
+:data:`EXPLAINED` of them match, the content moved.
 """
 
 from __future__ import annotations
@@ -52,8 +53,11 @@ def detect_shift(diff: PixelDiff, members: Indices, threshold: float) -> Shift |
         sy, sx = ys - dy, xs - dx
         inside = (sx >= 0) & (sx < diff.width) & (sy >= 0) & (sy < diff.height)
         before = np.take(diff.reference, sy * diff.width + sx, mode="clip")
+        judged = np.count_nonzero(inside)  # content moved in from beyond the edge can be neither matched nor not
+        if judged < MIN_PIXELS:
+            continue
         matched = inside & ((before == seen) | (distance(before, seen) <= limit))
-        share = float(np.count_nonzero(matched)) / len(positions)
+        share = float(np.count_nonzero(matched)) / judged
         if best is None or share > best.explained:
             best = Shift(dx, dy, round(share, 4))
     return best if best is not None and best.explained >= EXPLAINED else None

@@ -100,12 +100,16 @@ class Region:
         return self.element in (None, element) and self.viewport in (None, viewport)
 
     def tolerance(self, base: Tolerance) -> Tolerance:
+        """The region's settings: its own where it sets them, else the spec's. The allowance (pixels and ratio)
+        goes together: a region that sets either one does not inherit the other."""
+        overrides = self.overrides
+        own_allowance = "maxDiffPixels" in overrides or "maxDiffRatio" in overrides
         return replace(
             base,
-            threshold=self.overrides.get("threshold", base.threshold),
-            antialiasing=self.overrides.get("antialiasing", base.antialiasing),
-            max_diff_pixels=self.overrides.get("maxDiffPixels", base.max_diff_pixels),
-            max_diff_ratio=self.overrides.get("maxDiffRatio", base.max_diff_ratio),
+            threshold=overrides.get("threshold", base.threshold),
+            antialiasing=overrides.get("antialiasing", base.antialiasing),
+            max_diff_pixels=overrides.get("maxDiffPixels") if own_allowance else base.max_diff_pixels,
+            max_diff_ratio=overrides.get("maxDiffRatio") if own_allowance else base.max_diff_ratio,
         )
 
     def to_json(self) -> dict[str, Any]:
