@@ -60,7 +60,9 @@ def static_server(directory: Path) -> Iterator[str]:
         thread.join()
 
 
-def page_image(width: int = 120, height: int = 80, *, shift: int = 0, color: tuple[int, int, int] = (47, 111, 219)):  # type: ignore[no-untyped-def]
+def page_image(
+    width: int = 120, height: int = 80, *, shift: int = 0, color: tuple[int, int, int] = (47, 111, 219)
+) -> np.ndarray:
     """A white page with a dark bar, a coloured box and a thin diagonal line (anti-aliasing to judge)."""
     from PIL import ImageDraw
 

@@ -40,7 +40,3 @@ def of_pairs(pairs: Iterable[tuple[str, str]]) -> str:
         digest.update(f"{name}\0{value}\n".encode())
     return PREFIX + digest.hexdigest()
 
-
-def is_digest(value: object) -> bool:
-    text = str(value)
-    return text.startswith(PREFIX) and len(text) == len(PREFIX) + 64 and all(c in "0123456789abcdef" for c in text[7:])
