@@ -197,3 +197,58 @@ def test_large_add_shows_a_progress_bar_on_a_terminal(checkout, tmp_path):
     os.close(primary)
     assert process.returncode == 0 and out.startswith(b"Added art-")
     assert b"ingesting" in seen and b"MB" in seen
+
+
+def test_a_damaged_record_is_reported_by_list_and_show_while_the_rest_stay_listed(cli, checkout, tmp_path):
+    sources = []
+    for name in ("a.log", "b.log"):
+        sources.append(tmp_path / name)
+        sources[-1].write_text(f"{name}\n")
+    sound, broken = (added(cli, checkout, source)["id"] for source in sources)
+    record_file = checkout / ".bee" / "artifacts" / "records" / f"{broken}.json"
+    record_file.write_bytes(record_file.read_bytes()[:30])
+
+    listing = run(cli, checkout, "list")
+    assert listing.exit_code == 0
+    assert sound in listing.stdout and broken not in listing.stdout  # stdout: the sound artifacts only
+    assert "1 damaged record, not served and skipped by searches:" in listing.stderr
+    assert f"{broken}: {record_file} is damaged: it is truncated" in listing.stderr
+    assert f"repair: run `bee artifact rm {broken}`, then `bee artifact add` the original file again" in listing.stderr
+
+    as_json = json.loads(run(cli, checkout, "list", "--json").stdout)
+    assert [artifact["id"] for artifact in as_json["artifacts"]] == [sound]
+    [damaged] = as_json["damaged"]
+    assert damaged["id"] == broken and damaged["recordFile"] == str(record_file)
+    assert damaged["problem"].startswith("it is truncated") and f"bee artifact rm {broken}" in damaged["repair"]
+
+    shown = run(cli, checkout, "show", broken)
+    assert shown.exit_code == 0
+    assert json.loads(shown.stdout) == {**damaged, "intact": False, "damaged": True}
+    refused = run(cli, checkout, "get", broken)
+    assert refused.exit_code == 1 and "damaged" in refused.output and f"bee artifact rm {broken}" in refused.output
+
+    assert run(cli, checkout, "rm", broken).output.startswith(f"Removed {broken} (its record was damaged)")
+    assert added(cli, checkout, sources[1])["outcome"] == "added"
+    healed = run(cli, checkout, "list")
+    assert healed.stderr == "" and broken in healed.stdout and sound in healed.stdout
+
+
+def test_only_damaged_records_are_still_reported(cli, checkout, tmp_path):
+    source = tmp_path / "a.log"
+    source.write_text("x\n")
+    artifact = added(cli, checkout, source)["id"]
+    (checkout / ".bee" / "artifacts" / "records" / f"{artifact}.json").write_text('{"format": 7}')
+    listing = run(cli, checkout, "list")
+    assert listing.exit_code == 0 and listing.stdout == ""
+    assert "its format is 7, but this Bee reads format 1" in listing.stderr
+
+
+def test_get_of_an_artifact_whose_bytes_were_lost_is_refused(cli, checkout, tmp_path):
+    source = tmp_path / "a.log"
+    source.write_text("x\n")
+    info = added(cli, checkout, source)
+    (checkout / ".bee" / "artifacts" / "blobs" / info["sourceSha256"].removeprefix("sha256:")).unlink()
+    refused = run(cli, checkout, "get", info["id"])
+    assert refused.exit_code == 1 and "stored bytes are missing" in refused.output
+    shown = json.loads(run(cli, checkout, "show", info["id"]).stdout)
+    assert shown["intact"] is False and "missing" in shown["problem"]

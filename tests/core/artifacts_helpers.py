@@ -32,3 +32,24 @@ def tamper(path: Path, data: bytes) -> None:
     """Change stored bytes behind Bee's back, the way an editor or a stray script would."""
     os.chmod(path, 0o644)
     path.write_bytes(data)
+
+
+def damage(ctx: CoreContext, record: ArtifactRecord) -> Path:
+    """Truncate the record of ``record`` the way a full disk or an interrupted copy would; returns its file."""
+    path = ctx.artifacts.store(ctx.instance).records / f"{record.id}.json"
+    path.write_bytes(path.read_bytes()[:40])
+    return path
+
+
+def rm_elsewhere(ctx: CoreContext, record: ArtifactRecord) -> None:
+    """`bee artifact rm` from another process: its own store object, the real removal (record, then bytes)."""
+    from bee_core.artifacts.store import ArtifactStore
+
+    ArtifactStore(ctx.artifacts.store(ctx.instance).root).remove(record.id)
+
+
+def add_elsewhere(ctx: CoreContext, name: str, data: bytes) -> ArtifactRecord:
+    """`bee artifact add` from another process."""
+    from bee_core.artifacts.store import ArtifactStore
+
+    return ArtifactStore(ctx.artifacts.store(ctx.instance).root).add(io.BytesIO(data), name=name).record

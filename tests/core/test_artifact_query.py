@@ -189,12 +189,23 @@ def test_from_on_jsonl_is_refused(ctx):
         ({"limit": 0}, "outside the allowed range 1–1000"),
         ({"sql": "select *"}, "unknown field 'sql'"),
         ('{"where":' + '{"not":' * 80 + "{}" + "}" * 80 + "}", "nests deeper than 64"),
+        ("[" * 60_000, "queryJson nests too deeply to read"),
+        ('{"limit": 1.0}', "field limit must be an integer, got 1.0"),
+        ('{"limit": ' + "9" * 5000 + "}", "field limit is 999999999999… (5000 characters), a number too large"),
+        ('{"where": {"path": "a", "op": "eq", "value": 1e400}}', "field where.value is 1e400, a number too large"),
     ],
 )
 def test_bad_queries_say_what_to_change(ctx, table, bad, message):
     error = fail(ctx, table.id, bad)
     assert error.code is ErrorCode.INVALID_ARGUMENT
     assert message in error.message, error.message
+
+
+def test_integers_past_2_to_the_53_are_data_here_not_refused(ctx):
+    # Query values are compared exactly with the rows' numbers, which keep every digit.
+    record = add(ctx, "ids.json", json.dumps([{"id": 2**64 + 1}, {"id": 2**64}]).encode())
+    result = query(ctx, record.id, where({"path": "id", "op": "eq", "value": 2**64 + 1}))
+    assert [row["index"] for row in result["rows"]] == [0]
 
 
 def test_query_over_64_kib_is_refused(ctx, table):

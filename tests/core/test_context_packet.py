@@ -175,6 +175,47 @@ def test_symlink_out_of_the_checkout_is_refused(ctx, tmp_path):
     assert fail(ctx, {"id": "x", "path": "src/secret.py", "representation": "body"}).code is ErrorCode.OUTSIDE_ROOT
 
 
+def test_bee_state_is_never_served(ctx):
+    # The exploit this guards: the tracker's signing key lives under .bee/, and a packet used to return it.
+    key = ctx.checkout / ".bee" / "tracker" / "signing-key"
+    key.parent.mkdir(parents=True)
+    key.write_text("not for agents\n")
+    os.symlink(".bee/tracker", ctx.checkout / "src" / "keys")
+    for path in (".bee/tracker/signing-key", "src/keys/signing-key"):
+        failure = fail(ctx, {"id": "x", "path": path, "representation": "body"})
+        assert failure.code is ErrorCode.OUTSIDE_ROOT and ".bee" in failure.message, path
+
+
+def test_an_instance_root_selected_inside_the_checkout_is_never_served(tmp_path):
+    checkout = make_checkout(tmp_path / "co")
+    ctx = CoreContext.open(checkout, checkout / "state" / "bee")
+    ctx.instance.init()
+    (ctx.instance.root / "artifacts" / "note.txt").write_text("instance data\n")
+    os.symlink("../state", checkout / "src" / "state-link")
+    for path in ("state/bee/instance.json", "state/bee/artifacts/note.txt", "src/state-link/bee/instance.json"):
+        failure = fail(ctx, {"id": "x", "path": path, "representation": "body"})
+        assert failure.code is ErrorCode.OUTSIDE_ROOT and "instance state" in failure.message, path
+
+
+@pytest.mark.timeout(20)  # before race-free reads, a FIFO could block the handler thread for ever
+def test_special_files_are_refused_without_blocking(ctx):
+    os.mkfifo(ctx.checkout / "src" / "pipe")
+    failure = fail(ctx, {"id": "x", "path": "src/pipe", "representation": "index"})
+    assert failure.code is ErrorCode.INVALID_ARGUMENT and "FIFO" in failure.message
+
+
+def test_a_file_over_the_source_cap_is_hashed_as_a_stream_and_only_indexed(ctx, monkeypatch):
+    from bee_core.packet import source
+
+    monkeypatch.setattr(source, "MAX_SOURCE_BYTES", 64)
+    data = (ctx.checkout / "src/a.ts").read_bytes()
+    assert len(data) > 64
+    [item] = run(ctx, {"id": "i", "path": "src/a.ts", "representation": "index"})["items"]
+    assert item["sha256"] == "sha256:" + hashlib.sha256(data).hexdigest() and item["bytes"] == len(data)
+    failure = fail(ctx, {"id": "b", "path": "src/a.ts", "representation": "body"})
+    assert failure.code is ErrorCode.INVALID_ARGUMENT and "too large" in failure.message
+
+
 def test_expired_deadline_delivers_nothing(ctx):
     with pytest.raises(BeeError) as info:
         run(ctx, {"id": "x", "path": "src/a.py", "representation": "index"}, deadline=Deadline(0))

@@ -56,6 +56,24 @@ def test_required_defaults_to_true_and_propagates_to_dependencies():
         (manifest(sel("a", representation="body", symbol="f", range={"start": 1, "end": 2})), "choose one"),
         (manifest(sel("a", hash="abc")), "does not match the pattern"),
         (manifest(*[sel(str(i)) for i in range(65)]), "maxItems is 64"),
+        # Input the schema (as jsonschema reads it) admits but no handler can use.
+        ("[" * 100_000, "manifestJson nests too deeply to read"),
+        ('{"selections": [' * 40 + "]}" * 40, "nests deeper than 64 levels"),
+        (
+            manifest(sel("a", representation="body", range={"start": 1.0, "end": 2})),
+            "field selections.0.range.start must be an integer, got 1.0",
+        ),
+        (
+            manifest(sel("a", representation="body", range={"start": 1, "end": True})),
+            "field selections.0.range.end must be an integer, got True",
+        ),
+        (
+            manifest(sel("a", representation="body", range={"start": 1, "end": 2**53})),
+            "field selections.0.range.end is 9007199254740992, outside ±9007199254740991",
+        ),
+        ('{"selections": [' + "9" * 5000 + "]}", "field selections.0 is 999999999999… (5000 characters)"),
+        ('{"selections": [1e400]}', "field selections.0 is 1e400, a number too large to hold exactly"),
+        ('{"selections": [NaN]}', "manifestJson is not valid JSON (NaN is not JSON)"),
     ],
 )
 def test_bad_manifests_say_what_to_change(text, expected):

@@ -19,6 +19,7 @@ from bee_design.bundle.reading import read_bundle
 from bee_design.bundle.store import BundleStore
 from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, file_name
 from bee_design.digests import of_bytes
+from bee_design.layout import DesignFiles
 
 SHOP = Path(__file__).resolve().parents[1] / "fixtures" / "design" / "shop"
 
@@ -37,7 +38,7 @@ def make_root(target: Path) -> Path:
 
 
 def import_shop(root: Path, source: Path = SHOP, bundle: str = "shop", *, replace: bool = False) -> Manifest:
-    return BundleStore(root).add(read_bundle(source), bundle, replace=replace).manifest
+    return BundleStore(DesignFiles(root)).add(read_bundle(source), bundle, replace=replace).manifest
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):

@@ -7,12 +7,13 @@ import pytest
 from bee_contracts import BeeError
 from bee_design import layout
 from bee_design.inventory import Inventory
+from bee_design.layout import DesignFiles
 from bee_design.mapping import MapFile, parse_target
 from tests.design.helpers import SHOP, import_shop
 
 
 def states(root):
-    inventory = Inventory.load(root)
+    inventory = Inventory.load(DesignFiles(root))
     found = {}
     for manifest in inventory.manifests.values():
         for element in manifest.elements:
@@ -24,8 +25,8 @@ def states(root):
 
 
 def map_index(root, *targets):
-    _, element = Inventory.load(root, "shop").element("shop:index.html")
-    return MapFile(root).map("shop:index.html", element.digest, list(targets))
+    _, element = Inventory.load(DesignFiles(root), "shop").element("shop:index.html")
+    return MapFile(DesignFiles(root)).map("shop:index.html", element.digest, list(targets))
 
 
 def test_unmapped_elements_are_imported_and_a_fresh_mapping_is_mapped(root, shop):
@@ -76,7 +77,7 @@ def test_a_mapping_whose_element_is_gone_is_an_orphan(root, shop):
         "missing",
         ["shop:old.html is not in any imported bundle (an orphan mapping)"],
     )
-    MapFile(root).unmap("shop:old.html")
+    MapFile(DesignFiles(root)).unmap("shop:old.html")
     assert "shop:old.html" not in states(root)
 
 
@@ -92,12 +93,12 @@ def test_bad_targets_are_refused(root, shop):
     assert caught.value.code == "not_found"
     with pytest.raises(BeeError, match="symbol 'Shoppe' does not appear"):
         map_index(root, "src/ShopPage.tsx#Shoppe")
-    with pytest.raises(BeeError, match="is not a file"):
+    with pytest.raises(BeeError, match="is a directory; select a file inside it"):
         map_index(root, "src")
     with pytest.raises(BeeError, match="empty symbol"):
         parse_target("src/a.ts#")
     with pytest.raises(BeeError) as caught:
-        MapFile(root).unmap("shop:index.html")
+        MapFile(DesignFiles(root)).unmap("shop:index.html")
     assert caught.value.code == "not_found"
 
 
@@ -105,8 +106,8 @@ def test_a_malformed_map_file_is_a_clear_error(root, shop):
     (root / "bee-design").mkdir()
     (root / layout.MAP_FILE).write_text("{")
     with pytest.raises(BeeError, match=r"bee-design/map\.json is not valid JSON"):
-        MapFile(root).load()
+        MapFile(DesignFiles(root)).load()
     (root / layout.MAP_FILE).write_text(json.dumps({"schemaVersion": 1, "mappings": [{"element": "x"}]}))
     with pytest.raises(BeeError, match="missing required field") as caught:
-        MapFile(root).load()
+        MapFile(DesignFiles(root)).load()
     assert caught.value.code == "invalid_argument"

@@ -9,6 +9,7 @@ from bee_design import layout
 from bee_design.capture.evidence import EVIDENCE_FILE
 from bee_design.context import DesignContext
 from bee_design.handlers.visual_report import bee_visual_report
+from bee_design.layout import DesignFiles
 from bee_design.visual.spec import Region, Tolerance, create_spec, set_region
 from bee_hostkit import local_call
 from tests.design.helpers import page_image, write_evidence
@@ -26,7 +27,7 @@ def shots(**changes):
 
 @pytest.fixture
 def spec(root):
-    create_spec(root, "shop", write_evidence(root / "evidence" / "reference", shots()))
+    create_spec(DesignFiles(root), "shop", write_evidence(root / "evidence" / "reference", shots()))
     return "shop"
 
 
@@ -63,7 +64,7 @@ def test_a_changed_box_fails_with_its_pixels_ratio_and_bounding_box(root, spec):
 
 def test_a_one_pixel_shift_fails_even_when_the_ratio_tolerance_would_let_it_pass(root):
     evidence = write_evidence(root / "evidence" / "reference", shots())
-    create_spec(root, "shop", evidence, compare=Tolerance(0.1, "ignore", None, 0.02))
+    create_spec(DesignFiles(root), "shop", evidence, compare=Tolerance(0.1, "ignore", None, 0.02))
     write_evidence(root / "evidence" / "now", shots(shift=1))
     result = report(root, "evidence/now", viewports=["desktop"])
     [finding] = result["findings"]
@@ -73,7 +74,7 @@ def test_a_one_pixel_shift_fails_even_when_the_ratio_tolerance_would_let_it_pass
 
 
 def test_regions_are_judged_with_their_own_tolerance_and_masks_are_ignored(root, spec):
-    set_region(root, "shop", Region("box", "home", None, (15, 25, 50, 30), False, {"maxDiffPixels": 1000}))
+    set_region(DesignFiles(root), "shop", Region("box", "home", None, (15, 25, 50, 30), False, {"maxDiffPixels": 1000}))
     write_evidence(root / "evidence" / "now", shots(color=(192, 57, 43)))
     result = report(root, "evidence/now")
     by_area = {(f["viewport"], f["region"]): f for f in result["findings"]}
@@ -82,7 +83,7 @@ def test_regions_are_judged_with_their_own_tolerance_and_masks_are_ignored(root,
     assert by_area["desktop", "box"]["tolerance"]["maxDiffPixels"] == 1000
     assert by_area["desktop", None]["comparedPixels"] == 400 * 300 - 50 * 30
     assert result["decision"] == "pass"
-    set_region(root, "shop", Region("box", "home", None, (15, 25, 50, 30), True))
+    set_region(DesignFiles(root), "shop", Region("box", "home", None, (15, 25, 50, 30), True))
     result = report(root, "evidence/now")
     assert {f["status"] for f in result["findings"] if f["region"] == "box"} == {"ignored"}
     assert result["decision"] == "pass" and result["summary"]["ignored"] == 2
@@ -139,7 +140,7 @@ def test_bad_report_arguments_are_clear_errors(root, spec):
     for arguments, code, text in (
         ({"evidence": "../elsewhere"}, "outside_root", "'..'"),
         ({"evidence": ".bee/design/bundles"}, "outside_root", "Bee's own state"),
-        ({"evidence": "evidence/none"}, "not_found", "no file at"),
+        ({"evidence": "evidence/none"}, "not_found", "no evidence folder 'evidence/none' under the root"),
         ({"evidence": "evidence/now", "elements": ["cart"]}, "invalid_argument", "has no element 'cart'"),
         ({"evidence": "evidence/now", "spec": "nope"}, "not_found", "no visual spec 'nope'; specs here: shop"),
     ):

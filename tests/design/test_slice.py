@@ -6,6 +6,7 @@ from bee_contracts import BeeError
 from bee_design.context import DesignContext
 from bee_design.handlers.design_slice import bee_design_slice
 from bee_design.inventory import Inventory
+from bee_design.layout import DesignFiles
 from bee_design.mapping import MapFile
 from bee_hostkit import local_call
 from bee_hostkit.results import result_bytes
@@ -18,8 +19,8 @@ def slice_of(root, element, budget=65536):
 
 
 def map_index(root):
-    _, element = Inventory.load(root, "shop").element("shop:index.html")
-    MapFile(root).map("shop:index.html", element.digest, ["src/ShopPage.tsx#ShopPage"])
+    _, element = Inventory.load(DesignFiles(root), "shop").element("shop:index.html")
+    MapFile(DesignFiles(root)).map("shop:index.html", element.digest, ["src/ShopPage.tsx#ShopPage"])
 
 
 def test_a_mapped_element_with_room_is_complete_in_priority_order(root, shop):
@@ -81,8 +82,8 @@ def test_missing_references_and_gone_sources_are_listed(root, shop, tmp_path):
     shutil.copytree(SHOP, broken)
     (broken / "index.html").write_text('<link href="styles/main.css"><img src="img/hero.png">')
     import_shop(root, broken, "broken")
-    _, element = Inventory.load(root, "broken").element("broken:index.html")
-    MapFile(root).map("broken:index.html", element.digest, ["src/BuyButton.tsx"])
+    _, element = Inventory.load(DesignFiles(root), "broken").element("broken:index.html")
+    MapFile(DesignFiles(root)).map("broken:index.html", element.digest, ["src/BuyButton.tsx"])
     (root / "src" / "BuyButton.tsx").unlink()
     data = slice_of(root, "broken:index.html")["data"]
     assert data["complete"] is False and data["state"] == "missing"

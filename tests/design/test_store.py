@@ -10,13 +10,14 @@ from bee_contracts import BeeError
 from bee_design import layout
 from bee_design.bundle.reading import read_bundle
 from bee_design.bundle.store import BundleStore, check_id, default_id
+from bee_design.layout import DesignFiles
 from tests.design.helpers import SHOP, import_shop
 
 
 def test_an_import_stores_every_file_read_only_and_keeps_the_state_out_of_git(root, shop):
-    store = BundleStore(root)
+    store = BundleStore(DesignFiles(root))
     assert store.ids() == ["shop"]
-    manifest_file = root / layout.manifest_path("shop")
+    manifest_file = root / layout.STATE_DIR / layout.manifest_path("shop")
     assert not os.access(manifest_file, os.W_OK) or os.geteuid() == 0
     assert manifest_file.stat().st_mode & 0o222 == 0
     for entry in shop.files:
@@ -25,7 +26,7 @@ def test_an_import_stores_every_file_read_only_and_keeps_the_state_out_of_git(ro
 
 
 def test_the_same_bundle_again_changes_nothing_and_other_content_needs_replace(root, shop, tmp_path):
-    again = BundleStore(root).add(read_bundle(SHOP), "shop")
+    again = BundleStore(DesignFiles(root)).add(read_bundle(SHOP), "shop")
     assert again.status == "unchanged" and again.manifest == shop
     changed = tmp_path / "changed"
     shutil.copytree(SHOP, changed)
@@ -33,17 +34,17 @@ def test_the_same_bundle_again_changes_nothing_and_other_content_needs_replace(r
     with pytest.raises(BeeError) as caught:
         import_shop(root, changed)
     assert caught.value.code == "conflict" and "--replace" in caught.value.message
-    replaced = BundleStore(root).add(read_bundle(changed), "shop", replace=True)
+    replaced = BundleStore(DesignFiles(root)).add(read_bundle(changed), "shop", replace=True)
     assert replaced.status == "replaced" and replaced.manifest.digest != shop.digest
     # The tokens file of the first version is swept once nothing names it.
     old = next(e for e in shop.files if e.path == "styles/tokens.css")
-    assert not (root / layout.blob_path(old.sha256)).exists()
+    assert not (root / layout.STATE_DIR / layout.blob_path(old.sha256)).exists()
 
 
 def test_a_stored_file_changed_or_deleted_behind_bees_back_is_refused_and_reimport_repairs_it(root, shop):
-    store = BundleStore(root)
+    store = BundleStore(DesignFiles(root))
     entry = next(e for e in shop.files if e.path == "styles/main.css")
-    blob = root / layout.blob_path(entry.sha256)
+    blob = root / layout.STATE_DIR / layout.blob_path(entry.sha256)
     blob.chmod(0o644)
     blob.write_text("body { color: red }")
     with pytest.raises(BeeError) as caught:
@@ -59,13 +60,13 @@ def test_a_stored_file_changed_or_deleted_behind_bees_back_is_refused_and_reimpo
 
 
 def test_a_manifest_changed_after_import_is_refused(root, shop):
-    path = root / layout.manifest_path("shop")
+    path = root / layout.STATE_DIR / layout.manifest_path("shop")
     body = json.loads(path.read_text())
     body["files"][0]["size"] += 1
     path.chmod(0o644)
     path.write_text(json.dumps(body))
     with pytest.raises(BeeError) as caught:
-        BundleStore(root).load("shop")
+        BundleStore(DesignFiles(root)).load("shop")
     assert (
         caught.value.code == "hash_mismatch" and "bee design import BUNDLE --id shop --replace" in caught.value.message
     )
@@ -73,7 +74,7 @@ def test_a_manifest_changed_after_import_is_refused(root, shop):
 
 def test_unknown_bundles_and_bad_ids_say_what_there_is(root, shop):
     with pytest.raises(BeeError) as caught:
-        BundleStore(root).load("shoop")
+        BundleStore(DesignFiles(root)).load("shoop")
     assert caught.value.code == "not_found" and "imported bundles: shop" in caught.value.message
     with pytest.raises(BeeError, match="not valid"):
         check_id("Shop_Design")

@@ -92,6 +92,7 @@ async def test_read_reassembles_binary_and_text_exactly(checkout, artifacts, bin
 async def test_search_and_query_over_the_wire(checkout, artifacts, era):
     async with core_client(checkout, era) as client:
         found = (await call(client, "bee_artifact_search", {"text": "ERROR"})).structured_content
+        assert (found["artifactsSearched"], found["damagedSkipped"]) == (3, 0)  # the binary one is not searched
         assert found["totalMatches"] == 1 and found["counts"] == [
             {"id": artifacts["log"]["id"], "name": "build.log", "matches": 1}
         ]

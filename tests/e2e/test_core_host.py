@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import os
 
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -94,11 +95,49 @@ BAD_CALLS = [
         "hash_mismatch",
         "pinned",
     ),
+    # Bee's own state is never served (the tracker's signing key lives there).
+    (
+        packet_args({"id": "a", "path": ".bee/tracker/signing-key", "representation": "body"}),
+        "outside_root",
+        "names Bee's own state (.bee)",
+    ),
+    (packet_args({"id": "a", "path": "src/pipe", "representation": "body"}), "invalid_argument", "is a FIFO"),
+    # Input the schema admits but no handler can use: invalid_argument, never internal.
+    ({"manifestJson": "[" * 100_000}, "invalid_argument", "manifestJson nests too deeply to read"),
+    (
+        packet_args({"id": "a", "path": "src/a.py", "representation": "body", "range": {"start": 1.0, "end": 2}}),
+        "invalid_argument",
+        "field selections.0.range.start must be an integer, got 1.0",
+    ),
+    (
+        {"manifestJson": '{"selections": [], "n": ' + "9" * 5000 + "}"},
+        "invalid_argument",
+        "manifestJson: field n is 999999999999… (5000 characters), a number too large to hold exactly",
+    ),
+    (
+        packet_args({"id": "a", "path": "src/a.py", "representation": "index"}, budget=10**5000 - 1),
+        "invalid_argument",
+        "argument budgetBytes is 999999999999… (5000 characters), a number too large to hold exactly",
+    ),
+    (
+        packet_args({"id": "a", "path": "src/a.py", "representation": "index"}, budget=2**53),
+        "invalid_argument",
+        "argument budgetBytes is 9007199254740992, outside ±9007199254740991",
+    ),
+    (
+        packet_args({"id": "a", "path": "src/a.py", "representation": "index"}, budget=4096.0),
+        "invalid_argument",
+        "argument budgetBytes must be an integer, got 4096.0",
+    ),
 ]
 
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_every_bad_input_is_a_clear_tool_error_and_the_host_keeps_serving(checkout, era):
+    key = checkout / ".bee" / "tracker" / "signing-key"
+    key.parent.mkdir(parents=True)
+    key.write_text("not for agents\n")
+    os.mkfifo(checkout / "src" / "pipe")
     async with core_client(checkout, era) as client:
         for arguments, code, text in BAD_CALLS:
             body = error_of(await client.call_tool("bee_context_packet", arguments))
@@ -141,3 +180,18 @@ async def test_deadline_exceeded_delivers_nothing(checkout, era):
     assert result.is_error is True
     assert error_of(result)["code"] == "deadline_exceeded"
     assert error_of(result)["retryable"] is True
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_an_instance_root_inside_the_checkout_is_never_served(checkout, era):
+    instance = checkout / "var" / "bee-instance"
+    (instance / "tracker").mkdir(parents=True)
+    (instance / "tracker" / "signing-key").write_text("not for agents\n")
+    os.symlink("var/bee-instance", checkout / "state")
+    async with core_client(checkout, era, env={**os.environ, "BEE_INSTANCE_ROOT": str(instance)}) as client:
+        for path in ("var/bee-instance/tracker/signing-key", "state/tracker/signing-key"):
+            result = await client.call_tool(
+                "bee_context_packet", packet_args({"id": "k", "path": path, "representation": "body"})
+            )
+            body = error_of(result)
+            assert body["code"] == "outside_root" and "instance state" in body["error"], path

@@ -80,7 +80,7 @@ async def test_list_slice_and_verify_answer_untrusted_data_never_approval(root, 
 @pytest.mark.parametrize("era", ERAS)
 async def test_bad_input_gets_the_error_envelope_every_client_reads(root, shop, era):
     blob = next(e for e in shop.files if e.path == "styles/main.css")
-    damaged = root / layout.blob_path(blob.sha256)
+    damaged = root / layout.STATE_DIR / layout.blob_path(blob.sha256)
     damaged.chmod(0o644)
     damaged.write_text("tampered")
     async with design_client(root, era) as client:

@@ -136,6 +136,10 @@ async def test_every_bad_input_has_a_code(store_url, tracker_factory):
             (alice, "link", {"id": a, "target": a}, "invalid_argument"),
             (alice, "link", {"id": a, "target": "t-nope"}, "not_found"),
             (alice, "handoff", {"id": a}, "invalid_argument"),
+            (alice, "update", {"id": a, "defer_until": "not a date"}, "invalid_argument"),
+            (alice, "update", {"id": a, "status": "tombstone"}, "invalid_argument"),
+            # Schema-valid, but 852 KiB as get would return it: refused, so get can always answer.
+            (alice, "create", {"title": "huge", "description": "\x01" * 65536}, "invalid_argument"),
         ]
         for client, tool, arguments, code in cases:
             answer = await call(client, tool, **arguments)
@@ -151,6 +155,18 @@ async def test_every_bad_input_has_a_code(store_url, tracker_factory):
         await call(alice, "claim", id=b)
         forbidden = await call(bob, "release", id=b, reason="mine")
         assert forbidden["error"]["code"] == "forbidden" and forbidden["error"]["retryable"] is False
+        # The claim holds: bob cannot take it, drop it or finish it through any other tool.
+        for tool, arguments in (
+            ("update", {"id": b, "assignee": BOB}),
+            ("update", {"id": b, "status": "open", "assignee": None}),
+            ("complete", {"id": b, "summary": "mine"}),
+            ("handoff", {"id": b, "done": "x", "release": True}),
+        ):
+            answer = await call(bob, tool, **arguments)
+            assert answer["error"]["code"] == "forbidden" and ALICE in answer["error"]["error"], (tool, answer)
+        assert (await call(bob, "update", id=b, title="bob may still edit the title"))["assignee"] == ALICE
+        released = await call(alice, "release", id=b)
+        assert released["assignee"] is None
 
 
 async def test_http_edges_auth_methods_body_and_host(tracker_factory, tmp_path):
@@ -237,6 +253,38 @@ def test_cli_import_export_round_trip_and_bad_line(tmp_path):
         [bee, "tracker", "export", "--home", str(fresh)], capture_output=True, text=True, timeout=120, check=True
     )
     assert listing.stdout == ""
+
+
+async def test_serve_and_token_find_the_same_home_from_anywhere_in_a_checkout(tmp_path, monkeypatch):
+    from tests.harness.tracker import TrackerProcess
+
+    monkeypatch.delenv("BEE_TRACKER_HOME", raising=False)
+    monkeypatch.delenv("BEE_INSTANCE_ROOT", raising=False)
+    checkout = tmp_path / "checkout"
+    (checkout / ".bee").mkdir(parents=True)
+    (checkout / "server" / "dir").mkdir(parents=True)
+    (checkout / "client" / "dir").mkdir(parents=True)
+    home = checkout / ".bee" / "tracker"
+    server = TrackerProcess(home)
+    server.pass_home, server.cwd, server.log = False, checkout / "server" / "dir", tmp_path / "server.log"
+    server.start()
+    try:
+        assert oct(home.stat().st_mode & 0o777) == "0o700" and (home / ".gitignore").read_text() == "*\n"
+        assert oct((home / "signing-key").stat().st_mode & 0o777) == "0o600"
+        bee = str(Path(sys.executable).parent / "bee")
+        minted = subprocess.run(
+            [bee, "tracker", "token", "--actor", ALICE],
+            cwd=checkout / "client" / "dir",
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        async with tracker_client(server.url, minted.stdout.strip()) as client:
+            created = await call(client, "create", title="found the same key")
+            assert created["id"]
+    finally:
+        server.stop()
 
 
 def test_startup_verifies_the_store_before_listening(tmp_path):

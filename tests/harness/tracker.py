@@ -24,6 +24,9 @@ class TrackerProcess:
         self.home = home
         self.store = store
         self.extra = list(extra)
+        #: Where the server runs, and whether it is told its home (False: it finds it as a user's would).
+        self.cwd: Path | None = None
+        self.pass_home = True
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         self.log = home / "server.log"
@@ -37,8 +40,7 @@ class TrackerProcess:
             str(Path(sys.executable).parent / "bee"),
             "tracker",
             "serve",
-            "--home",
-            str(self.home),
+            *(["--home", str(self.home)] if self.pass_home else []),
             "--port",
             str(self.port),
             *self.extra,
@@ -48,9 +50,11 @@ class TrackerProcess:
         return argv
 
     def start(self, timeout: float = 60.0) -> None:
-        self.home.mkdir(parents=True, exist_ok=True)
+        self.log.parent.mkdir(parents=True, exist_ok=True)
         log = self.log.open("ab")
-        self.process = subprocess.Popen(self.argv(), stdout=log, stderr=subprocess.STDOUT, env={**os.environ})
+        self.process = subprocess.Popen(
+            self.argv(), stdout=log, stderr=subprocess.STDOUT, env={**os.environ}, cwd=self.cwd
+        )
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

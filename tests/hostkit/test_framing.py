@@ -2,7 +2,16 @@ import json
 
 import pytest
 
-from bee_hostkit.framing import Frame, FrameSplitter, Oversized, error_frame, peek_id, recover_id
+from bee_hostkit.framing import (
+    INVALID_REQUEST,
+    Frame,
+    FrameSplitter,
+    Oversized,
+    error_frame,
+    invalid_id_error,
+    peek_id,
+    recover_id,
+)
 
 
 def frames(limit, *chunks):
@@ -71,3 +80,32 @@ def test_peek_id():
     assert peek_id(b'{"id": 4, "foo": 1}') == 4
     assert peek_id(b"[1,2]") is None
     assert peek_id(b"{") is None
+
+
+@pytest.mark.parametrize("bad_id", [None, 1.0, -2.5, True, False, {}, {"a": 1}, [], [1]])
+def test_invalid_id_error_answers_a_request_whose_id_is_not_a_string_or_an_integer(bad_id):
+    frame = invalid_id_error({"jsonrpc": "2.0", "id": bad_id, "method": "tools/list"})
+    assert frame is not None and frame.endswith(b"\n")
+    answer = json.loads(frame)
+    assert answer["id"] is None and answer["error"]["code"] == INVALID_REQUEST
+    assert "must be a string or an integer" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": 0, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": "", "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 2**70, "method": "tools/list"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},  # a notification has no id at all
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "x"}},  # responses are never answered
+        [{"jsonrpc": "2.0", "id": None, "method": "tools/list"}],
+        "not a message",
+    ],
+)
+def test_invalid_id_error_passes_everything_else(message):
+    assert invalid_id_error(message) is None
+
+
+def test_recover_id_survives_an_id_nested_deeper_than_the_parser_goes():
+    assert recover_id(b'{"jsonrpc":"2.0","id":' + b"[" * 60_000) is None

@@ -112,4 +112,4 @@ async def test_failures_are_the_envelope_as_text_without_structured_content_and_
         "details": {"state_revision": 3},
     }
     body = error_of(await host.call("demo", {"n": "two"}))
-    assert body["code"] == "invalid_argument" and "argument n must be of type integer" in body["error"]
+    assert body["code"] == "invalid_argument" and "argument n must be an integer, got 'two'" in body["error"]

@@ -1,71 +1,201 @@
+"""The one path-confinement helper: each refusal provoked on a real directory tree, FIFOs and sockets included."""
+
 import os
+import socket
+import stat
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
-from bee_hostkit import confine
+from bee_hostkit import ConfinedRoot
+from bee_hostkit.paths import MAX_SYMLINKS
 
 
 @pytest.fixture
-def root(tmp_path):
+def tree(tmp_path):
     root = tmp_path / "repo"
     (root / "src").mkdir(parents=True)
     (root / "src" / "a.py").write_text("x = 1\n")
     (root / ".git").mkdir()
     (root / ".git" / "config").write_text("[core]\n")
+    (root / ".bee" / "tracker").mkdir(parents=True)
+    (root / ".bee" / "tracker" / "signing-key").write_text("KEY\n")
+    (root / "state" / "instance").mkdir(parents=True)
+    (root / "state" / "instance" / "secret").write_text("INSTANCE\n")
     (tmp_path / "secret.txt").write_text("secret\n")
     return root.resolve()
 
 
-def code_of(root, path):
+@pytest.fixture
+def files(tree):
+    confined = ConfinedRoot(tree, hidden=[tree / "state" / "instance"])
+    yield confined
+    confined.close()
+
+
+def read(files, path):
+    with files.open(path) as file:
+        return file.read()
+
+
+def failure(files, path):
     with pytest.raises(BeeError) as info:
-        confine(root, path)
-    return info.value.code
+        read(files, path)
+    return info.value
 
 
-def test_plain_relative_paths_resolve(root):
-    assert confine(root, "src/a.py") == root / "src" / "a.py"
-    assert confine(root, "./src/../src/a.py".replace("../src/", "")) == root / "src" / "a.py"
+def test_plain_relative_paths_are_read(files):
+    assert read(files, "src/a.py") == b"x = 1\n"
+    assert read(files, "./src//a.py") == b"x = 1\n"
 
 
 @pytest.mark.parametrize(
-    "path",
+    ("path", "text"),
     [
-        "../secret.txt",
-        "src/../../secret.txt",
-        "/etc/passwd",
-        "C:/x",
-        "src\\a.py",
-        "a\x00b",
-        ".git/config",
-        "src/.git/x",
+        ("../secret.txt", "climbs out with '..'"),
+        ("src/../../secret.txt", "climbs out with '..'"),
+        ("/etc/passwd", "is absolute"),
+        ("C:/x", "is absolute"),
+        ("src\\a.py", "backslash"),
+        ("a\x00b", "NUL byte"),
+        (".git/config", "repository internals (.git)"),
+        ("src/.git/x", "repository internals (.git)"),
+        (".bee/tracker/signing-key", "Bee's own state (.bee)"),
+        ("sub/.bee/x", "Bee's own state (.bee)"),
     ],
 )
-def test_escapes_are_refused_before_touching_the_disk(root, path):
-    assert code_of(root, path) is ErrorCode.OUTSIDE_ROOT
+def test_escapes_are_refused_before_touching_the_disk(files, path, text):
+    refused = failure(files, path)
+    assert refused.code is ErrorCode.OUTSIDE_ROOT
+    assert text in refused.message
 
 
-def test_symlink_leaving_the_root_is_refused(root, tmp_path):
-    os.symlink(tmp_path / "secret.txt", root / "src" / "leak.txt")
-    assert code_of(root, "src/leak.txt") is ErrorCode.OUTSIDE_ROOT
+def test_an_instance_root_inside_the_root_is_hidden(files):
+    refused = failure(files, "state/instance/secret")
+    assert refused.code is ErrorCode.OUTSIDE_ROOT and "instance state" in refused.message
+    assert failure(files, "state/instance").code is ErrorCode.OUTSIDE_ROOT
 
 
-def test_symlinked_directory_leaving_the_root_is_refused(root, tmp_path):
-    os.symlink(tmp_path, root / "up")
-    assert code_of(root, "up/secret.txt") is ErrorCode.OUTSIDE_ROOT
+def test_a_hidden_directory_outside_the_root_changes_nothing(tree, tmp_path):
+    confined = ConfinedRoot(tree, hidden=[tmp_path / "elsewhere"])
+    assert read(confined, "src/a.py") == b"x = 1\n"
+    confined.close()
 
 
-def test_symlink_into_git_internals_is_refused(root):
-    os.symlink(root / ".git" / "config", root / "cfg")
-    assert code_of(root, "cfg") is ErrorCode.OUTSIDE_ROOT
+def test_symlink_leaving_the_root_is_refused(files, tree, tmp_path):
+    os.symlink(tmp_path / "secret.txt", tree / "src" / "leak.txt")
+    os.symlink("../../secret.txt", tree / "src" / "relative-leak.txt")
+    for path in ("src/leak.txt", "src/relative-leak.txt"):
+        refused = failure(files, path)
+        assert refused.code is ErrorCode.OUTSIDE_ROOT and "outside the checkout" in refused.message
 
 
-def test_symlink_inside_the_root_is_followed(root):
-    os.symlink(root / "src" / "a.py", root / "alias.py")
-    assert confine(root, "alias.py") == root / "src" / "a.py"
+def test_symlinked_directory_leaving_the_root_is_refused(files, tree, tmp_path):
+    os.symlink(tmp_path, tree / "up")
+    assert failure(files, "up/secret.txt").code is ErrorCode.OUTSIDE_ROOT
 
 
-def test_missing_and_empty(root):
-    assert code_of(root, "src/none.py") is ErrorCode.NOT_FOUND
-    assert code_of(root, "") is ErrorCode.INVALID_ARGUMENT
-    assert confine(root, "src/none.py", must_exist=False) == root / "src" / "none.py"
+def test_a_symlink_that_leaves_and_comes_back_is_refused(files, tree):
+    # The walk never steps outside the root, even on the way back in: what is out there could be swapped.
+    os.symlink(f"../../{tree.name}/src/a.py", tree / "src" / "out-and-back.py")
+    assert failure(files, "src/out-and-back.py").code is ErrorCode.OUTSIDE_ROOT
+
+
+def test_symlinks_inside_the_root_are_followed(files, tree):
+    os.symlink("a.py", tree / "src" / "same-dir.py")
+    os.symlink("../src/a.py", tree / "src" / "in-and-back.py")
+    os.symlink(tree / "src" / "a.py", tree / "absolute.py")
+    os.symlink("src", tree / "code")
+    os.symlink("code/same-dir.py", tree / "chain.py")
+    for path in ("src/same-dir.py", "src/in-and-back.py", "absolute.py", "code/a.py", "chain.py"):
+        assert read(files, path) == b"x = 1\n", path
+
+
+@pytest.mark.parametrize(
+    ("target", "text"),
+    [
+        (".git/config", "repository internals (.git)"),
+        (".bee/tracker/signing-key", "Bee's own state (.bee)"),
+        ("state/instance/secret", "instance state"),
+    ],
+)
+def test_symlinks_into_internals_state_or_the_instance_are_refused(files, tree, target, text):
+    os.symlink(target, tree / "relative-link")
+    os.symlink(tree / target, tree / "absolute-link")
+    os.symlink(target.split("/")[0], tree / "directory-link")
+    rest = "/".join(target.split("/")[1:])
+    for path in ("relative-link", "absolute-link", f"directory-link/{rest}"):
+        refused = failure(files, path)
+        assert refused.code is ErrorCode.OUTSIDE_ROOT, path
+        assert text in refused.message, path
+
+
+def test_symlink_loops_and_long_chains_are_refused(files, tree):
+    os.symlink("loop-b", tree / "loop-a")
+    os.symlink("loop-a", tree / "loop-b")
+    refused = failure(files, "loop-a")
+    assert refused.code is ErrorCode.INVALID_ARGUMENT and f"more than {MAX_SYMLINKS} symlinks" in refused.message
+
+
+def test_a_directory_is_refused(files, tree):
+    os.symlink(".", tree / "here")
+    for path in ("src", "src/", "here", "here/src"):
+        refused = failure(files, path)
+        assert refused.code is ErrorCode.INVALID_ARGUMENT and "is a directory" in refused.message, path
+
+
+@pytest.mark.timeout(20)  # a FIFO opened for reading without a writer blocks: this must not
+def test_a_fifo_is_refused_without_blocking(files, tree):
+    os.mkfifo(tree / "src" / "pipe")
+    refused = failure(files, "src/pipe")
+    assert refused.code is ErrorCode.INVALID_ARGUMENT and "is a FIFO, not a regular file" in refused.message
+
+
+def test_a_socket_is_refused(files, tree, monkeypatch):
+    listener = socket.socket(socket.AF_UNIX)
+    monkeypatch.chdir(tree)  # a socket path is limited to ~100 bytes; bind relative to the tree
+    try:
+        listener.bind("sock")
+        refused = failure(files, "sock")
+    finally:
+        listener.close()
+    assert refused.code is ErrorCode.INVALID_ARGUMENT and "is a socket" in refused.message
+
+
+@pytest.mark.timeout(20)
+def test_dev_zero_through_a_symlink_is_never_opened(files, tree):
+    os.symlink("/dev/zero", tree / "zeros")
+    assert failure(files, "zeros").code is ErrorCode.OUTSIDE_ROOT
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.skipif(os.geteuid() != 0, reason="creating a device node needs root")
+def test_a_device_node_inside_the_root_is_refused_unread(files, tree):
+    os.mknod(tree / "zero", stat.S_IFCHR | 0o600, os.makedev(1, 5))  # /dev/zero's numbers
+    refused = failure(files, "zero")
+    assert refused.code is ErrorCode.INVALID_ARGUMENT and "is a character device" in refused.message
+
+
+def test_missing_empty_and_through_a_file(files):
+    assert failure(files, "src/none.py").code is ErrorCode.NOT_FOUND
+    assert failure(files, "").code is ErrorCode.INVALID_ARGUMENT
+    through = failure(files, "src/a.py/x")
+    assert through.code is ErrorCode.NOT_FOUND and "'a.py' is not a directory" in through.message
+
+
+def test_reads_stop_at_the_size_fstat_gave(files, tree):
+    with files.open("src/a.py") as file:
+        with open(tree / "src" / "a.py", "ab") as grow:
+            grow.write(b"y = 2\n" * 1000)
+        assert file.size == 6
+        assert file.read() == b"x = 1\n"
+    with files.open("src/a.py") as file:
+        chunks = list(file.chunks(1000))
+    assert b"".join(chunks) == b"x = 1\n" + b"y = 2\n" * 1000
+    assert max(len(chunk) for chunk in chunks) == 1000
+
+
+def test_the_root_stays_the_opened_directory_when_renamed(files, tree):
+    moved = tree.parent / "moved"
+    tree.rename(moved)
+    assert read(files, "src/a.py") == b"x = 1\n"

@@ -8,7 +8,8 @@ import mcp_types as types
 import pytest
 from mcp.shared.message import SessionMessage
 
-from bee_hostkit.stdio import capped_stdio_server
+from bee_hostkit.stdio import capped_stdio_server, decode_frame
+from bee_hostkit.validation import OversizedNumber
 
 pytestmark = pytest.mark.anyio
 
@@ -32,3 +33,33 @@ async def test_oversized_outbound_response_becomes_an_error_for_its_id():
     assert answer["id"] == 41
     assert answer["error"]["code"] == -32603
     assert answer["error"]["data"]["limitBytes"] == 512 * 1024
+
+
+@pytest.mark.parametrize(
+    ("frame", "code", "answer_id"),
+    [
+        (b"{not json", -32700, None),
+        (b'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"n":' + b"[" * 300 + b"NaN}}", -32700, None),
+        (b'{"jsonrpc":"2.0","id":3,"nomethod":1}', -32600, 3),
+        (b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":1.0,"method":"tools/list"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":null,"method":"tools/list","params":{"n":NaN}}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":' + b"[" * 60_000 + b"]" * 60_000 + b',"method":"m"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"x":' + b"[" * 5000 + b"}}", -32600, 3),
+        (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"tools/list"}', -32600, None),
+    ],
+)
+def test_decode_frame_answers_what_it_cannot_pass_on(frame, code, answer_id):
+    decoded = decode_frame(frame)
+    assert isinstance(decoded, bytes)
+    answer = json.loads(decoded)
+    assert answer["error"]["code"] == code and answer["id"] == answer_id
+
+
+def test_decode_frame_reads_valid_json_past_the_fast_parsers_limits():
+    deep = decode_frame(b'{"jsonrpc":"2.0","id":4,"method":"m","params":{"x":' + b"[" * 300 + b"]" * 300 + b"}}")
+    assert isinstance(deep, types.JSONRPCRequest) and deep.id == 4
+    long = decode_frame(b'{"jsonrpc":"2.0","id":5,"method":"m","params":{"n":' + b"9" * 5000 + b"}}")
+    assert isinstance(long, types.JSONRPCRequest) and isinstance(long.params["n"], OversizedNumber)
+    note = decode_frame(b'{"jsonrpc":"2.0","method":"notifications/initialized","params":{"id":null}}')
+    assert isinstance(note, types.JSONRPCNotification)

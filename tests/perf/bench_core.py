@@ -92,7 +92,9 @@ def outline_throughput(root: Path, files: list[str]) -> dict[str, float]:
     from bee_core.packet.items import build_item
     from bee_core.packet.languages import parser_for
     from bee_core.packet.manifest import Selection
+    from bee_hostkit import ConfinedRoot
 
+    checkout = ConfinedRoot(root)
     total = sum((root / f).stat().st_size for f in files)
     parser = parser_for("python")
 
@@ -106,7 +108,7 @@ def outline_throughput(root: Path, files: list[str]) -> dict[str, float]:
         cache = ContentCache()  # cold every run: this measures parsing, not the cache
         started = time.perf_counter()
         for f in files:
-            build_item(root, Selection(id="x", path=f, representation="outline", required=True), cache)
+            build_item(checkout, Selection(id="x", path=f, representation="outline", required=True), cache)
         return time.perf_counter() - started
 
     raw_runs, bee_runs = [], []

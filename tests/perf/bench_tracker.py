@@ -245,6 +245,8 @@ def run_config(name: str, urls: list[str], tokens: list[str], operations: tuple[
 
 
 def tokens_for(home: Path, count: int = 32) -> list[str]:
+    # `token` never creates a key: the home gets one from `init` (idempotent; a server started later reuses it).
+    subprocess.run([str(BEE), "tracker", "init", "--home", str(home)], check=True, capture_output=True)
     return [
         subprocess.run(
             [str(BEE), "tracker", "token", "--home", str(home), "--actor", f"bench-{n}@example.com"],

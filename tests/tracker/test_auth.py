@@ -9,7 +9,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
-from bee_tracker.auth import AuthError, hmac_verifier, jwks_verifier, load_or_create_secret, mint, pem_verifier
+from bee_tracker.auth import AuthError, hmac_verifier, jwks_verifier, mint, pem_verifier
+from bee_tracker.home import KEY_FILE, ensure_key
 
 SECRET = b"s" * 32
 
@@ -108,10 +109,10 @@ def test_jwks_file_selects_by_kid(tmp_path, rsa_key):
 
 
 def test_default_key_is_created_once_with_0600(tmp_path):
-    path = tmp_path / "home" / "signing-key"
-    secret = load_or_create_secret(path)
-    assert len(secret) == 32 and path.stat().st_mode & 0o777 == 0o600
-    assert load_or_create_secret(path) == secret
+    home = tmp_path / "home"
+    secret, created = ensure_key(home)
+    assert created and len(secret) == 32 and (home / KEY_FILE).stat().st_mode & 0o777 == 0o600
+    assert ensure_key(home) == (secret, False)
     token = mint(secret, "carol@example.com", ttl_seconds=120)
     assert hmac_verifier(secret).actor(token) == "carol@example.com"
 

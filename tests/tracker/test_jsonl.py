@@ -5,18 +5,31 @@ from pathlib import Path
 
 import pytest
 
-from bee_tracker.store import Invalid
+from bee_contracts import BeeError
+from tests.tracker.calls import bee, call
 
 #: Real exports from public repositories (see fixtures/beads/SOURCES.tsv).
-FIXTURES = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "beads").glob("*.jsonl"))
+BEADS = Path(__file__).resolve().parents[1] / "fixtures" / "beads"
+FIXTURES = sorted(BEADS.glob("*.jsonl"))
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
 def test_real_exports_round_trip_exactly(store, fixture):
-    lines = fixture.read_text(encoding="utf-8").splitlines()
-    report = store.import_lines(lines)
-    assert report["imported"] == len(lines)
-    assert store.export_lines() == lines
+    data = fixture.read_bytes()
+    lines = data.decode("utf-8").splitlines()
+    report = store.import_lines(data.splitlines(keepends=True))
+    kept = report["tombstones"] + sum(report["otherRecords"].values()) + len(report["shadowed"])
+    assert report["imported"] + kept == len(lines)
+    exported = store.export_lines()
+    assert exported == lines
+    assert "".join(line + "\n" for line in exported).encode("utf-8") == data
+
+
+def test_the_tombstone_fixture_keeps_its_204_tombstones(store):
+    data = (BEADS / "gastownhall__beads__tombstones.jsonl").read_bytes()
+    report = store.import_lines(data.splitlines())
+    assert (report["imported"], report["tombstones"]) == (421, 204)
+    assert sum(json.loads(line).get("status") == "tombstone" for line in store.export_lines()) == 204
 
 
 def test_touched_issues_keep_every_key_and_their_order(store):
@@ -27,7 +40,7 @@ def test_touched_issues_keep_every_key_and_their_order(store):
         '"comments":[{"id":"c-uuid","issue_id":"t-1","author":"a","text":"hi","created_at":"2026-01-01T00:00:00Z"}]}'
     )
     store.import_lines([line])
-    store.add_note("bob@example.com", "t-1", "later")
+    call(store, "add_note", "bob@example.com", id="t-1", text="later")
     [exported] = store.export_lines()
     original, now = json.loads(line), json.loads(exported)
     assert list(now)[: len(original)] == list(original)
@@ -37,20 +50,24 @@ def test_touched_issues_keep_every_key_and_their_order(store):
     assert "\\u003cb\\u003e" in exported  # escaped the way Beads (Go) escapes
 
 
-def test_tombstones_are_skipped_missing_ids_generated_other_records_counted(store):
-    report = store.import_lines(
-        [
-            '{"id":"t-a","title":"kept","status":"open","priority":2,"issue_type":"task"}',
-            '{"id":"t-b","title":"gone","status":"tombstone","priority":2,"issue_type":"task"}',
-            '{"title":"no id","status":"open","priority":2,"issue_type":"task"}',
-            '{"_type":"memory","key":"x"}',
-            "",
-        ]
-    )
-    assert report["imported"] == 2 and report["tombstonesSkipped"] == 1
-    assert report["otherRecordsSkipped"] == {"memory": 1}
+def test_missing_ids_are_generated_and_other_records_kept_in_place(store):
+    lines = [
+        '{"_schema":"beads-jsonl/1","_sort":"stable-v1"}',
+        '{"id":"t-a","title":"kept","status":"open","priority":2,"issue_type":"task"}',
+        '{"title":"no id","status":"open","priority":2,"issue_type":"task"}',
+        '{"_type":"memory","key":"x","value":"remember"}',
+        "",
+    ]
+    report = store.import_lines(lines)
+    assert report["imported"] == 2 and report["otherRecords"] == {"header": 1, "memory": 1}
     [generated] = report["generatedIds"]
-    assert generated["line"] == 3 and store.get(generated["id"])["issue"]["title"] == "no id"
+    assert generated["line"] == 3 and call(store, "get", id=generated["id"])["issue"]["title"] == "no id"
+    exported = store.export_lines()
+    assert exported[:2] == lines[:2] and exported[3] == lines[3]
+    assert json.loads(exported[2])["id"] == generated["id"]  # rebuilt: the line as given had no id
+    assert call(store, "search")["total"] == 2  # neither the header nor the memory became an issue
+    store.import_lines(lines[:1] + lines[3:4])  # a re-import replaces them, never duplicates them
+    assert len(store.export_lines()) == 4
 
 
 def test_custom_statuses_and_types_are_registered_by_import(store):
@@ -65,14 +82,43 @@ def test_custom_statuses_and_types_are_registered_by_import(store):
 
 
 def test_a_malformed_line_is_named_and_nothing_is_imported(store):
-    with pytest.raises(Invalid) as info:
+    with pytest.raises(BeeError) as info:
         store.import_lines(
             ['{"id":"t-a","title":"a","status":"open","priority":2,"issue_type":"task"}', '{"id":"t-b", oops}']
         )
-    assert info.value.details == {"line": 2} and "nothing was imported" in info.value.message
-    assert store.search()["total"] == 0
-    with pytest.raises(Invalid, match="line 1 is not a JSON object"):
+    assert info.value.code == "invalid_argument" and info.value.details == {"line": 2}
+    assert "nothing was imported" in info.value.message
+    assert call(store, "search")["total"] == 0
+    with pytest.raises(BeeError, match="line 1 is not a JSON object"):
         store.import_lines(["[1, 2]"])
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        (b'{"id":"t-b","title":"caf\xe9"}', "is not valid UTF-8"),
+        (b'{"id":"t-b","title":"nul \\u0000"}', "NUL"),
+        (b'{"id":"t-b","title":"\\ud800"}', "unpaired surrogate"),
+        (b'{"id":"t-' + b"b" * 300 + b'","title":"long id"}', "id"),
+        (b'{"id":"t-b","extra":' + b"[" * 40 + b"]" * 40 + b"}", "nested"),
+    ],
+)
+def test_a_line_the_store_cannot_hold_is_named_and_nothing_is_imported(store, bad, says):
+    good = b'{"id":"t-a","title":"a","status":"open","priority":2,"issue_type":"task"}\n'
+    with pytest.raises(BeeError) as info:
+        store.import_lines([good, bad + b"\n"])
+    assert info.value.code == "invalid_argument" and info.value.details == {"line": 2}
+    assert says in info.value.message and "nothing was imported" in info.value.message
+    assert store.export_lines() == []
+
+
+def test_a_crlf_file_imports_and_exports_with_lf(store):
+    crlf = (
+        b'{"id":"t-a","title":"a","status":"open","priority":2,"issue_type":"task"}\r\n'
+        b'{"id":"t-b","title":"b","status":"closed","priority":2,"issue_type":"task"}\r\n'
+    )
+    assert store.import_lines(crlf.splitlines(keepends=True))["imported"] == 2
+    assert "".join(line + "\n" for line in store.export_lines()).encode() == crlf.replace(b"\r\n", b"\n")
 
 
 def test_reimport_replaces_and_new_comment_ids_continue_above_imported_ones(store):
@@ -83,5 +129,73 @@ def test_reimport_replaces_and_new_comment_ids_continue_above_imported_ones(stor
     store.import_lines([line])
     report = store.import_lines([line])
     assert report["replaced"] == 1
-    note = store.add_note("a@example.com", "t-c", "new")
+    note = call(store, "add_note", "a@example.com", id="t-c", text="new")
     assert note["comment"]["id"] > 41
+
+
+def test_cli_import_of_invalid_utf8_names_the_line_and_imports_nothing(tmp_path):
+    source = tmp_path / "issues.jsonl"
+    source.write_bytes(
+        b'{"id":"t-a","title":"fine","status":"open","priority":2,"issue_type":"task"}\n'
+        b'{"id":"t-b","title":"caf\xe9","status":"open","priority":2,"issue_type":"task"}\n'
+    )
+    home = tmp_path / "home"
+    failed = bee("tracker", "import", "--home", str(home), str(source))
+    assert failed.returncode == 1 and "line 2" in failed.stderr and "UTF-8" in failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert bee("tracker", "export", "--home", str(home)).stdout == ""
+
+
+def test_cli_import_of_a_crlf_file_and_of_tombstones_round_trips(tmp_path):
+    crlf = tmp_path / "crlf.jsonl"
+    crlf.write_bytes(b'{"id":"t-a","title":"a","status":"open","priority":2,"issue_type":"task"}\r\n')
+    home = tmp_path / "home"
+    assert json.loads(bee("tracker", "import", "--home", str(home), str(crlf)).stdout)["imported"] == 1
+    exported = bee("tracker", "export", "--home", str(home)).stdout
+    assert exported.encode() == crlf.read_bytes().replace(b"\r\n", b"\n")
+    fixture = BEADS / "gastownhall__beads__tombstones.jsonl"
+    other = tmp_path / "other"
+    report = json.loads(bee("tracker", "import", "--home", str(other), str(fixture)).stdout)
+    assert (report["imported"], report["tombstones"]) == (421, 204)
+    out = tmp_path / "out.jsonl"
+    assert bee("tracker", "export", "--home", str(other), str(out)).returncode == 0
+    assert out.read_bytes() == fixture.read_bytes()
+
+
+ODD_RECORDS = [
+    {"id": "t-a", "title": None, "status": None, "issue_type": None},
+    {"id": "t-a", "title": 5, "created_at": 5, "defer_until": "garbage"},
+    {"id": "t-a", "labels": 5, "dependencies": {"not": "a list"}, "comments": "none"},
+    {"id": "t-a", "labels": [None, 1, {"a": 1}]},
+    {"id": "t-a", "dependencies": [{"depends_on_id": 5}, {"depends_on_id": "t-b", "type": 5}, "x"]},
+    {"id": "t-a", "comments": [{"id": True, "text": {"a": 1}}, {"id": 2**70, "text": "x"}, {"id": -5}]},
+    {"id": "t-a", "priority": 2**70, "n": 12345678901234567890123},
+    {"id": "t-a", "priority": "high"},
+]
+
+
+@pytest.mark.parametrize("record", ODD_RECORDS, ids=[str(n) for n in range(len(ODD_RECORDS))])
+def test_odd_records_import_export_exactly_and_stay_usable(store, record):
+    line = json.dumps(record, separators=(",", ":"))
+    assert store.import_lines([line])["imported"] == 1
+    assert store.export_lines() == [line]
+    call(store, "add_note", id="t-a", text="touched")
+    call(store, "update", id="t-a", title="renamed")
+    assert call(store, "get", id="t-a")["issue"]["title"] == "renamed"
+    assert json.loads(store.export_lines()[0])["title"] == "renamed"
+
+
+def test_a_tombstone_without_an_id_is_kept_and_deletes_nothing(store):
+    lines = ['{"status":"tombstone","title":"no id"}', '{"id":"t-a","title":"live"}']
+    report = store.import_lines(lines)
+    assert report["imported"] == 1 and report["otherRecords"] == {"tombstone": 1}
+    assert call(store, "search")["total"] == 1 and store.export_lines() == lines
+
+
+def test_a_generated_id_never_takes_an_id_a_later_line_names(store, monkeypatch):
+    import bee_tracker.store.ids
+
+    monkeypatch.setattr(bee_tracker.store.ids.secrets, "choice", lambda alphabet: "0")  # first pick: t-0000
+    report = store.import_lines(['{"title":"no id"}', '{"id":"t-0000","title":"named"}'])
+    [generated] = report["generatedIds"]
+    assert generated["id"] == "t-00000" and (report["imported"], report["replaced"]) == (2, 0)

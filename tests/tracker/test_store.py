@@ -1,27 +1,28 @@
-"""The store's promises, run against SQLite and PostgreSQL alike."""
+"""The store's promises, run against SQLite and PostgreSQL alike, through the tools as the host calls them."""
 
 import pytest
 
-from bee_contracts import ErrorCode
-from bee_tracker.store import Blocked, Conflict, Forbidden, Invalid, NotFound
-
-ALICE, BOB = "alice@example.com", "bob@example.com"
-
-
-def new(store, title="Task", actor=ALICE, **fields):
-    return store.create(actor, {"title": title, **fields}, **{k: fields.pop(k) for k in ()})["id"]
+from bee_contracts import ErrorCode, load_catalog
+from bee_tracker.tools import READS, WRITES
+from tests.tracker.calls import ALICE, BOB, call, new, refused
 
 
 def ready_ids(store, **filters):
-    return [issue["id"] for issue in store.ready(**filters)["issues"]]
+    return [issue["id"] for issue in call(store, "ready", **filters)["issues"]]
+
+
+def test_every_catalog_tool_has_one_function_and_read_only_tools_only_read():
+    catalog = {spec.name: spec.annotations["readOnlyHint"] for spec in load_catalog("tracker")}
+    assert set(READS) | set(WRITES) == set(catalog) and not set(READS) & set(WRITES)
+    assert {name for name, read_only in catalog.items() if read_only} == set(READS)
+    for name, function in {**READS, **WRITES}.items():
+        assert function.__name__ == name and function.__module__ == f"bee_tracker.tools.{name}"
 
 
 def test_create_get_round_trip(store):
-    issue_id = store.create(
-        ALICE, {"title": "Write docs", "description": "All of them", "priority": 1}, labels=["docs", "p1"]
-    )["id"]
+    issue_id = new(store, "Write docs", description="All of them", priority=1, labels=["docs", "p1"])
     assert issue_id.startswith("t-")
-    got = store.get(issue_id)
+    got = call(store, "get", id=issue_id)
     issue = got["issue"]
     assert (issue["title"], issue["priority"], issue["status"], issue["issue_type"]) == (
         "Write docs",
@@ -36,30 +37,32 @@ def test_create_get_round_trip(store):
 
 def test_children_get_dotted_ids_and_parent_links(store):
     parent = new(store, "Epic", issue_type="epic")
-    first = store.create(ALICE, {"title": "a"}, parent=parent)["id"]
-    second = store.create(ALICE, {"title": "b"}, parent=parent)["id"]
+    first = new(store, "a", parent=parent)
+    second = new(store, "b", parent=parent)
     assert (first, second) == (f"{parent}.1", f"{parent}.2")
-    assert {d["id"] for d in store.get(parent)["dependents"]} == {first, second}
+    got = call(store, "get", id=parent)
+    assert {d["id"] for d in got["dependents"]} == {first, second} and got["dependents_count"] == 2
 
 
 def test_ready_respects_blockers_missing_targets_parents_deferral_and_types(store):
     blocker = new(store, "blocker")
-    blocked = store.create(ALICE, {"title": "blocked"}, prerequisites=[blocker])["id"]
+    blocked = new(store, "blocked", prerequisites=[blocker])
     conditional = new(store, "conditional")
-    store.link(ALICE, conditional, blocker, "conditional-blocks")
+    call(store, "link", id=conditional, target=blocker, type="conditional-blocks")
     related = new(store, "related only")
-    store.link(ALICE, related, blocker, "related")
+    call(store, "link", id=related, target=blocker, type="related")
     parent = new(store, "parent")
-    store.link(ALICE, parent, blocker)
-    child = store.create(ALICE, {"title": "child of blocked"}, parent=parent)["id"]
-    grandchild = store.create(ALICE, {"title": "grandchild"}, parent=child)["id"]
-    deferred = new(store, "later", defer_until="2999-01-01T00:00:00Z")
+    call(store, "link", id=parent, target=blocker)
+    child = new(store, "child of blocked", parent=parent)
+    grandchild = new(store, "grandchild", parent=child)
+    deferred = new(store, "later")
+    call(store, "update", id=deferred, defer_until="2999-01-01T00:00:00Z")
     gate = new(store, "a gate", issue_type="gate")
     ready = ready_ids(store)
     assert blocker in ready and related in ready
     for hidden in (blocked, conditional, parent, child, grandchild, deferred, gate):
         assert hidden not in ready
-    store.complete(ALICE, blocker, summary="done")
+    call(store, "complete", id=blocker, summary="done")
     ready = ready_ids(store)
     assert {blocked, conditional, parent, related} <= set(ready)
     assert child in ready and grandchild in ready
@@ -78,64 +81,63 @@ def test_dependency_on_a_missing_id_does_not_block(store):
 def test_ready_filters_and_order(store):
     low = new(store, "low", priority=3)
     high = new(store, "high", priority=0)
-    tagged = store.create(ALICE, {"title": "tagged", "priority": 3}, labels=["backend", "api"])["id"]
+    tagged = new(store, "tagged", priority=3, labels=["backend", "api"])
     assert ready_ids(store)[0] == high
     assert ready_ids(store, priority=3) == [low, tagged]
     assert ready_ids(store, labels=["backend", "api"]) == [tagged]
     assert ready_ids(store, labels=["backend", "nope"]) == []
-    page = store.ready(limit=1)
+    page = call(store, "ready", limit=1)
     assert len(page["issues"]) == 1 and page["has_more"] is True
-    assert store.ready(limit=3)["has_more"] is False
+    assert call(store, "ready", limit=3)["has_more"] is False
 
 
 def test_search_text_filters_and_closed(store):
     a = new(store, "Fix flaky login test", description="the OAuth callback races")
     b = new(store, "Write release notes")
-    store.complete(ALICE, a, summary="fixed")
-    found = store.search(text="oauth callback")
+    call(store, "complete", id=a, summary="fixed")
+    found = call(store, "search", query="oauth callback")
     assert [i["id"] for i in found["issues"]] == [a] and found["total"] == 1
-    assert [i["id"] for i in store.search(text=b)["issues"]] == [b]  # an exact id matches
-    assert [i["id"] for i in store.search(statuses=["closed"])["issues"]] == [a]
-    assert store.search(text="release", statuses=["closed"])["total"] == 0
-    assert store.search(text="(((  ***")["total"] == 0  # query syntax never reaches the index
+    assert [i["id"] for i in call(store, "search", query=b)["issues"]] == [b]  # an exact id matches
+    assert [i["id"] for i in call(store, "search", status=["closed"])["issues"]] == [a]
+    assert call(store, "search", query="release", status=["closed"])["total"] == 0
+    assert call(store, "search", query="(((  ***")["total"] == 0  # query syntax never reaches the index
+    beyond = call(store, "search", offset=2**53 - 1)  # the largest offset a call may carry
+    assert beyond["issues"] == [] and beyond["total"] == 2 and beyond["offset"] == 2**53 - 1
 
 
 def test_claim_is_exclusive_and_idempotent_for_the_holder(store):
     issue_id = new(store)
-    first = store.claim(ALICE, issue_id)
+    first = call(store, "claim", id=issue_id)
     assert first["assignee"] == ALICE and first["status"] == "in_progress" and first["already_held"] is False
-    again = store.claim(ALICE, issue_id)
+    again = call(store, "claim", id=issue_id)
     assert again["already_held"] is True and again["state_revision"] == first["state_revision"]
-    with pytest.raises(Conflict) as info:
-        store.claim(BOB, issue_id)
-    assert info.value.code is ErrorCode.CONFLICT and info.value.details["assignee"] == ALICE
+    error = refused(store, "conflict", "claim", BOB, id=issue_id)
+    assert error.code is ErrorCode.CONFLICT and error.details["assignee"] == ALICE and ALICE in error.message
 
 
 def test_release_verifies_ownership_and_records_the_reason(store):
     issue_id = new(store)
-    store.claim(ALICE, issue_id)
-    with pytest.raises(Forbidden):
-        store.release(BOB, issue_id, reason="mine now")
-    released = store.release(ALICE, issue_id, reason="blocked on review")
+    call(store, "claim", id=issue_id)
+    refused(store, "forbidden", "release", BOB, id=issue_id, reason="mine now")
+    released = call(store, "release", id=issue_id, reason="blocked on review")
     assert released["assignee"] is None and released["status"] == "open"
-    [comment] = store.get(issue_id)["issue"]["comments"]
+    [comment] = call(store, "get", id=issue_id)["issue"]["comments"]
     assert comment["text"] == "Released: blocked on review" and comment["author"] == ALICE
 
 
 def test_release_is_one_transaction(store):
     issue_id = new(store)
-    store.claim(ALICE, issue_id)
-    revision = store.get(issue_id)["state_revision"]
-    with pytest.raises(Conflict):
-        store.release(ALICE, issue_id, reason="r", expected_revision=revision - 1)
-    assert store.get(issue_id)["comment_count"] == 0  # the reason was not written either
+    call(store, "claim", id=issue_id)
+    revision = call(store, "get", id=issue_id)["state_revision"]
+    refused(store, "conflict", "release", id=issue_id, reason="r", expected_revision=revision - 1)
+    assert call(store, "get", id=issue_id)["comment_count"] == 0  # the reason was not written either
 
 
 def test_notes_are_activity_not_state(store):
     issue_id = new(store)
-    before = store.get(issue_id)
-    store.add_note(BOB, issue_id, "found the root cause")
-    after = store.get(issue_id)
+    before = call(store, "get", id=issue_id)
+    call(store, "add_note", BOB, id=issue_id, text="found the root cause")
+    after = call(store, "get", id=issue_id)
     assert after["state_revision"] == before["state_revision"]
     assert after["activity_revision"] == before["activity_revision"] + 1
     assert after["issue"]["comments"][0]["author"] == BOB
@@ -143,107 +145,135 @@ def test_notes_are_activity_not_state(store):
 
 def test_update_with_expected_revision_is_compare_and_swap(store):
     issue_id = new(store)
-    revision = store.get(issue_id)["state_revision"]
-    store.update(ALICE, issue_id, {"priority": 0}, expected_revision=revision)
-    with pytest.raises(Conflict) as info:
-        store.update(BOB, issue_id, {"priority": 4}, expected_revision=revision)
-    assert info.value.details["state_revision"] == revision + 1
-    assert store.get(issue_id)["issue"]["priority"] == 0
+    revision = call(store, "get", id=issue_id)["state_revision"]
+    call(store, "update", id=issue_id, priority=0, expected_revision=revision)
+    error = refused(store, "conflict", "update", BOB, id=issue_id, priority=4, expected_revision=revision)
+    assert error.details["state_revision"] == revision + 1
+    assert call(store, "get", id=issue_id)["issue"]["priority"] == 0
+
+
+def test_an_update_that_changes_nothing_bumps_nothing(store):
+    issue_id = new(store, "same", priority=1)
+    before = call(store, "get", id=issue_id)
+    call(store, "update", id=issue_id, title="same", priority=1)
+    after = call(store, "get", id=issue_id)
+    assert (after["state_revision"], after["history_count"]) == (before["state_revision"], before["history_count"])
 
 
 def test_update_labels_and_vocabulary(store):
-    issue_id = store.create(ALICE, {"title": "x"}, labels=["a", "b"])["id"]
-    store.update(ALICE, issue_id, {}, add_labels=["c"], remove_labels=["a"])
-    assert store.get(issue_id)["issue"]["labels"] == ["b", "c"]
-    with pytest.raises(Invalid, match="status 'nonsense' is not known"):
-        store.update(ALICE, issue_id, {"status": "nonsense"})
-    with pytest.raises(Invalid, match="issue_type 'saga' is not known"):
-        store.update(ALICE, issue_id, {"issue_type": "saga"})
+    issue_id = new(store, "x", labels=["a", "b"])
+    call(store, "update", id=issue_id, add_labels=["c"], remove_labels=["a"])
+    assert call(store, "get", id=issue_id)["issue"]["labels"] == ["b", "c"]
+    unknown_status = refused(store, "invalid_argument", "update", id=issue_id, status="nonsense")
+    assert "status 'nonsense' is not known" in unknown_status.message
+    unknown_type = refused(store, "invalid_argument", "update", id=issue_id, issue_type="saga")
+    assert "issue_type 'saga' is not known" in unknown_type.message
     store.register(statuses=["review"], types=["saga"])
-    store.update(ALICE, issue_id, {"status": "review", "issue_type": "saga"})
-    with pytest.raises(Invalid, match="complete tool"):
-        store.update(ALICE, issue_id, {"status": "closed"})
+    call(store, "update", id=issue_id, status="review", issue_type="saga")
+    assert "complete tool" in refused(store, "invalid_argument", "update", id=issue_id, status="closed").message
+    assert "nothing to update" in refused(store, "invalid_argument", "update", id=issue_id).message
 
 
-def test_link_refuses_self_cycles_and_unknown_targets(store):
-    a, b, c = new(store, "a"), new(store, "b"), new(store, "c")
-    with pytest.raises(Invalid, match="cannot depend on itself"):
-        store.link(ALICE, a, a)
-    store.link(ALICE, a, b)
-    store.link(ALICE, b, c)
-    with pytest.raises(Invalid) as info:
-        store.link(ALICE, c, a)
-    assert info.value.details["cycle"] == [c, a, b, c]
-    store.link(ALICE, c, a, "related")  # only blocking links form cycles
-    with pytest.raises(NotFound):
-        store.link(ALICE, a, "t-nope")
-    assert store.link(ALICE, a, b)["changed"] is False
-    store.link(ALICE, a, b, remove=True)
-    with pytest.raises(NotFound):
-        store.link(ALICE, a, b, remove=True)
+def test_link_refuses_self_unknown_targets_and_removes(store):
+    a, b = new(store, "a"), new(store, "b")
+    assert "cannot depend on itself" in refused(store, "invalid_argument", "link", id=a, target=a).message
+    call(store, "link", id=a, target=b)
+    refused(store, "not_found", "link", id=a, target="t-nope")
+    assert call(store, "link", id=a, target=b)["changed"] is False
+    call(store, "link", id=a, target=b, action="remove")
+    refused(store, "not_found", "link", id=a, target=b, action="remove")
 
 
 def test_complete_refuses_blockers_children_gates_and_others_claims(store):
     blocker = new(store, "blocker")
-    issue_id = store.create(ALICE, {"title": "x"}, prerequisites=[blocker])["id"]
-    with pytest.raises(Blocked) as info:
-        store.complete(ALICE, issue_id, summary="done")
-    assert info.value.details["blockers"] == [blocker]
+    issue_id = new(store, "x", prerequisites=[blocker])
+    assert refused(store, "blocked", "complete", id=issue_id, summary="done").details["blockers"] == [blocker]
     epic = new(store, "epic")
-    child = store.create(ALICE, {"title": "child"}, parent=epic)["id"]
-    with pytest.raises(Blocked) as info:
-        store.complete(ALICE, epic)
-    assert info.value.details["children"] == [child]
+    child = new(store, "child", parent=epic)
+    assert refused(store, "blocked", "complete", id=epic).details["children"] == [child]
     gate = new(store, "approval", issue_type="gate")
     gated = new(store, "gated")
-    store.link(ALICE, gated, gate, "related")
-    with pytest.raises(Blocked) as info:
-        store.complete(ALICE, gated)
-    assert info.value.details["gates"] == [gate]
-    store.claim(BOB, child)
-    with pytest.raises(Forbidden):
-        store.complete(ALICE, child)
-    done = store.complete(BOB, child, summary="did it", evidence="pytest -q: 12 passed")
+    call(store, "link", id=gated, target=gate, type="related")
+    assert refused(store, "blocked", "complete", id=gated).details["gates"] == [gate]
+    call(store, "claim", BOB, id=child)
+    refused(store, "forbidden", "complete", id=child)
+    done = call(store, "complete", BOB, id=child, summary="did it", evidence="pytest -q: 12 passed")
     assert done["status"] == "closed"
-    got = store.get(child)["issue"]
+    got = call(store, "get", id=child)["issue"]
     assert got["close_reason"] == "did it" and got["closed_at"]
     assert got["comments"][-1]["text"] == "Evidence: pytest -q: 12 passed"
-    store.complete(ALICE, epic)
-    with pytest.raises(Conflict, match="already closed"):
-        store.complete(ALICE, epic)
+    call(store, "complete", id=epic)
+    assert "already closed" in refused(store, "conflict", "complete", id=epic).message
 
 
 def test_handoff_with_release_is_one_transaction(store):
     issue_id = new(store)
-    store.claim(ALICE, issue_id)
-    result = store.handoff(ALICE, issue_id, done="parser", remaining="tests", next_step="write tests", release=True)
+    call(store, "claim", id=issue_id)
+    result = call(store, "handoff", id=issue_id, done="parser", remaining="tests", next="write tests", release=True)
     assert result["released"] is True and result["assignee"] is None and result["status"] == "open"
     assert result["comment"]["text"] == "Handoff\nDone: parser\nRemaining: tests\nNext: write tests"
     other = new(store)
-    store.claim(ALICE, other)
-    with pytest.raises(Forbidden):
-        store.handoff(BOB, other, done="x", remaining=None, next_step=None, release=True)
-    assert store.get(other)["comment_count"] == 0
+    call(store, "claim", id=other)
+    refused(store, "forbidden", "handoff", BOB, id=other, done="x", release=True)
+    assert call(store, "get", id=other)["comment_count"] == 0
+    assert "at least one of" in refused(store, "invalid_argument", "handoff", id=other).message
 
 
 def test_idempotency_key_replays_the_first_outcome(store):
-    first = store.create(ALICE, {"title": "once"}, idempotency_key="key-0001")
-    again = store.create(ALICE, {"title": "once"}, idempotency_key="key-0001")
+    first = call(store, "create", title="once", idempotency_key="key-0001")
+    again = call(store, "create", title="once", idempotency_key="key-0001", actor="ignored@example.com")
     assert again["id"] == first["id"] and again["replayed"] is True
-    assert store.search(text="once")["total"] == 1
-    with pytest.raises(Conflict, match="different"):
-        store.create(ALICE, {"title": "other"}, idempotency_key="key-0001")
+    assert call(store, "search", query="once")["total"] == 1
+    assert "different" in refused(store, "conflict", "create", title="other", idempotency_key="key-0001").message
     # Keys are per actor.
-    assert store.create(BOB, {"title": "once"}, idempotency_key="key-0001")["id"] != first["id"]
+    assert call(store, "create", BOB, title="once", idempotency_key="key-0001")["id"] != first["id"]
 
 
 def test_unknown_ids(store):
-    for call in (
-        lambda: store.get("t-none"),
-        lambda: store.claim(ALICE, "t-none"),
-        lambda: store.add_note(ALICE, "t-none", "x"),
-        lambda: store.create(ALICE, {"title": "x"}, parent="t-none"),
-        lambda: store.create(ALICE, {"title": "x"}, prerequisites=["t-none"]),
+    for tool, args in (
+        ("get", {"id": "t-none"}),
+        ("claim", {"id": "t-none"}),
+        ("add_note", {"id": "t-none", "text": "x"}),
+        ("create", {"title": "x", "parent": "t-none"}),
+        ("create", {"title": "x", "prerequisites": ["t-none"]}),
     ):
-        with pytest.raises(NotFound):
-            call()
+        refused(store, "not_found", tool, **args)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("create", {"title": "nul \x00 inside"}),
+        ("create", {"title": "lone \ud800 surrogate"}),
+        ("search", {"query": "nul \x00"}),
+        ("add_note", {"id": "t-x", "text": "\udfff"}),
+    ],
+)
+def test_text_the_store_cannot_hold_is_invalid_not_internal(store, tool, args):
+    error = refused(store, "invalid_argument", tool, **args)
+    assert "cannot store" in error.message
+
+
+def test_concurrent_retries_with_one_idempotency_key_act_once_and_all_get_the_first_answer(store):
+    import threading
+
+    answers: list[dict] = []
+    failures: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def retry() -> None:
+        start.wait()
+        try:
+            answers.append(call(store, "create", ALICE, title="Once", idempotency_key="same-key"))
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=retry) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not failures, failures
+    assert len({answer["id"] for answer in answers}) == 1
+    assert sum(1 for answer in answers if not answer.get("replayed")) == 1
+    assert call(store, "search", ALICE, query="Once")["total"] == 1

@@ -52,7 +52,9 @@ CODES: dict[ErrorCode, CodeInfo] = {
     ),
     ErrorCode.NOT_FOUND: CodeInfo("The named file, symbol, artifact, task or other object does not exist.", False),
     ErrorCode.OUTSIDE_ROOT: CodeInfo(
-        "A path resolves outside the host's root (`..`, absolute, symlink, `.git`).", False
+        "A path leaves the host's root (`..`, absolute, a symlink out) or names what is never served (`.git`, "
+        "`.bee`, the instance root).",
+        False,
     ),
     ErrorCode.HASH_MISMATCH: CodeInfo("Content does not match the pinned or recorded sha256.", False),
     ErrorCode.BUDGET_EXCEEDED: CodeInfo(

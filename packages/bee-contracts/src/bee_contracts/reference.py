@@ -6,6 +6,7 @@ The rendering is deterministic, so a test can regenerate it and compare with wha
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -80,10 +81,15 @@ def render_tool(spec: ToolSpec) -> str:
     )
 
 
+def _anchor(spec: ToolSpec) -> str:
+    """The anchor GitHub gives a tool's heading (name — title): lower case, punctuation dropped, spaces to -."""
+    return re.sub(r"[^\w\- ]", "", f"{spec.name} — {spec.title}".lower()).replace(" ", "-")
+
+
 def render_host(host: str) -> str:
     tools = load_catalog(host)
     body = "\n".join(render_tool(spec) for spec in tools) if tools else "_This host serves no tools yet._\n"
-    listing = "\n".join(f"- [`{spec.name}`](#{spec.name}--{spec.title.lower().replace(' ', '-')})" for spec in tools)
+    listing = "\n".join(f"- [`{spec.name}`](#{_anchor(spec)})" for spec in tools)
     title = f"# {_HOST_TITLES[host]} — tool reference\n\nBee {__version__}, contract {CONTRACT_VERSION}."
     return f"{_HEADER}{title}\n\n{listing}\n\n{body}"
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from bee_core.instance import Instance
 from bee_core.packet.cache import ContentCache
+from bee_hostkit import ConfinedRoot
 
 if TYPE_CHECKING:
     from bee_core.artifacts.state import ArtifactState
@@ -16,10 +17,15 @@ if TYPE_CHECKING:
 
 @dataclass
 class CoreContext:
-    """The checkout, the selected instance and the host's caches."""
+    """The checkout, the selected instance, the checkout's files and the host's caches.
+
+    ``files`` is the checkout opened once at startup: every path-taking tool reads through it, so no path can
+    leave the checkout or reach ``.git``, ``.bee`` or the selected instance (wherever inside the checkout it is).
+    """
 
     checkout: Path
     instance: Instance
+    files: ConfinedRoot
     content: ContentCache = field(default_factory=ContentCache)
 
     @cached_property
@@ -31,7 +37,7 @@ class CoreContext:
 
     @classmethod
     def open(cls, checkout: Path, instance_root: Path | None = None) -> CoreContext:
-        """Resolve ``checkout`` (it must be a directory) and select its instance.
+        """Resolve ``checkout`` (it must be a directory), select its instance and open the checkout's files.
 
         Raises:
             NotADirectoryError: the checkout does not exist or is not a directory.
@@ -39,4 +45,5 @@ class CoreContext:
         resolved = checkout.expanduser().resolve()
         if not resolved.is_dir():
             raise NotADirectoryError(f"checkout {str(checkout)!r} is not a directory")
-        return cls(resolved, Instance.select(resolved, instance_root))
+        instance = Instance.select(resolved, instance_root)
+        return cls(resolved, instance, ConfinedRoot(resolved, hidden=[instance.root]))

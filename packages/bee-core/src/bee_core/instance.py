@@ -9,11 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bee_contracts import __version__
+from bee_contracts.layout import ENV_INSTANCE_ROOT, INSTANCE_DIRNAME
 from bee_hostkit.files import write_atomic
 
-INSTANCE_DIRNAME = ".bee"
 INSTANCE_FILE = "instance.json"
-ENV_INSTANCE_ROOT = "BEE_INSTANCE_ROOT"
 
 #: Sub-directories every instance has.
 LAYOUT = ("artifacts", "cache")

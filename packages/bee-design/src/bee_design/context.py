@@ -1,4 +1,4 @@
-"""What the design host fixes at startup and hands to every handler: its root."""
+"""What the design host fixes at startup and hands to every handler: its root and the root's files."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bee_contracts import invalid
+from bee_design.layout import DesignFiles
 
 
 @dataclass(frozen=True)
 class DesignContext:
-    """The root every path resolves inside (absolute and real: symlinks resolved once, here)."""
+    """The root every path resolves inside (absolute and real: symlinks resolved once, here), and its files."""
 
     root: Path
+    files: DesignFiles
 
     @classmethod
     def open(cls, root: str | Path) -> DesignContext:
@@ -36,4 +38,5 @@ class DesignContext:
             raise invalid(f"the root {given!r} does not exist; pass an existing directory", root=given)
         if not path.is_dir():
             raise invalid(f"the root {given!r} is not a directory; pass the checkout's directory", root=given)
-        return cls(path.resolve())
+        files = DesignFiles(path)
+        return cls(files.root, files)

@@ -1,30 +1,27 @@
-"""sha256 digests as Bee writes them (``sha256:<hex>``), of bytes, of files and of canonical JSON."""
+"""sha256 digests as Bee writes them (``sha256:<hex>``), of bytes, of streams and of canonical JSON."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from bee_contracts import canonical_json
 
 PREFIX = "sha256:"
-_CHUNK = 1024 * 1024
 
 
 def of_bytes(data: bytes) -> str:
     return PREFIX + hashlib.sha256(data).hexdigest()
 
 
-def of_file(path: Path) -> tuple[str, int]:
-    """The digest and size of the file at ``path``, read in chunks."""
+def of_chunks(chunks: Iterable[bytes]) -> tuple[str, int]:
+    """The digest and size of a stream of bytes (a file read in pieces)."""
     digest = hashlib.sha256()
     size = 0
-    with path.open("rb") as stream:
-        while chunk := stream.read(_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
+    for chunk in chunks:
+        digest.update(chunk)
+        size += len(chunk)
     return PREFIX + digest.hexdigest(), size
 
 
@@ -39,4 +36,3 @@ def of_pairs(pairs: Iterable[tuple[str, str]]) -> str:
     for name, value in sorted(pairs):
         digest.update(f"{name}\0{value}\n".encode())
     return PREFIX + digest.hexdigest()
-

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from bee_contracts import BeeError, ErrorCode
 from bee_design.bundle.manifest import Element, Manifest
 from bee_design.bundle.store import BundleStore, check_id
+from bee_design.layout import DesignFiles
 from bee_design.mapping import ElementState, MapFile, Mapping, state_of
 
 
@@ -20,7 +20,7 @@ def split_id(qualified: str) -> tuple[str, str]:
 
 @dataclass
 class Inventory:
-    root: Path
+    files: DesignFiles
     store: BundleStore
     manifests: dict[str, Manifest]
     mappings: dict[str, Mapping]
@@ -28,17 +28,17 @@ class Inventory:
     _states: dict[str, ElementState] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, root: Path, bundle: str | None = None) -> Inventory:
-        """The bundles of ``root`` (only ``bundle`` when given) and the whole mapping file.
+    def load(cls, files: DesignFiles, bundle: str | None = None) -> Inventory:
+        """The bundles under the root (only ``bundle`` when given) and the whole mapping file.
 
         Raises:
             BeeError: ``not_found`` for an unknown ``bundle``; ``hash_mismatch`` for a manifest changed after
                 import; ``invalid_argument`` for a malformed mapping file.
         """
-        store = BundleStore(root)
+        store = BundleStore(files)
         ids = [check_id(bundle)] if bundle is not None else store.ids()
         manifests = {bundle_id: store.load(bundle_id) for bundle_id in ids}
-        return cls(root, store, manifests, MapFile(root).load(), bundle)
+        return cls(files, store, manifests, MapFile(files).load(), bundle)
 
     def element(self, qualified: str) -> tuple[Manifest, Element]:
         """The manifest and element named ``bundle:element``.
@@ -63,7 +63,7 @@ class Inventory:
     def state(self, manifest: Manifest, element: Element) -> ElementState:
         qualified = manifest.qualified(element.id)
         if qualified not in self._states:
-            self._states[qualified] = state_of(self.root, element.digest, self.mappings.get(qualified))
+            self._states[qualified] = state_of(self.files, element.digest, self.mappings.get(qualified))
         return self._states[qualified]
 
     def orphans(self) -> dict[str, ElementState]:
@@ -75,5 +75,5 @@ class Inventory:
                 continue
             if bundle in self.manifests and name in self.manifests[bundle].element_index:
                 continue
-            found[qualified] = state_of(self.root, None, mapping)
+            found[qualified] = state_of(self.files, None, mapping)
         return found

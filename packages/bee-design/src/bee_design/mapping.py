@@ -16,11 +16,11 @@ import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final, Literal
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_design import digests, layout
+from bee_design.layout import DesignFiles
 from bee_design.locking import writer
 from bee_design.schemas import validator
 from bee_hostkit.files import write_atomic
@@ -88,8 +88,8 @@ def has_symbol(text: str, symbol: str) -> bool:
 class MapFile:
     """``bee-design/map.json`` under one root."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, files: DesignFiles) -> None:
+        self.files = files
 
     def load(self) -> dict[str, Mapping]:
         """Every mapping by qualified element id (empty when there is no file).
@@ -98,11 +98,14 @@ class MapFile:
             BeeError: ``invalid_argument`` when the file is not valid JSON or breaks the schema; ``outside_root``
                 when it is a symlink leading out of the root.
         """
-        path = layout.user_path(self.root, layout.MAP_FILE, must_exist=False)
-        if not path.is_file():
-            return {}
         try:
-            raw: Any = json.loads(path.read_bytes())
+            data = self.files.read(layout.MAP_FILE)
+        except BeeError as exc:
+            if exc.code == ErrorCode.NOT_FOUND:
+                return {}
+            raise
+        try:
+            raw: Any = json.loads(data)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise invalid(
                 f"{layout.MAP_FILE} is not valid JSON ({exc}); fix it, or remove it and map the elements again",
@@ -123,21 +126,21 @@ class MapFile:
 
     def save(self, mappings: dict[str, Mapping]) -> None:
         body = {"schemaVersion": 1, "mappings": [mappings[key].to_json() for key in sorted(mappings)]}
-        path = layout.user_path(self.root, layout.MAP_FILE, must_exist=False)
-        write_atomic(path, (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        target = self.files.directory(layout.REPO_DIR, create=True) / "map.json"
+        write_atomic(target, (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
     def map(self, element: str, element_digest: str, targets: list[str]) -> Mapping:
         """Map ``element`` to the source ``targets`` (``PATH[#SYMBOL]``), replacing an earlier mapping.
 
         Raises:
-            BeeError: ``outside_root``/``not_found`` for a source path; ``invalid_argument`` for a directory, or a
-                symbol that does not appear in its file.
+            BeeError: ``outside_root``/``not_found`` for a source path; ``invalid_argument`` for a directory or
+                special file, or a symbol that does not appear in its file.
         """
         if not targets:
             raise invalid("give at least one --to PATH[#SYMBOL]")
         sources = tuple(self._source(*parse_target(target)) for target in targets)
         mapping = Mapping(element, element_digest, datetime.now(UTC).isoformat(timespec="seconds"), sources)
-        with writer(self.root):
+        with writer(self.files):
             mappings = self.load()
             mappings[element] = mapping
             self.save(mappings)
@@ -149,7 +152,7 @@ class MapFile:
         Raises:
             BeeError: ``not_found`` when it is not mapped.
         """
-        with writer(self.root):
+        with writer(self.files):
             mappings = self.load()
             if element not in mappings:
                 raise BeeError(
@@ -162,14 +165,11 @@ class MapFile:
         return removed
 
     def _source(self, path: str, symbol: str | None) -> Source:
-        resolved = layout.user_path(self.root, path)
-        if not resolved.is_file():
-            raise invalid(f"{path!r} is not a file; map an element to a source file (PATH or PATH#SYMBOL)")
-        sha, size = digests.of_file(resolved)
+        sha, text = _hash_and_text(self.files, path, with_text=symbol is not None)
         if symbol is not None:
-            if size > _SYMBOL_SEARCH_BYTES:
+            if text is None:
                 raise invalid(f"{path!r} is too large to look for symbol {symbol!r} in; map the file alone")
-            if not has_symbol(resolved.read_text(encoding="utf-8", errors="replace"), symbol):
+            if not has_symbol(text, symbol):
                 raise invalid(
                     f"symbol {symbol!r} does not appear in {path!r}; check the spelling, or map the file alone",
                     path=path,
@@ -178,7 +178,20 @@ class MapFile:
         return Source(path, symbol, sha)
 
 
-def state_of(root: Path, element_digest: str | None, mapping: Mapping | None) -> ElementState:
+def _hash_and_text(files: DesignFiles, path: str, *, with_text: bool) -> tuple[str, str | None]:
+    """The sha256 of a source file, and its text when asked for and small enough to search.
+
+    Raises:
+        BeeError: from :meth:`DesignFiles.open` (outside the root, not found, not a regular file).
+    """
+    with files.open(path) as file:
+        if with_text and file.size <= _SYMBOL_SEARCH_BYTES:
+            data = file.read()
+            return digests.of_bytes(data), data.decode("utf-8", errors="replace")
+        return digests.of_chunks(file.chunks())[0], None
+
+
+def state_of(files: DesignFiles, element_digest: str | None, mapping: Mapping | None) -> ElementState:
     """The computed state of one element (``element_digest`` None: it no longer exists) and its mapping."""
     if mapping is None:
         return ElementState("imported")
@@ -188,21 +201,16 @@ def state_of(root: Path, element_digest: str | None, mapping: Mapping | None) ->
     for source in mapping.sources:
         label = source.path + (f"#{source.symbol}" if source.symbol else "")
         try:
-            path = layout.user_path(root, source.path, must_exist=False)
+            sha, text = _hash_and_text(files, source.path, with_text=source.symbol is not None)
         except BeeError as exc:
-            missing.append(f"source {label}: {exc.message}")
+            reason = (
+                f"source {source.path} is gone" if exc.code == ErrorCode.NOT_FOUND else f"source {label}: {exc.message}"
+            )
+            missing.append(reason)
             continue
-        if not path.is_file():
-            missing.append(f"source {source.path} is gone")
-            continue
-        sha, size = digests.of_file(path)
         if sha == source.sha256:
             continue
-        if (
-            source.symbol is not None
-            and size <= _SYMBOL_SEARCH_BYTES
-            and not has_symbol(path.read_text(encoding="utf-8", errors="replace"), source.symbol)
-        ):
+        if source.symbol is not None and text is not None and not has_symbol(text, source.symbol):
             missing.append(f"symbol {source.symbol} is gone from {source.path}")
             continue
         stale.append(f"source {label} changed since mapping")

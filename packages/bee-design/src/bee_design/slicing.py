@@ -11,11 +11,12 @@ missing.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from bee_contracts import BeeError
-from bee_design import digests, layout
+from bee_contracts import BeeError, ErrorCode
+from bee_design import digests
 from bee_design.bundle.building import is_text
 from bee_design.bundle.manifest import Element, Manifest
 from bee_design.envelope import SCHEMA_VERSION
@@ -115,25 +116,35 @@ class _Collector:
             entry = _Entry("sources", item)
             self.entries.append(entry)
             try:
-                path = layout.user_path(self.inventory.root, source.path, must_exist=False)
+                with self.inventory.files.open(source.path) as file:
+                    size, pieces = file.size, file.chunks()
+                    data = _prefix(pieces, _MAX_TEXT_READ + 1)
+                    digest = digests.of_chunks([data, *pieces])[0] if len(data) > _MAX_TEXT_READ else None
             except BeeError as exc:
-                path, reason = None, exc.message
-            else:
-                reason = "the file is gone"
-            if path is None or not path.is_file():
                 item["omitted"] = "gone"
+                reason = "the file is gone" if exc.code == ErrorCode.NOT_FOUND else exc.message
                 self.missing.append({"what": "source", "subject": source.path, "reason": reason})
                 continue
-            with path.open("rb") as stream:
-                data = stream.read(_MAX_TEXT_READ + 1)
-            if len(data) > _MAX_TEXT_READ:
-                item["sha256"], item["size"] = digests.of_file(path)
+            if digest is not None:  # too large to read whole: hashed in full, text cut
+                item["sha256"], item["size"] = digest, size
                 entry.text, entry.partial = data[:_MAX_TEXT_READ].decode("utf-8", errors="ignore"), True
                 continue
             item["sha256"], item["size"] = digests.of_bytes(data), len(data)
             entry.text = _decoded(data)
             if entry.text is None:
                 item["omitted"] = "binary"
+
+
+def _prefix(pieces: Iterator[bytes], limit: int) -> bytes:
+    """At least ``limit`` bytes from ``pieces`` when there are that many (the rest stays in the iterator)."""
+    taken: list[bytes] = []
+    size = 0
+    for piece in pieces:
+        taken.append(piece)
+        size += len(piece)
+        if size >= limit:
+            break
+    return b"".join(taken)
 
 
 def build_slice(inventory: Inventory, qualified: str, budget_bytes: int) -> DesignSliceResult:

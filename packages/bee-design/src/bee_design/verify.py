@@ -10,7 +10,6 @@ as recorded). This is integrity, not screenshot comparison, and never approval.
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bee_contracts import BeeError, ErrorCode
@@ -19,14 +18,9 @@ from bee_design.bundle.graph import dependency_order, find_cycles, spell
 from bee_design.bundle.manifest import Manifest
 from bee_design.bundle.store import BundleStore, check_id
 from bee_design.envelope import SCHEMA_VERSION
+from bee_design.layout import DesignFiles
 from bee_design.mapping import MapFile, Mapping, state_of
-from bee_design.visual.spec import (
-    consistency_problems,
-    integrity_problems,
-    load_spec,
-    reference_sizes_match,
-    spec_names,
-)
+from bee_design.visual.spec import consistency_problems, integrity_problems, load_spec, spec_names
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.design import DesignVerifyDataFailure, DesignVerifyResult
@@ -44,13 +38,13 @@ class _Report:
         )
 
 
-def verify(root: Path, bundle: str | None = None) -> DesignVerifyResult:
+def verify(files: DesignFiles, bundle: str | None = None) -> DesignVerifyResult:
     """Check the bundles (or ``bundle`` alone), the mappings and, unless ``bundle`` is given, the visual specs.
 
     Raises:
         BeeError: ``not_found`` for an unknown ``bundle`` (everything else is reported, not raised).
     """
-    store = BundleStore(root)
+    store = BundleStore(files)
     report = _Report()
     ids = store.ids()
     if bundle is not None:
@@ -69,9 +63,9 @@ def verify(root: Path, bundle: str | None = None) -> DesignVerifyResult:
         manifests[bundle_id] = manifest
         _check_files(store, manifest, report)
         _check_graph(manifest, report)
-    _check_mappings(root, manifests, bundle, report)
+    _check_mappings(files, manifests, bundle, report)
     if bundle is None:
-        _check_specs(root, report)
+        _check_specs(files, report)
     return {
         "schemaVersion": SCHEMA_VERSION,
         "ok": True,
@@ -161,16 +155,16 @@ def _check_graph(manifest: Manifest, report: _Report) -> None:
             )
 
 
-def _check_mappings(root: Path, manifests: dict[str, Manifest], bundle: str | None, report: _Report) -> None:
+def _check_mappings(files: DesignFiles, manifests: dict[str, Manifest], bundle: str | None, report: _Report) -> None:
     try:
-        mappings: dict[str, Mapping] = MapFile(root).load()
+        mappings: dict[str, Mapping] = MapFile(files).load()
     except BeeError as exc:
         report.fail("mapping", exc.code, "bee-design/map.json", exc.message)
         mappings = {}
     for manifest in manifests.values():
         for element in manifest.elements:
             qualified = manifest.qualified(element.id)
-            state = state_of(root, element.digest, mappings.get(qualified))
+            state = state_of(files, element.digest, mappings.get(qualified))
             report.states[state.state] += 1
     for qualified, mapping in sorted(mappings.items()):
         owner, _, name = qualified.partition(":")
@@ -179,7 +173,7 @@ def _check_mappings(root: Path, manifests: dict[str, Manifest], bundle: str | No
         report.counts["mappings"] += 1
         owning = manifests.get(owner)
         current = owning.element_index.get(name) if owning else None
-        state = state_of(root, current.digest if current else None, mapping)
+        state = state_of(files, current.digest if current else None, mapping)
         if current is None:
             report.states["missing"] += 1
         if state.state in ("stale", "missing"):
@@ -187,22 +181,20 @@ def _check_mappings(root: Path, manifests: dict[str, Manifest], bundle: str | No
             report.fail("mapping", code, qualified, f"{state.state}: {'; '.join(state.reasons)}")
 
 
-def _check_specs(root: Path, report: _Report) -> None:
+def _check_specs(files: DesignFiles, report: _Report) -> None:
     try:
-        names = spec_names(root)
+        names = spec_names(files)
     except BeeError as exc:
         report.fail("spec", exc.code, "bee-design/specs", exc.message)
         return
     for name in names:
         report.counts["specs"] += 1
         try:
-            spec, folder, _ = load_spec(root, name)
+            spec, folder, _ = load_spec(files, name)
         except BeeError as exc:
             report.fail("spec", exc.code, name, exc.message)
             continue
         for message in consistency_problems(spec):
             report.fail("spec", ErrorCode.INVALID_ARGUMENT, name, message)
-        for code, message in integrity_problems(folder, spec):
+        for code, message in integrity_problems(files, folder, spec):
             report.fail("spec", code, name, message)
-        for message in reference_sizes_match(folder, spec):
-            report.fail("spec", ErrorCode.HASH_MISMATCH, name, message)

@@ -11,7 +11,7 @@ from bee_hostkit._version import __version__
 from bee_hostkit.budget import Budget, with_size
 from bee_hostkit.call import Call, local_call
 from bee_hostkit.deadline import Deadline, never
-from bee_hostkit.paths import confine
+from bee_hostkit.paths import ConfinedRoot
 
 if TYPE_CHECKING:
     from bee_hostkit.host import CONTRACT_META_KEY, Handler, Host, serve_stdio
@@ -22,11 +22,11 @@ __all__ = [
     "CONTRACT_META_KEY",
     "Budget",
     "Call",
+    "ConfinedRoot",
     "Deadline",
     "Handler",
     "Host",
     "__version__",
-    "confine",
     "local_call",
     "never",
     "serve_stdio",

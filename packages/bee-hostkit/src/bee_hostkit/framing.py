@@ -2,7 +2,8 @@
 
 :class:`FrameSplitter` turns a byte stream into frames without ever holding more than the cap plus one chunk: an
 oversized frame is reported as :class:`Oversized` with its first bytes kept, so the request id can usually be
-recovered for the -32600 answer. Nothing here parses JSON-RPC semantics beyond that id.
+recovered for the -32600 answer. Nothing here parses JSON-RPC semantics beyond that id (and, in
+:func:`invalid_id_error`, whether it is one a request may carry).
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def _leading_id(rest: str) -> int | str | None:
     decoder = json.JSONDecoder()
     try:
         value, _ = decoder.raw_decode(rest.lstrip())
-    except ValueError:
+    except (ValueError, RecursionError):  # an "id" nested thousands deep is no id, and must not end the reader
         return None
     if isinstance(value, bool) or not isinstance(value, int | str):
         return None
@@ -154,3 +155,38 @@ def peek_id(data: bytes) -> int | str | None:
         if isinstance(found, int | str) and not isinstance(found, bool):
             return found
     return None
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {json.dumps(value)}"
+    if isinstance(value, float):
+        return f"the number {value!r}, which is not an integer"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def invalid_id_error(message: object) -> bytes | None:
+    """The -32600 answer, with id null, for a request whose id is not a string or an integer; otherwise None.
+
+    ``message`` is a decoded JSON-RPC frame (or HTTP body). A request (an object with a ``method``) whose ``id`` is
+    null, a float (``1.0`` included), a boolean, an object or an array is no valid request, and the SDK would take
+    it for a notification (its parser drops an ``id`` it cannot type) and never answer: the client would wait for
+    ever. Such a request is answered here instead. Notifications (no ``id`` key) and responses pass.
+    """
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return None
+    request_id = message["id"]
+    if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)):
+        return None
+    return error_frame(
+        None,
+        INVALID_REQUEST,
+        f"invalid request: the id is {_kind_of(request_id)}; a request's id must be a string or an integer "
+        "(leave the id out only for a notification)",
+    )

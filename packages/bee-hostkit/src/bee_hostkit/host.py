@@ -192,5 +192,7 @@ async def serve_stdio_async(host: Host) -> None:
 
 
 def serve_stdio(host: Host) -> None:
-    """Blocking entry point used by host commands."""
-    anyio.run(serve_stdio_async, host)
+    """Blocking entry point used by host commands; the process ends within about a second of stdin closing."""
+    from bee_hostkit.stdio import run_until_eof
+
+    run_until_eof(serve_stdio_async, host)

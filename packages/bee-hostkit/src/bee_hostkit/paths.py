@@ -1,14 +1,47 @@
-"""The one path-confinement helper: every repository-relative path any tool touches goes through here."""
+"""The one path-confinement helper: every repository-relative file a tool reads is opened through here.
+
+A :class:`ConfinedRoot` opens its directory once. Each path is then walked one component at a time from that
+directory's fd with ``O_NOFOLLOW``, and a symlink met on the way is resolved here, in user space, under the same
+rules as the path itself. What is checked is what is opened, so there is no window between the two for a swapped
+symlink or directory to slip through. The file is opened non-blocking and ``fstat``-ed, and only a regular file is
+ever read, never more than ``fstat`` said: a FIFO, socket or device swapped in is refused at once instead of
+blocking a worker or streaming without end.
+
+Never served, whatever the route (a name in the path, a symlink's target, a symlink inside the root pointing
+back in): anything outside the root, any component named ``.git`` or ``.bee`` (a repository's internals, Bee's
+own state) and the ``hidden`` directories a host names at startup (such as a Bee instance root that lies inside
+the checkout).
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+import weakref
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from types import TracebackType
 
-from bee_contracts import BeeError, ErrorCode
+from bee_contracts import BeeError, ErrorCode, invalid
 
-#: Path components that are never served: a repository's own internals.
-FORBIDDEN_PARTS = frozenset({".git"})
+#: Path components that are never served: a repository's internals and Bee's own state.
+FORBIDDEN_NAMES = frozenset({".git", ".bee"})
+
+#: Symlinks one path may pass through (Linux's own limit); more is a loop or an attack.
+MAX_SYMLINKS = 40
+
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: opening a FIFO or device must never wait; O_NOCTTY: a terminal must never become ours.
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_CHUNK = 1024 * 1024
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 def _outside(path: str, why: str) -> BeeError:
@@ -19,18 +52,30 @@ def _outside(path: str, why: str) -> BeeError:
     )
 
 
-def confine(root: Path, path: str, *, must_exist: bool = True) -> Path:
-    """Resolve ``path`` (repository-relative, forward slashes) to a real path inside ``root``.
+def _not_found(path: str, why: str = "") -> BeeError:
+    return BeeError(
+        ErrorCode.NOT_FOUND,
+        f"no file at {path!r} in the checkout{why}; check the spelling or list the directory first",
+        details={"path": path},
+    )
 
-    ``root`` must already be resolved. Symlinks are followed and must stay inside the root; ``..``, absolute
-    paths, backslashes, NUL bytes and ``.git`` internals are refused before the file system is touched.
 
-    Raises:
-        BeeError: ``outside_root`` when the path escapes or names forbidden internals, ``invalid_argument`` when
-            it is empty, ``not_found`` when ``must_exist`` and nothing is there.
-    """
+def _not_a_file(path: str, kind: str) -> BeeError:
+    if kind == "a directory":
+        return invalid(f"{path!r} is a directory; select a file inside it", path=path)
+    return invalid(f"{path!r} is {kind}, not a regular file; only regular files are read", path=path)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _parts(path: str) -> list[str]:
+    """The components of ``path``, refusing what no walk may start with (checked before any system call)."""
     if not path or not path.strip():
-        raise BeeError(ErrorCode.INVALID_ARGUMENT, "path is empty; give a repository-relative file path")
+        raise invalid("path is empty; give a repository-relative file path")
     if "\x00" in path:
         raise _outside(path.replace("\x00", "\\0"), "contains a NUL byte")
     if "\\" in path:
@@ -40,23 +85,197 @@ def confine(root: Path, path: str, *, must_exist: bool = True) -> Path:
     parts = [part for part in path.split("/") if part not in ("", ".")]
     if ".." in parts:
         raise _outside(path, "climbs out with '..'")
-    if FORBIDDEN_PARTS.intersection(parts):
-        raise _outside(path, "names repository internals (.git)")
-    # os.path rather than pathlib: this runs for every file of every packet, and pathlib's parsing dominates.
-    base = str(root)
-    try:
-        resolved = os.path.realpath(os.path.join(base, *parts), strict=False)
-    except (OSError, ValueError) as exc:
-        raise _outside(path, f"cannot be resolved ({exc.__class__.__name__})") from None
-    if resolved != base:
-        if not resolved.startswith(base.rstrip(os.sep) + os.sep):
-            raise _outside(path, "resolves through a symlink to a place outside the checkout")
-        if FORBIDDEN_PARTS.intersection(resolved[len(base) :].split(os.sep)):
-            raise _outside(path, "resolves to repository internals (.git)")
-    if must_exist and not os.path.exists(resolved):
-        raise BeeError(
-            ErrorCode.NOT_FOUND,
-            f"no file at {path!r} in the checkout; check the spelling or list the directory first",
-            details={"path": path},
+    for part in parts:
+        if part in FORBIDDEN_NAMES:
+            raise _outside(path, _forbidden_why(part, via_link=False))
+    return parts
+
+
+def _forbidden_why(name: str, *, via_link: bool) -> str:
+    what = "repository internals (.git)" if name == ".git" else "Bee's own state (.bee)"
+    return f"resolves through a symlink to {what}" if via_link else f"names {what}"
+
+
+class ConfinedFile:
+    """A regular file opened through a :class:`ConfinedRoot`; reads never go past the size ``fstat`` gave.
+
+    Use it as a context manager (or call :meth:`close`): it owns an open file descriptor.
+    """
+
+    def __init__(self, fd: int, path: str, size: int) -> None:
+        self.fd = fd
+        self.path = path
+        #: The size ``fstat`` reported when the file was opened; a file growing meanwhile is read up to here.
+        self.size = size
+
+    def read(self) -> bytes:
+        """The file's bytes: at most :attr:`size`, fewer if it was truncated since it was opened."""
+        pieces: list[bytes] = []
+        remaining = self.size
+        while remaining > 0:
+            piece = os.read(self.fd, remaining)
+            if not piece:
+                break
+            pieces.append(piece)
+            remaining -= len(piece)
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+    def chunks(self, chunk_bytes: int = _CHUNK) -> Iterator[bytes]:
+        """The file's bytes in pieces of at most ``chunk_bytes``, at most :attr:`size` in total (for streaming)."""
+        remaining = self.size
+        while remaining > 0:
+            piece = os.read(self.fd, min(chunk_bytes, remaining))
+            if not piece:
+                return
+            remaining -= len(piece)
+            yield piece
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> ConfinedFile:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class ConfinedRoot:
+    """A directory, opened once, whose files are opened relative to its fd and never outside it.
+
+    ``path`` must be an existing directory; it is resolved once here. ``hidden`` names further directories that
+    are never served when they lie inside the root (those outside it are unreachable anyway).
+
+    Raises:
+        OSError: ``path`` cannot be opened as a directory.
+    """
+
+    def __init__(self, path: Path, *, hidden: Iterable[Path] = ()) -> None:
+        self.path = path.resolve()
+        self._prefix = str(self.path).rstrip(os.sep) + os.sep
+        self._fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self._closer = weakref.finalize(self, os.close, self._fd)
+        self._hidden = tuple(
+            inside.parts for inside in (self._relative(str(p.resolve())) for p in hidden) if inside is not None
         )
-    return Path(resolved)
+
+    def close(self) -> None:
+        """Close the directory fd (also done when the root is garbage collected)."""
+        self._closer()
+
+    def _relative(self, absolute: str) -> Path | None:
+        if absolute == str(self.path):
+            return Path()
+        if absolute.startswith(self._prefix):
+            return Path(absolute[len(self._prefix) :])
+        return None
+
+    def open(self, path: str) -> ConfinedFile:
+        """Open ``path`` (repository-relative, forward slashes) for reading, without a race.
+
+        Symlinks inside the root are followed (at most :data:`MAX_SYMLINKS`) as long as every step stays inside
+        it; the file itself is opened non-blocking and must be a regular file.
+
+        Raises:
+            BeeError: ``outside_root`` when the path or a symlink on its way leaves the root or reaches ``.git``,
+                ``.bee`` or a hidden directory; ``not_found`` when nothing is there; ``invalid_argument`` for an
+                empty path, a directory, a FIFO, socket or device, a symlink loop, or a file the host may not read.
+        """
+        pending = list(reversed(_parts(path)))  # a stack: the next component is at the end
+        walked: list[tuple[str, int]] = []  # directories opened below the root: (name, fd)
+        links = 0
+        try:
+            while pending:
+                name = pending.pop()
+                if name == "..":  # only a symlink's target brings these
+                    if not walked:
+                        raise _outside(path, "resolves through a symlink to a place outside the checkout")
+                    os.close(walked.pop()[1])
+                    continue
+                self._check(path, [*(n for n, _ in walked), name], via_link=links > 0)
+                parent = walked[-1][1] if walked else self._fd
+                final = not pending
+                try:
+                    fd = os.open(name, _FILE_FLAGS if final else _DIRECTORY_FLAGS, dir_fd=parent)
+                except OSError as exc:
+                    # O_NOFOLLOW refuses a symlink (ELOOP; ENOTDIR with O_DIRECTORY): resolve it ourselves.
+                    if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                        raise self._open_error(path, name, parent, exc) from None
+                    links += 1
+                    if links > MAX_SYMLINKS:
+                        raise invalid(
+                            f"{path!r} passes through more than {MAX_SYMLINKS} symlinks (a loop?); "
+                            "select the file by its real path",
+                            path=path,
+                        ) from None
+                    try:
+                        target = self._readlink(name, parent)
+                    except OSError as unreadable:
+                        raise self._open_error(path, name, parent, unreadable) from None
+                    if target is None:
+                        if exc.errno == errno.ENOTDIR:
+                            raise _not_found(path, f" ({name!r} is not a directory)") from None
+                        pending.append(name)  # it stopped being a symlink just now: look at it again
+                        continue
+                    if target.startswith("/"):
+                        inside = self._relative(target)  # '..' in it is walked like any other, below
+                        if inside is None:
+                            raise _outside(path, "resolves through a symlink to a place outside the checkout") from None
+                        while walked:
+                            os.close(walked.pop()[1])
+                        pending.extend(reversed(inside.parts))
+                    else:
+                        pending.extend(reversed([p for p in target.split("/") if p not in ("", ".")]))
+                    continue
+                if final:
+                    return self._adopt(fd, path)
+                walked.append((name, fd))
+            # Every component was a directory (or the walk ended back in one through a symlink).
+            raise _not_a_file(path, "a directory")
+        finally:
+            for _, fd in walked:
+                os.close(fd)
+
+    def _check(self, path: str, where: list[str], *, via_link: bool) -> None:
+        name = where[-1]
+        if name in FORBIDDEN_NAMES:
+            raise _outside(path, _forbidden_why(name, via_link=via_link))
+        for hidden in self._hidden:
+            if tuple(where[: len(hidden)]) == hidden:
+                raise _outside(path, "lies in Bee's instance state, which is never served")
+
+    @staticmethod
+    def _readlink(name: str, parent: int) -> str | None:
+        """The target of the symlink ``name``, or None when it is not (or no longer) a symlink."""
+        try:
+            return os.readlink(name, dir_fd=parent)
+        except OSError as exc:
+            if exc.errno in (errno.EINVAL, errno.ENOENT):
+                return None
+            raise
+
+    @staticmethod
+    def _open_error(path: str, name: str, parent: int, exc: OSError) -> BeeError:
+        if exc.errno == errno.ENOENT:
+            return _not_found(path)
+        if exc.errno == errno.ENXIO:  # a socket (or a device without its driver): say which
+            try:
+                return _not_a_file(path, _kind(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode))
+            except OSError:
+                pass
+        return invalid(f"cannot open {path!r}: {exc.strerror}; select a file the host can read", path=path)
+
+    @staticmethod
+    def _adopt(fd: int, path: str) -> ConfinedFile:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise _not_a_file(path, _kind(info.st_mode))
+        except BaseException:
+            os.close(fd)
+            raise
+        return ConfinedFile(fd, path, info.st_size)

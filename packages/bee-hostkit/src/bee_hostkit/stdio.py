@@ -4,21 +4,30 @@ The SDK's own stdio transport accepts lines of any size and silently drops a lin
 client waiting. This one reads raw bytes through :class:`~bee_hostkit.framing.FrameSplitter` and answers at once:
 
 - a frame over the limit gets -32600 (with its id when it can be recovered) and is never buffered whole;
-- a frame that is not JSON gets -32700; JSON that is not a JSON-RPC message gets -32600;
+- a frame that is not JSON gets -32700; JSON that is not a JSON-RPC message gets -32600, and so does a request
+  whose id is null, a float, a boolean, an object or an array (see :func:`decode_frame`), with id null;
 - an outbound response over the limit is replaced by a -32603 error for the same id.
 
 In every case the host keeps serving. While it serves, fd 0 reads /dev/null and fd 1 points at stderr, so stray
 prints from libraries cannot corrupt the wire.
+
+When stdin closes, the host ends within about a second whatever its handlers are doing: the SDK cancels in-flight
+requests (answering each with "Connection closed"), responses already produced get :data:`DRAIN_SECONDS` to reach
+the wire, and :func:`run_until_eof` then ends the process without joining worker threads that are still busy
+(Python would otherwise wait for each at exit, however long it runs).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import BinaryIO
+from typing import BinaryIO, TypeVarTuple
 
 import anyio
 import anyio.to_thread
@@ -36,13 +45,22 @@ from bee_hostkit.framing import (
     FrameSplitter,
     Oversized,
     error_frame,
+    invalid_id_error,
     peek_id,
     recover_id,
 )
+from bee_hostkit.validation import read_float, read_int, read_json
 
 logger = logging.getLogger("bee.hostkit.stdio")
 
 _READ_CHUNK = 64 * 1024
+
+#: After stdin closes, how long responses already produced get to reach the wire before the transport stops.
+DRAIN_SECONDS = 0.5
+#: How long idle worker threads get to wind down once the event loop is gone; a busy one is left behind.
+_WORKER_GRACE_SECONDS = 0.1
+
+ArgsT = TypeVarTuple("ArgsT")
 
 
 class _ClaimedStdio:
@@ -64,6 +82,50 @@ class _ClaimedStdio:
         os.dup2(self._saved_out, 1)
         os.close(self._saved_in)
         os.close(self._saved_out)
+
+
+def decode_frame(data: bytes) -> types.JSONRPCMessage | bytes:
+    """The JSON-RPC message in one inbound frame, or the error frame that answers it.
+
+    Raises nothing: every frame gets a message or an answer. pydantic's parser (the fast path) stops at about 200
+    levels of nesting and at integers of about 4,300 digits, both valid JSON: such a frame is read again by the
+    standard library (:func:`~bee_hostkit.validation.read_json`), so its request is served (and a number no
+    reader can hold is refused by argument validation, as ``invalid_argument`` naming it).
+    """
+    value: object = None
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(data, by_name=False)
+    except ValidationError as exc:
+        if not any(err.get("type") == "json_invalid" for err in exc.errors()):
+            return error_frame(
+                peek_id(data), INVALID_REQUEST, "invalid request: the frame is JSON but not a JSON-RPC 2.0 message"
+            )
+        try:
+            value = read_json(data)
+        except RecursionError:
+            return error_frame(recover_id(data), INVALID_REQUEST, "invalid request: the frame nests too deeply to read")
+        except ValueError:  # not JSON, not UTF-8, NaN or Infinity
+            return error_frame(None, PARSE_ERROR, "parse error: the frame is not valid JSON")
+        try:
+            message = types.jsonrpc_message_adapter.validate_python(value, by_name=False)
+        except ValidationError:
+            return error_frame(
+                _id_in(value), INVALID_REQUEST, "invalid request: the frame is JSON but not a JSON-RPC 2.0 message"
+            )
+    if isinstance(message, types.JSONRPCNotification) and b'"id"' in data:
+        # A request with an id it may not carry parses as a notification, which nobody answers.
+        if value is None:
+            # pydantic read it, so only NaN or Infinity (which pydantic allows) can stop the standard library.
+            value = json.loads(data, parse_int=read_int, parse_float=read_float)
+        refusal = invalid_id_error(value)
+        if refusal is not None:
+            return refusal
+    return message
+
+
+def _id_in(value: object) -> int | str | None:
+    found = value.get("id") if isinstance(value, dict) else None
+    return found if isinstance(found, int | str) and not isinstance(found, bool) else None
 
 
 def _read_some(stream: BinaryIO) -> bytes:
@@ -96,7 +158,8 @@ async def capped_stdio_server(
             wire_out.flush()
 
         async with out_lock:
-            await anyio.to_thread.run_sync(write)
+            # Abandonable: at shutdown a client that stopped reading must not hold the process on a full pipe.
+            await anyio.to_thread.run_sync(write, abandon_on_cancel=True)
 
     async def accept(item: Frame | Oversized) -> None:
         if isinstance(item, Oversized):
@@ -111,21 +174,11 @@ async def capped_stdio_server(
                 )
             )
             return
-        try:
-            message = types.jsonrpc_message_adapter.validate_json(item.data, by_name=False)
-        except ValidationError as exc:
-            if any(err.get("type") == "json_invalid" for err in exc.errors()):
-                await emit(error_frame(None, PARSE_ERROR, "parse error: the frame is not valid JSON"))
-            else:
-                await emit(
-                    error_frame(
-                        peek_id(item.data),
-                        INVALID_REQUEST,
-                        "invalid request: the frame is JSON but not a JSON-RPC 2.0 message",
-                    )
-                )
-            return
-        await read_writer.send(SessionMessage(message))
+        decoded = decode_frame(item.data)
+        if isinstance(decoded, bytes):
+            await emit(decoded)
+        else:
+            await read_writer.send(SessionMessage(decoded))
 
     async def reader() -> None:
         splitter = FrameSplitter(limit)
@@ -170,11 +223,35 @@ async def capped_stdio_server(
             tg.start_soon(reader)
             tg.start_soon(writer)
             yield read_stream, write_stream
-            # Let the last responses reach the wire before the reader (blocked on stdin) is abandoned.
-            with anyio.move_on_after(5):
+            # Let the last responses reach the wire, briefly, before the reader (blocked on stdin) is abandoned.
+            with anyio.move_on_after(DRAIN_SECONDS):
                 await writer_done.wait()
             tg.cancel_scope.cancel()
     finally:
         read_stream.close()  # normally closed by the server loop already; closing twice is harmless
         if claimed is not None:
             claimed.restore()
+
+
+def run_until_eof(serve: Callable[[*ArgsT], Awaitable[None]], *args: *ArgsT) -> None:
+    """Run ``serve(*args)`` (a stdio serving loop) on a new event loop, then end promptly, busy workers or not.
+
+    A handler thread cannot be interrupted: one reading a huge file, parsing, or blocked in a system call runs on
+    after its request was cancelled, and Python joins every such thread before the process may exit. So when the
+    loop has returned and worker threads are still busy after a short grace, the process exits here and now, with
+    status 0, after flushing the logs: the client has gone, and nothing a handler still does can reach it.
+    """
+    anyio.run(serve, *args)
+    deadline = time.monotonic() + _WORKER_GRACE_SECONDS
+    busy = []
+    for thread in threading.enumerate():
+        if thread is threading.current_thread() or thread.daemon:
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            busy.append(thread.name)
+    if busy:
+        logger.warning("stdin closed; leaving %d busy worker thread(s) behind and exiting", len(busy))
+        logging.shutdown()
+        sys.stderr.flush()
+        os._exit(0)

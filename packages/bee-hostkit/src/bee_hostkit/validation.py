@@ -1,15 +1,106 @@
 """Argument validation against a tool's inputSchema, before any handler runs.
 
 The low-level SDK server does not validate; every Bee host does, here, and answers ``invalid_argument`` with a
-message that names the argument and what to change.
+message that names the argument and what to change. Beyond the schema, a value no handler can use is refused
+here too, so that it never reaches a handler and comes back as ``internal``:
+
+- JSON Schema's ``integer`` is a real integer: ``1.0`` (which jsonschema would admit) and booleans are not;
+- numbers must be ones every JSON reader holds exactly: integers within ±(2**53 - 1), the range I-JSON
+  (RFC 7493) guarantees, where a validator asks for it (tool arguments), and nowhere a number too long to parse or
+  too large for a double (:class:`OversizedNumber`);
+- nesting stops at :data:`MAX_DEPTH` levels.
+
+JSON carried inside a string argument (``manifestJson``, ``queryJson``) is parsed by :func:`parse_json_argument`,
+which turns every way the text can defeat the parser into ``invalid_argument`` naming the argument.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
-from bee_contracts import BeeError, ErrorCode
+from bee_contracts import BeeError, ErrorCode, invalid
+
+#: The largest integer magnitude I-JSON (RFC 7493) guarantees every reader holds exactly.
+MAX_SAFE_INTEGER = 2**53 - 1
+
+_OUTSIDE_SAFE = f"outside ±{MAX_SAFE_INTEGER} (2**53 - 1), the integers every JSON reader holds exactly"
+
+#: How deeply arguments (and JSON inside string arguments) may nest; no Bee tool needs more than a few levels.
+MAX_DEPTH = 64
+
+
+class OversizedNumber(float):
+    """A JSON number no reader can hold: an integer too long to parse, or a number beyond a double's range.
+
+    JSON parsing (the stdio transport's, and :func:`parse_json_argument`) yields one in its place, keeping the text
+    for the message; it behaves as an infinite float, and validation refuses it wherever it appears.
+    """
+
+    __slots__ = ("text",)
+
+    text: str
+
+    def __new__(cls, text: str) -> OversizedNumber:
+        number = super().__new__(cls, math.inf if not text.startswith("-") else -math.inf)
+        number.text = text
+        return number
+
+    def __repr__(self) -> str:
+        digits = self.text.lstrip("-")
+        return self.text if len(digits) <= 20 else f"{self.text[:12]}… ({len(digits)} characters)"
+
+
+def read_int(text: str) -> int | OversizedNumber:
+    """A ``parse_int`` hook for :func:`json.loads`: Python refuses to parse integers of more than 4,300 digits."""
+    try:
+        return int(text)
+    except ValueError:
+        return OversizedNumber(text)
+
+
+def read_float(text: str) -> float:
+    """A ``parse_float`` hook for :func:`json.loads`: a number that overflows a double is kept as its text."""
+    number = float(text)
+    return number if math.isfinite(number) else OversizedNumber(text)
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def read_json(text: str | bytes) -> Any:
+    """Parse JSON the way Bee reads it: numbers through :func:`read_int` and :func:`read_float`, no NaN/Infinity.
+
+    Raises:
+        ValueError: not JSON (:class:`json.JSONDecodeError`), not UTF-8, or NaN/Infinity.
+        RecursionError: nested too deeply for the parser.
+    """
+    return json.loads(text, parse_int=read_int, parse_float=read_float, parse_constant=_no_constants)
+
+
+def parse_json_argument(name: str, text: str, *, hint: str = "") -> Any:
+    """Parse the JSON text carried in argument ``name``; ``hint`` (what a good value looks like) ends the message.
+
+    Numbers too long or too large to hold come back as :class:`OversizedNumber` (validation refuses them with
+    their location); ``NaN`` and ``Infinity`` are not JSON and are refused here.
+
+    Raises:
+        BeeError: ``invalid_argument`` naming ``name`` when the text is not JSON (with line and column) or nests
+            too deeply for the parser.
+    """
+    advice = f"; {hint}" if hint else ""
+    try:
+        return read_json(text)
+    except json.JSONDecodeError as exc:
+        raise invalid(f"{name} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}){advice}") from None
+    except RecursionError:
+        raise invalid(f"{name} nests too deeply to read (the limit is {MAX_DEPTH} levels){advice}") from None
+    except ValueError as exc:  # NaN, Infinity
+        raise invalid(f"{name} is not valid JSON ({exc}){advice}") from None
 
 
 class SchemaValidator:
@@ -19,10 +110,14 @@ class SchemaValidator:
     ``noun`` names what a path points at ("argument", "field").
     """
 
-    def __init__(self, subject: str, schema: Mapping[str, Any], *, noun: str = "argument") -> None:
+    def __init__(
+        self, subject: str, schema: Mapping[str, Any], *, noun: str = "argument", safe_integers: bool = True
+    ) -> None:
         self.subject = subject
         self.schema = dict(schema)
         self.noun = noun
+        #: Refuse integers beyond ±MAX_SAFE_INTEGER (off where values are data compared exactly, as in queryJson).
+        self.safe_integers = safe_integers
         self._validator: Any = None
 
     def _compiled(self) -> Any:
@@ -30,7 +125,7 @@ class SchemaValidator:
             from jsonschema import Draft202012Validator
 
             Draft202012Validator.check_schema(self.schema)
-            self._validator = Draft202012Validator(self.schema)
+            self._validator = _strict_validator_class()(self.schema)
         return self._validator
 
     def check(self, value: Any) -> None:
@@ -41,6 +136,7 @@ class SchemaValidator:
         """
         from jsonschema.exceptions import best_match
 
+        self._check_values(value)
         error = best_match(self._compiled().iter_errors(value))
         if error is not None:
             raise BeeError(
@@ -48,6 +144,35 @@ class SchemaValidator:
                 f"{self.subject}: {describe(error, self.noun)}",
                 details={self.noun: _path(error), "schemaRule": error.validator},
             )
+
+    def _check_values(self, value: Any) -> None:
+        """Refuse nesting past MAX_DEPTH and numbers no reader can hold, before the (recursive) schema check."""
+        stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+        while stack:
+            current, where = stack.pop()
+            if isinstance(current, dict | list):
+                if len(where) >= MAX_DEPTH:
+                    self._refuse(where, f"nests deeper than {MAX_DEPTH} levels; flatten it", "maxDepth")
+                items = current.items() if isinstance(current, dict) else enumerate(current)
+                stack.extend((item, (*where, key)) for key, item in items)
+            elif isinstance(current, float):
+                if isinstance(current, OversizedNumber):
+                    self._refuse(where, f"is {current!r}, a number too large to hold exactly", "number")
+                if not math.isfinite(current):  # the SDK's parser reads NaN and Infinity, which JSON does not have
+                    self._refuse(where, f"is {current!r}, not a finite number; JSON numbers are finite", "number")
+                if self.safe_integers and abs(current) > MAX_SAFE_INTEGER:
+                    self._refuse(where, f"is {current!r}, {_OUTSIDE_SAFE}", "number")
+            elif self.safe_integers and isinstance(current, int) and abs(current) > MAX_SAFE_INTEGER:
+                self._refuse(where, f"is {_shorten(current)}, {_OUTSIDE_SAFE}", "number")  # bool: |x| <= 1
+
+    def _refuse(self, where: tuple[Any, ...], problem: str, rule: str) -> None:
+        path = ".".join(str(part) for part in where) or "(top level)"
+        shown = path if len(path) <= 80 else path[:79] + "…"
+        raise BeeError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"{self.subject}: {self.noun} {shown} {problem}",
+            details={self.noun: path, "schemaRule": rule},
+        )
 
     def validate(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Check an arguments object and return it with the schema's top-level defaults filled in.
@@ -61,6 +186,20 @@ class SchemaValidator:
             if name not in args and isinstance(prop, dict) and "default" in prop:
                 args[name] = prop["default"]
         return args
+
+
+def _is_integer(checker: Any, instance: Any) -> bool:
+    # jsonschema admits 1.0 as an integer (JSON Schema's definition); a handler slicing with it fails.
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+@cache
+def _strict_validator_class() -> Any:
+    """Draft 2020-12 with ``integer`` meaning a real integer (made once, on first use)."""
+    from jsonschema import Draft202012Validator, validators
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+    return validators.extend(Draft202012Validator, type_checker=checker)
 
 
 def _path(error: Any) -> str:
@@ -91,6 +230,8 @@ def describe(error: Any, noun: str = "argument") -> str:
         inside = f" in {where}" if error.absolute_path else ""
         return f"unknown {noun} {extra[0]!r}{inside}; allowed: {', '.join(allowed)}"
     if rule == "type":
+        if value == "integer":
+            return f"{where} must be an integer, got {_shorten(error.instance)}"
         return f"{where} must be of type {value}, got {_shorten(error.instance)}"
     if rule in {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}:
         bounds = [str(error.schema.get(k)) for k in ("minimum", "maximum") if k in error.schema]

@@ -1,4 +1,5 @@
-"""`bee tracker …`: serve the tracker host, move Beads JSONL in and out, mint local tokens.
+"""`bee tracker …`: serve the tracker host, create its home, move Beads JSONL in and out, mint local tokens, and
+release a claim on an operator's word.
 
 Registered through the ``bee.commands`` entry point; heavy imports happen inside the commands.
 """
@@ -10,17 +11,21 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from bee_tracker.config import DEFAULT_MAX_IN_FLIGHT, DEFAULT_PORT, TrackerConfig, default_home
 
+if TYPE_CHECKING:
+    from bee_tracker.store import SqlStore
+
 _home = click.option(
     "--home",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Tracker state directory (embedded database and signing key). Default $BEE_TRACKER_HOME or ./.bee/tracker.",
+    help="Tracker home (embedded database and signing key). Default $BEE_TRACKER_HOME, else <instance>/tracker "
+    "for $BEE_INSTANCE_ROOT or the nearest .bee directory above the working directory, else ./.bee/tracker.",
 )
 _store = click.option(
     "--store",
@@ -42,6 +47,28 @@ def tracker() -> None:
 
 def _config(home: Path | None, store_url: str | None, **values: Any) -> TrackerConfig:
     return TrackerConfig(home=home or default_home(), store_url=store_url, **values)
+
+
+def _local_store(config: TrackerConfig) -> SqlStore:
+    """The store a local command works on; an embedded one lives in the (private) home, created if needed."""
+    from bee_tracker.home import init_home
+    from bee_tracker.store import open_store
+
+    if config.store_in_home:
+        init_home(config.home)
+    return open_store(config.store)
+
+
+@tracker.command()
+@_home
+def init(home: Path | None) -> None:
+    """Create the tracker home (mode 0700, with a .gitignore) and its signing key (mode 0600); idempotent."""
+    from bee_tracker.home import KEY_FILE, ensure_key
+
+    config = _config(home, None)
+    _, created = ensure_key(config.home)
+    state = "created" if created else "already there"
+    click.echo(f"tracker home {config.home}: signing key {config.home / KEY_FILE} {state}")
 
 
 @tracker.command()
@@ -115,6 +142,10 @@ def serve(home: Path | None, store_url: str | None, log_level: str, access_log: 
     values["custom_statuses"] = tuple(values["custom_statuses"])
     values["custom_types"] = tuple(values["custom_types"])
     config = _config(home, store_url, **values)
+    if config.store_in_home:
+        from bee_tracker.home import init_home
+
+        init_home(config.home)
     verifier = _verifier(config)
     # Not migrated here: the app's startup migrates and checks the store before uvicorn listens.
     store = open_store(config.store, prefix=config.prefix, migrate=False, max_connections=config.max_connections)
@@ -131,7 +162,8 @@ def serve(home: Path | None, store_url: str | None, log_level: str, access_log: 
 
 
 def _verifier(config: TrackerConfig) -> Any:
-    from bee_tracker.auth import hmac_verifier, jwks_verifier, load_or_create_secret, pem_verifier
+    from bee_tracker.auth import hmac_verifier, jwks_verifier, pem_verifier
+    from bee_tracker.home import ensure_key
 
     options = {"issuer": config.issuer, "audience": config.audience, "actor_claim": config.actor_claim}
     chosen = [x for x in (config.jwks, config.jwt_public_key_file, config.jwt_secret_file) if x]
@@ -146,7 +178,7 @@ def _verifier(config: TrackerConfig) -> Any:
             return hmac_verifier(config.jwt_secret_file.read_bytes().strip(), **options)
     except (ValueError, OSError) as exc:
         raise click.UsageError(f"cannot use the configured key: {exc}") from None
-    return hmac_verifier(load_or_create_secret(config.default_key_file), **options)
+    return hmac_verifier(ensure_key(config.home)[0], **options)
 
 
 @tracker.command()
@@ -163,33 +195,32 @@ def _verifier(config: TrackerConfig) -> Any:
 @click.option("--issuer", default=None)
 @click.option("--audience", default=None)
 def token(home: Path | None, actor: str, ttl_seconds: int, issuer: str | None, audience: str | None) -> None:
-    """Mint a token from the embedded default key, for local use (created with 0600 permissions if missing)."""
-    from bee_tracker.auth import load_or_create_secret, mint
+    """Mint a token from the home's signing key, for local use. Never creates a key: `bee tracker init` (or the
+    first `bee tracker serve`) does."""
+    from bee_contracts import BeeError
+    from bee_tracker.auth import mint
+    from bee_tracker.home import read_key
 
     config = _config(home, None)
-    click.echo(
-        mint(
-            load_or_create_secret(config.default_key_file),
-            actor,
-            ttl_seconds=ttl_seconds,
-            issuer=issuer,
-            audience=audience,
-        )
-    )
+    try:
+        secret = read_key(config.home)
+    except BeeError as exc:
+        raise click.ClickException(exc.message) from None
+    click.echo(mint(secret, actor, ttl_seconds=ttl_seconds, issuer=issuer, audience=audience))
 
 
 @tracker.command(name="import")
 @_home
 @_store
-@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.argument("source", type=click.File("rb"))
 def import_(home: Path | None, store_url: str | None, source: Any) -> None:
     """Import Beads JSONL (e.g. .beads/issues.jsonl, or - for stdin): all of it, or nothing on a bad line."""
-    from bee_tracker.store import StoreError, open_store
+    from bee_contracts import BeeError
 
-    store = open_store(_config(home, store_url).store)
+    store = _local_store(_config(home, store_url))
     try:
         report = store.import_lines(source)
-    except StoreError as exc:
+    except BeeError as exc:
         raise click.ClickException(exc.message) from None
     finally:
         store.close()
@@ -202,9 +233,7 @@ def import_(home: Path | None, store_url: str | None, source: Any) -> None:
 @click.argument("target", required=False, type=click.Path(dir_okay=False, path_type=Path))
 def export(home: Path | None, store_url: str | None, target: Path | None) -> None:
     """Export every issue as Beads JSONL to TARGET (written atomically) or stdout."""
-    from bee_tracker.store import open_store
-
-    store = open_store(_config(home, store_url).store)
+    store = _local_store(_config(home, store_url))
     try:
         lines = store.export_lines()
     finally:
@@ -217,4 +246,48 @@ def export(home: Path | None, store_url: str | None, target: Path | None) -> Non
 
     target = target.resolve()
     write_atomic(target, text.encode("utf-8"))
-    click.echo(f"exported {len(lines)} issues to {target}", err=True)
+    click.echo(f"exported {len(lines)} lines to {target}", err=True)
+
+
+def _operator() -> str:
+    import getpass
+
+    try:
+        return f"operator:{getpass.getuser()}"
+    except (KeyError, OSError):  # no login name for this uid (a bare container)
+        return f"operator:uid-{os.getuid()}"
+
+
+@tracker.command()
+@_home
+@_store
+@click.argument("issue_id", metavar="ID")
+@click.option("--force", is_flag=True, help="Required: release whoever holds the claim (the operator's override).")
+@click.option("--reason", required=True, help="Why; recorded in the issue's history and left as a comment.")
+@click.option(
+    "--actor",
+    default=None,
+    help="Who releases, as recorded in the history. Default operator:<your login name>.",
+)
+def release(
+    home: Path | None, store_url: str | None, issue_id: str, *, force: bool, reason: str, actor: str | None
+) -> None:
+    """Release the claim on ID whoever holds it (local, against the store): the operator's override for a holder
+    who is gone. Holders release their own claims with the release tool."""
+    from bee_contracts import BeeError
+
+    if not force:
+        raise click.UsageError(
+            "releasing someone else's claim is an override: add --force (holders release their own claims with the "
+            "release tool)"
+        )
+    if not reason.strip():
+        raise click.UsageError("--reason must say why the claim is released")
+    store = _local_store(_config(home, store_url))
+    try:
+        released = store.release_forced(issue_id, actor=actor or _operator(), reason=reason)
+    except BeeError as exc:
+        raise click.ClickException(exc.message) from None
+    finally:
+        store.close()
+    click.echo(json.dumps(released, indent=2))

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bee_contracts.layout import INSTANCE_DIRNAME, selected_instance
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
 
 ENV_HOME = "BEE_TRACKER_HOME"
@@ -13,10 +14,25 @@ ENV_STORE = "BEE_TRACKER_STORE"
 DEFAULT_PORT = 8765
 DEFAULT_MAX_IN_FLIGHT = 100
 
+#: The tracker's directory inside a Bee instance.
+HOME_DIRNAME = "tracker"
 
-def default_home() -> Path:
-    """$BEE_TRACKER_HOME, else ``./.bee/tracker`` (the instance of the current checkout)."""
-    return Path(os.environ.get(ENV_HOME) or Path.cwd() / ".bee" / "tracker")
+
+def default_home(cwd: Path | None = None) -> Path:
+    """Where the tracker keeps its state when ``--home`` is not given, the same for every `bee tracker` command.
+
+    $BEE_TRACKER_HOME; else ``<instance>/tracker``, where the instance is $BEE_INSTANCE_ROOT or the nearest
+    ``.bee`` directory in the working directory or one of its parents (so a command run in a subdirectory of a
+    checkout finds the checkout's key); else ``./.bee/tracker``.
+    """
+    here = cwd or Path.cwd()
+    chosen = os.environ.get(ENV_HOME)
+    if chosen:
+        return Path(chosen).expanduser()
+    instance = selected_instance(here)
+    if instance is not None:
+        return instance / HOME_DIRNAME
+    return here / INSTANCE_DIRNAME / HOME_DIRNAME
 
 
 @dataclass
@@ -48,5 +64,6 @@ class TrackerConfig:
         return self.store_url or os.environ.get(ENV_STORE) or str(self.home / "tracker.db")
 
     @property
-    def default_key_file(self) -> Path:
-        return self.home / "signing-key"
+    def store_in_home(self) -> bool:
+        """Whether the store is the embedded SQLite database inside the home."""
+        return not (self.store_url or os.environ.get(ENV_STORE))

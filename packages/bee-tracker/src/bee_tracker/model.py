@@ -1,4 +1,4 @@
-"""The Beads data model as the tracker stores it: fields, statuses, types, dependency kinds and timestamps.
+"""The Beads data model as the tracker stores it: fields, statuses, types, dependency kinds, timestamps and sizes.
 
 An issue travels as a plain dict shaped like a line of Beads' ``.beads/issues.jsonl``. Columns hold the fields the
 tracker reasons about; every other key Beads writes is kept verbatim in ``extra`` so an export loses nothing.
@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from typing import Final
+
+from bee_contracts import invalid
+from bee_contracts.limits import KIB, MAX_RESULT_BYTES
 
 #: Statuses Beads defines. Stores also accept custom statuses registered by import or configuration.
 BUILTIN_STATUSES: Final = ("open", "in_progress", "blocked", "deferred", "closed", "pinned", "hooked")
@@ -37,6 +40,9 @@ BUILTIN_TYPES: Final = (
 BLOCKING_TYPES: Final = ("blocks", "conditional-blocks", "waits-for")
 PARENT_CHILD: Final = "parent-child"
 
+#: Dependency types that decide readiness; a cycle through any mix of them is refused.
+READINESS_TYPES: Final = (*BLOCKING_TYPES, PARENT_CHILD)
+
 #: Statuses in which an issue no longer blocks its dependents.
 DONE_STATUSES: Final = ("closed", "pinned")
 
@@ -46,11 +52,8 @@ HOLDING_STATUSES: Final = ("blocked", "deferred")
 #: Orchestration types that are never "work" in the ready list (as in Beads).
 NOT_WORK_TYPES: Final = ("merge-request", "gate", "molecule", "message", "agent", "role", "rig")
 
-#: Deleted issues in exports; import skips them.
+#: How Beads marks a deleted issue. Kept verbatim by import and export; never a live issue here.
 TOMBSTONE: Final = "tombstone"
-
-#: Text fields that take part in full-text search.
-TEXT_FIELDS: Final = ("title", "description", "design", "acceptance_criteria", "notes")
 
 #: Known scalar fields, stored in columns, in the order Beads writes them.
 COLUMNS: Final = (
@@ -77,11 +80,40 @@ COLUMNS: Final = (
 #: Where a key goes when an issue is written out fresh (keys of imported issues keep their original order).
 CANONICAL_ORDER: Final = (*COLUMNS[:12], "estimated_minutes", *COLUMNS[12:], "labels", "dependencies", "comments")
 
-#: Beads ids: a prefix, a hyphen, a hash, and optional `.N` child suffixes.
-ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*-[A-Za-z0-9]+(\.[0-9]+)*$")
+# -- sizes --------------------------------------------------------------------------------------------------------
+# `get` must always return an issue whole within the 256 KiB result limit, where every string counts twice (in
+# structuredContent and, escaped again, in the text copy). The result is split into shares, measured in those
+# bytes (bee_hostkit.results.piece_bytes); writes that would push an issue past its share are refused, and the
+# lists other people grow (comments, dependents, history) are returned newest-first as far as their share goes,
+# with their total counts.
 
-MAX_TEXT_BYTES: Final = 64 * 1024
-MAX_TITLE_CHARS: Final = 500
+#: The issue itself: every field, its labels, its own dependencies, and the ids that may block it.
+ISSUE_MAX_BYTES: Final = 96 * KIB
+#: One comment (so the newest one always fits); also the share of all comments `get` returns.
+COMMENTS_MAX_BYTES: Final = 100 * KIB
+#: The shares of the neighbour lists and of the history in `get`.
+DEPENDS_ON_MAX_BYTES: Final = 16 * KIB
+DEPENDENTS_MAX_BYTES: Final = 24 * KIB
+HISTORY_MAX_BYTES: Final = 12 * KIB
+#: The fixed keys of `get` (revisions, counts) and the separators between the shares.
+GET_OVERHEAD_BYTES: Final = (
+    MAX_RESULT_BYTES
+    - ISSUE_MAX_BYTES
+    - COMMENTS_MAX_BYTES
+    - DEPENDS_ON_MAX_BYTES
+    - DEPENDENTS_MAX_BYTES
+    - HISTORY_MAX_BYTES
+)
+assert GET_OVERHEAD_BYTES >= 4 * KIB, "get's shares leave room for its fixed keys"
+
+#: How many history events `get` returns at most (the newest).
+HISTORY_LIMIT: Final = 20
+
+# -- time ---------------------------------------------------------------------------------------------------------
+
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$")
+#: A leap second (:60) is valid RFC 3339 that Python's datetime cannot hold: it is read as :59.
+_LEAP_SECOND = re.compile(r"(?<=[Tt ]\d\d:\d\d:)60")
 
 
 def now() -> str:
@@ -95,12 +127,22 @@ def epoch(timestamp: str | None) -> float | None:
         return None
     text = timestamp.strip().replace("Z", "+00:00").replace("z", "+00:00")
     # Python parses at most microseconds: trim longer fractions.
-    text = re.sub(r"(\.\d{6})\d+", r"\1", text)
+    text = _LEAP_SECOND.sub("59", re.sub(r"(\.\d{6})\d+", r"\1", text))
     try:
         return datetime.fromisoformat(text).timestamp()
     except ValueError:
         return None
 
 
-def is_blocking(dependency_type: str) -> bool:
-    return dependency_type in BLOCKING_TYPES
+def checked_timestamp(name: str, value: str) -> str:
+    """``value`` when it is an RFC 3339 date-time (``2026-05-01T09:00:00Z``, ``…T09:00:00.5+02:00``).
+
+    Raises:
+        BeeError: ``invalid_argument`` naming the argument, with an example of the expected form.
+    """
+    if _RFC3339.match(value) is None or epoch(value) is None:
+        raise invalid(
+            f"{name} must be an RFC 3339 date-time with an offset, such as 2026-05-01T09:00:00Z; got {value[:80]!r}",
+            argument=name,
+        )
+    return value

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
@@ -17,13 +15,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from bee_contracts import BeeError, ErrorCode, load_catalog, version_info
-from bee_hostkit import Call, Host
+from bee_contracts import load_catalog, version_info
+from bee_hostkit import Host
 from bee_hostkit.http_app import local_security, mcp_http_app
 from bee_tracker import skills
 from bee_tracker.auth import Verifier
 from bee_tracker.config import TrackerConfig
-from bee_tracker.handlers import HANDLERS
+from bee_tracker.handlers import handlers
 from bee_tracker.middleware import ACTOR_SCOPE_KEY, BearerAuth
 from bee_tracker.store import SqlStore
 
@@ -36,18 +34,6 @@ INSTRUCTIONS = (
     "or skills/get where the Skills extension is supported) before using these tools."
 )
 
-Tracked = Callable[[SqlStore, str, dict[str, Any]], dict[str, Any]]
-
-
-def _bind(store: SqlStore, handler: Tracked) -> Callable[[Call[Any]], dict[str, Any]]:
-    def bound(call: Call[Any]) -> dict[str, Any]:
-        if not call.caller:
-            # The HTTP layer refuses unauthenticated requests; reaching here means the host was wired wrongly.
-            raise BeeError(ErrorCode.UNAUTHORIZED, "this request carries no verified actor")
-        return handler(store, call.caller, call.args)
-
-    return functools.update_wrapper(bound, handler)
-
 
 def _actor_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
     request = ctx.request
@@ -57,15 +43,16 @@ def _actor_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
 
 
 def build_host(store: SqlStore, config: TrackerConfig) -> Host:
+    bound = handlers(store)
     return Host(
         name="bee-tracker",
         title="Bee tracker",
         catalog=load_catalog("tracker"),
-        handlers={name: _bind(store, handler) for name, handler in HANDLERS.items()},
+        handlers=bound,
         instructions=INSTRUCTIONS,
         max_in_flight=config.max_in_flight,
         caller_of=_actor_of,
-        deadlines=dict.fromkeys(HANDLERS, config.deadline_seconds),
+        deadlines=dict.fromkeys(bound, config.deadline_seconds),
     )
 
 

@@ -75,6 +75,7 @@ class ArtifactSearchResult(TypedDict):
     totalMatches: int
     artifactsSearched: int
     counts: list[ArtifactSearchCount]
+    damagedSkipped: int
     offset: int
     limit: int
     returned: int

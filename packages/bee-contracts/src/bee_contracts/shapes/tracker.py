@@ -109,12 +109,39 @@ class GetArgs(TypedDict):
     comments_limit: int
 
 
+class GetDataDependsOnItem(TypedDict):
+    id: str
+    type: str
+    title: str | None
+    status: str | None
+    exists: bool
+
+
+class GetDataDependent(TypedDict):
+    id: str
+    type: str
+    title: str | None
+    status: str | None
+    exists: bool
+
+
+class GetDataHistoryItem(TypedDict):
+    at: str
+    actor: str
+    tool: str
+    changes: dict[str, Any]
+
+
 class GetData(TypedDict):
     issue: dict[str, Any]
-    depends_on: list[Any]
-    dependents: list[Any]
+    depends_on: list[GetDataDependsOnItem]
+    depends_on_count: int
+    dependents: list[GetDataDependent]
+    dependents_count: int
     blocked_by: list[str]
     comment_count: int
+    history: list[GetDataHistoryItem]
+    history_count: int
     state_revision: int
     activity_revision: int
     last_activity_at: str

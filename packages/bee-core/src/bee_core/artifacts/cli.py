@@ -20,7 +20,7 @@ import click
 from bee_core.options import checkout_option, instance_option, json_option
 
 if TYPE_CHECKING:
-    from bee_core.artifacts.records import ArtifactRecord
+    from bee_core.artifacts.records import ArtifactRecord, DamagedRecord
     from bee_core.artifacts.store import ArtifactStore
 
 #: Sources at least this large get a progress bar (when stderr is a terminal).
@@ -125,7 +125,7 @@ def get(artifact_id: str, out: Path | None, force: bool, checkout: Path, instanc
     with _reported():
         record = store.get(artifact_id)
         if out is None:
-            _copy_verified(store, record, sys.stdout.buffer)
+            store.serve(record, lambda record, path: _copy_verified(store, record, path, sys.stdout.buffer))
             sys.stdout.buffer.flush()
             return
         if out.exists() and not force:
@@ -133,7 +133,7 @@ def get(artifact_id: str, out: Path | None, force: bool, checkout: Path, instanc
         temporary = out.parent / f".{out.name}.{secrets.token_hex(4)}.bee-part"
         try:
             with open(temporary, "xb") as sink:
-                _copy_verified(store, record, sink)
+                store.serve(record, lambda record, path: _copy_verified(store, record, path, sink))
                 sink.flush()
                 os.fsync(sink.fileno())
             os.replace(temporary, out)
@@ -143,16 +143,21 @@ def get(artifact_id: str, out: Path | None, force: bool, checkout: Path, instanc
     click.echo(f"Wrote {record.id} ({_human(record.size)}, {record.source_sha256}) to {out}", err=True)
 
 
-def _copy_verified(store: ArtifactStore, record: ArtifactRecord, sink: IO[bytes]) -> None:
-    """Copy the stored bytes to ``sink``, proving on the way that they still hash to the record."""
+def _copy_verified(store: ArtifactStore, record: ArtifactRecord, path: Path, sink: IO[bytes]) -> None:
+    """Copy the stored bytes (at ``path``) to ``sink``, proving on the way that they still hash to the record.
+
+    Raises:
+        BeeError: ``hash_mismatch``.
+        BytesMissing: the stored file is not there; nothing was written (see :meth:`ArtifactStore.serve`).
+    """
     import hashlib
 
-    from bee_core.artifacts.verify import tampered
+    from bee_core.artifacts.verify import BytesMissing, tampered
 
     try:
-        fd = os.open(store.blob_path(record), os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
-        raise tampered(record, None) from None
+        raise BytesMissing(record) from None
     try:
         store.verifier.check_fd(record, fd)
         digest = hashlib.sha256()
@@ -172,21 +177,35 @@ def _copy_verified(store: ArtifactStore, record: ArtifactRecord, sink: IO[bytes]
 @_instance_option
 @_json_option
 def list_(checkout: Path, instance_root: Path | None, as_json: bool) -> None:
-    """List retained artifacts, oldest first."""
+    """List retained artifacts, oldest first, then any damaged records (on stderr) with how to repair them."""
     store = _store(checkout, instance_root)
     with _reported():
-        records = store.list()
+        listing = store.list()
     if as_json:
-        click.echo(json.dumps({"artifacts": [record.public() for record in records]}, indent=2))
+        shown = {
+            "artifacts": [record.public() for record in listing.records],
+            "damaged": [damaged.public() for damaged in listing.damaged],
+        }
+        click.echo(json.dumps(shown, indent=2))
         return
-    if not records:
+    if not listing.records and not listing.damaged:
         click.echo("No artifacts yet; add one with `bee artifact add FILE`.")
         return
-    for record in records:
+    for record in listing.records:
         click.echo(
             f"{record.id}  {record.kind:<6}  {_human(record.size):>9}  {record.lines:>9} lines  "
             f"{record.created}  {record.name}"
         )
+    if listing.damaged:
+        # On stderr: stdout stays a plain list of sound artifacts for scripts.
+        count = len(listing.damaged)
+        click.echo(f"{count} damaged record{'s' if count > 1 else ''}, not served and skipped by searches:", err=True)
+        for damaged in listing.damaged:
+            click.echo(_damage_report(damaged), err=True)
+
+
+def _damage_report(damaged: DamagedRecord) -> str:
+    return f"  {damaged.id}: {damaged.file} is damaged: {damaged.problem}\n    repair: {damaged.repair}"
 
 
 @artifact.command()
@@ -194,17 +213,28 @@ def list_(checkout: Path, instance_root: Path | None, as_json: bool) -> None:
 @_checkout_option
 @_instance_option
 def show(artifact_id: str, checkout: Path, instance_root: Path | None) -> None:
-    """Print artifact ID's metadata as JSON, with whether its stored bytes are intact."""
-    from bee_contracts import BeeError
+    """Print artifact ID's metadata as JSON, with whether its stored bytes are intact (or its record is damaged)."""
+    from bee_contracts import BeeError, ErrorCode
+    from bee_core.artifacts.records import DamagedRecord
 
     store = _store(checkout, instance_root)
     with _reported():
-        record = store.get(artifact_id)
-    shown: dict[str, Any] = record.public()
+        found = store.lookup(artifact_id)
+    if isinstance(found, DamagedRecord):
+        click.echo(json.dumps({**found.public(), "intact": False, "damaged": True}, indent=2))
+        return
+
+    def check(record: ArtifactRecord, path: Path) -> ArtifactRecord:
+        store.verifier.check(record, path)
+        return record
+
+    shown: dict[str, Any] = found.public()
     try:
-        store.verifier.check(record, store.blob_path(record))
+        shown = store.serve(found, check).public()
         shown["intact"] = True
     except BeeError as exc:
+        if exc.code is ErrorCode.NOT_FOUND:  # removed while we looked
+            raise click.ClickException(exc.message) from None
         shown["intact"] = False
         shown["problem"] = exc.message
     click.echo(json.dumps(shown, indent=2))

@@ -19,6 +19,7 @@ def read_page(record: ArtifactRecord, path: Path, verifier: Verifier, offset: in
     Raises:
         BeeError: ``invalid_argument`` for an offset past the end (an empty artifact has one page, at 0).
         BeeError: ``hash_mismatch`` when the bytes were changed behind Bee's back.
+        BytesMissing: the stored file is not there (see :meth:`~bee_core.artifacts.store.ArtifactStore.serve`).
     """
     if offset > record.size or (offset == record.size and record.size > 0):
         raise invalid(

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from bee_contracts import BeeError, invalid
 from bee_contracts.limits import ARTIFACT_QUERY_MAX_BYTES
 from bee_contracts.schemas import load_schema
-from bee_hostkit.validation import SchemaValidator
+from bee_hostkit.validation import SchemaValidator, parse_json_argument
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.core import ArtifactQueryRow
@@ -237,7 +237,8 @@ def _condition(raw: dict[str, Any], where: str) -> Predicate:
 
 @cache
 def _validator() -> SchemaValidator:
-    return SchemaValidator("queryJson", load_schema("artifact-query"), noun="field")
+    # Values are data compared exactly with the rows' (integers keep every digit), so no 2**53 bound here.
+    return SchemaValidator("queryJson", load_schema("artifact-query"), noun="field", safe_integers=False)
 
 
 def _depth(value: Any) -> int:
@@ -261,18 +262,13 @@ def _load(query_json: str) -> Any:
             bytes=size,
             limitBytes=ARTIFACT_QUERY_MAX_BYTES,
         )
-    too_deep = invalid(f"queryJson nests deeper than {MAX_DEPTH} levels; flatten the and/or groups")
-    try:
-        raw = json.loads(query_json)
-    except json.JSONDecodeError as exc:
-        raise invalid(
-            f"queryJson is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); pass an object such "
-            'as {"where": {"path": "status", "op": "eq", "value": "failed"}, "limit": 20}'
-        ) from None
-    except RecursionError:
-        raise too_deep from None
+    raw = parse_json_argument(
+        "queryJson",
+        query_json,
+        hint='pass an object such as {"where": {"path": "status", "op": "eq", "value": "failed"}, "limit": 20}',
+    )
     if _depth(raw) > MAX_DEPTH:
-        raise too_deep
+        raise invalid(f"queryJson nests deeper than {MAX_DEPTH} levels; flatten the and/or groups")
     return raw
 
 

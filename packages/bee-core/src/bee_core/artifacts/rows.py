@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
+
+from cachetools import LRUCache
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_core.artifacts.content import MAX_JSON_BYTES, loads
@@ -29,6 +30,7 @@ def read_verified(record: ArtifactRecord, path: Path, verifier: Verifier) -> byt
 
     Raises:
         BeeError: ``hash_mismatch`` when it was changed behind Bee's back (or changes while read).
+        BytesMissing: the stored file is not there (see :meth:`~bee_core.artifacts.store.ArtifactStore.serve`).
     """
 
     def read_all(fd: int) -> bytes:
@@ -55,30 +57,30 @@ def _unsupported(record: ArtifactRecord) -> BeeError:
 
 
 class RowsCache:
-    """Parsed rows keyed by (sha256, from-path), bounded by the source bytes they came from; thread-safe."""
+    """Parsed rows keyed by (sha256, from-path), bounded by the source bytes they came from; thread-safe.
+
+    A source larger than the whole bound is still cached, alone (it counts as the whole bound).
+    """
 
     def __init__(self, max_source_bytes: int = CACHE_SOURCE_BYTES) -> None:
         self.max_source_bytes = max_source_bytes
-        self._entries: OrderedDict[tuple[str, FieldPath | None], tuple[int, tuple[Row, ...]]] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self._entries: LRUCache[tuple[str, FieldPath | None], tuple[int, tuple[Row, ...]]] = LRUCache(
+            max_source_bytes, getsizeof=lambda entry: min(entry[0], max_source_bytes)
+        )
+        self._lock = threading.Lock()  # cachetools caches are not thread-safe: every access holds it
 
     def get(self, key: tuple[str, FieldPath | None]) -> tuple[Row, ...] | None:
         with self._lock:
             found = self._entries.get(key)
-            if found is None:
-                return None
-            self._entries.move_to_end(key)
-            return found[1]
+        return None if found is None else found[1]
 
     def put(self, key: tuple[str, FieldPath | None], size: int, rows: tuple[Row, ...]) -> None:
         with self._lock:
-            if key in self._entries:
-                self._bytes -= self._entries.pop(key)[0]
+            self._entries.pop(key, None)
             self._entries[key] = (size, rows)
-            self._bytes += size
-            while self._bytes > self.max_source_bytes and len(self._entries) > 1:
-                self._bytes -= self._entries.popitem(last=False)[1][0]
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 def _json_rows(record: ArtifactRecord, document: Any, source: FieldPath | None) -> tuple[Row, ...]:
@@ -112,6 +114,7 @@ def load_rows(
         BeeError: ``unsupported`` for text and binary artifacts; ``invalid_argument`` for ``from`` on JSONL or a
             ``from`` that does not name an array (or none given for a top-level object).
         BeeError: ``hash_mismatch``.
+        BytesMissing: the stored file is not there (see :meth:`~bee_core.artifacts.store.ArtifactStore.serve`).
     """
     if record.kind not in ("json", "jsonl"):
         raise _unsupported(record)

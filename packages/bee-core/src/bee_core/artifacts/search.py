@@ -27,17 +27,19 @@ from __future__ import annotations
 import mmap
 import os
 import threading
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cachetools import LRUCache
+
+from bee_contracts import BeeError, ErrorCode
 from bee_core.artifacts import ripgrep
 from bee_core.artifacts.lines import BLOCK_BYTES, LineIndex
-from bee_core.artifacts.records import ArtifactRecord
-from bee_core.artifacts.verify import Verifier
+from bee_core.artifacts.records import ArtifactRecord, FileStatus
+from bee_core.artifacts.verify import BytesMissing, Verifier
 from bee_hostkit import Deadline
 
 if TYPE_CHECKING:
@@ -162,44 +164,58 @@ class Matches:
         return 128 + len(self.block)
 
 
+_Key = tuple[str, str]  # (text, sha256)
+
+
+class _Entries(LRUCache[_Key, Matches]):
+    """The LRU of :class:`SearchCache`, weighed in bytes, telling its owner which keys it evicts."""
+
+    def __init__(self, max_bytes: int, evicted: Callable[[_Key], None]) -> None:
+        # An entry larger than the whole bound counts as the whole bound: it is kept, alone, until the next put.
+        super().__init__(max_bytes, getsizeof=lambda matches: min(matches.weight, max_bytes))
+        self._evicted = evicted
+
+    def popitem(self) -> tuple[_Key, Matches]:
+        key, matches = super().popitem()
+        self._evicted(key)
+        return key, matches
+
+
 class SearchCache:
     """A bounded LRU of :class:`Matches` keyed by (text, sha256), plus line indexes by sha256; thread-safe."""
 
     def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[tuple[str, str], Matches] = OrderedDict()
-        self._texts: dict[str, set[str]] = {}  # sha256 -> texts cached for it
-        self._bytes = 0
-        self._lock = threading.Lock()
+        self._entries = _Entries(max_bytes, self._forget)
+        self._texts: dict[str, set[str]] = {}  # sha256 -> texts cached for it (to find broader texts)
+        self._lock = threading.Lock()  # cachetools caches are not thread-safe: every access holds it
         self._indexes: dict[str, LineIndex] = {}
+
+    def _forget(self, key: _Key) -> None:
+        text, sha256 = key
+        texts = self._texts.get(sha256)
+        if texts is not None:
+            texts.discard(text)
+            if not texts:
+                del self._texts[sha256]
 
     def get(self, text: str, sha256: str) -> Matches | None:
         with self._lock:
-            found = self._entries.get((text, sha256))
-            if found is not None:
-                self._entries.move_to_end((text, sha256))
-            return found
+            return self._entries.get((text, sha256))
 
     def put(self, text: str, sha256: str, matches: Matches) -> None:
         with self._lock:
-            old = self._entries.pop((text, sha256), None)
-            if old is not None:
-                self._bytes -= old.weight
+            self._entries.pop((text, sha256), None)
             self._entries[(text, sha256)] = matches
             self._texts.setdefault(sha256, set()).add(text)
-            self._bytes += matches.weight
-            while self._bytes > self.max_bytes and len(self._entries) > 1:
-                (gone_text, gone_sha), evicted = self._entries.popitem(last=False)
-                self._texts[gone_sha].discard(gone_text)
-                self._bytes -= evicted.weight
 
     def broader(self, text: str, sha256: str) -> tuple[str, Matches] | None:
         """A cached, complete listing of a text that ``text`` contains (a narrowed query's superset), if any."""
         with self._lock:
             for other in self._texts.get(sha256, ()):
                 if other != text and other in text:
-                    found = self._entries[(other, sha256)]
-                    if found.complete:
+                    found = self._entries.get((other, sha256))
+                    if found is not None and found.complete:
                         return other, found
         return None
 
@@ -258,8 +274,8 @@ def _estimate(target: Target, text: str) -> float:
 
 def _learn(
     targets: Sequence[Target], text: str, cache: SearchCache, deadline: Deadline, want: tuple[Target, int] | None
-) -> None:
-    """Steps 1 to 3 of the module docstring for ``targets``; the results go to ``cache``.
+) -> dict[str, Matches]:
+    """Steps 1 to 3 of the module docstring for ``targets``: what was learned, by sha256 (also put in ``cache``).
 
     Artifacts where the probe predicts many matches skip the listing and are counted at once, concurrently with
     the listing of the others (the two sets are disjoint, so no byte is searched twice). When ``want`` names such
@@ -286,13 +302,16 @@ def _learn(
     overflow = [target for target, listing in listings.items() if listing.known > LISTING_CAP]
     if overflow:
         counted.update(ripgrep.counts([target.path for target in overflow], text, deadline))
+    learned = {}
     for target in targets:
         listing = listings.get(target, Matches(0, b"", 0))
         complete = target in listings and target not in overflow
         count = listing.known if complete else counted.get(str(target.path), 0)
         if want is not None and target is want[0]:
             listing = Matches(0, page)
-        cache.put(text, target.record.sha256, Matches(count, listing.block, listing.known))
+        learned[target.record.sha256] = Matches(count, listing.block, listing.known)
+        cache.put(text, target.record.sha256, learned[target.record.sha256])
+    return learned
 
 
 def _narrow(broader: tuple[str, Matches], text: str) -> Matches | None:
@@ -307,14 +326,6 @@ def _narrow(broader: tuple[str, Matches], text: str) -> Matches | None:
         if needle in content:
             kept.append(line)
     return Matches(len(kept), b"".join(line + b"\n" for line in kept))
-
-
-def _known(target: Target, text: str, cache: SearchCache, deadline: Deadline) -> Matches:
-    found = cache.get(text, target.record.sha256)
-    if found is None:  # evicted since the first pass (a cache under pressure): learn it again
-        _learn([target], text, cache, deadline, None)
-        found = cache.get(text, target.record.sha256) or Matches(0)
-    return found
 
 
 def _page_lines(
@@ -345,6 +356,18 @@ def _page_lines(
         os.close(fd)
 
 
+def _vanished(targets: Sequence[Target], statuses: Sequence[FileStatus]) -> Target | None:
+    """The first target whose stored file is no longer the one verified: removed, or removed and added again (the
+    new file may even reuse the old inode number, but not its timestamps)."""
+    for target, status in zip(targets, statuses, strict=True):
+        try:
+            if FileStatus.of(os.stat(target.path)) != status:
+                return target
+        except FileNotFoundError:
+            return target
+    return None
+
+
 def search(
     targets: Sequence[Target],
     text: str,
@@ -360,23 +383,45 @@ def search(
     The page runs through the targets in the order given, and through each artifact in line order.
 
     Raises:
+        BytesMissing: a target's stored bytes vanished before or while it was searched (`bee artifact rm` ran):
+            the caller asks the store what that means (:meth:`~bee_core.artifacts.store.ArtifactStore.recheck`).
         BeeError: ``hash_mismatch`` when a target's bytes were changed behind Bee's back.
         BeeError: ``deadline_exceeded``; ``internal`` when ripgrep is missing or fails.
     """
     statuses = [verifier.check(target.record, target.path) for target in targets]
-    missing = [target for target in targets if cache.get(text, target.record.sha256) is None]
-    for target in list(missing):  # a narrowed text: filter what a broader text's search listed, no new scan
-        broader = cache.broader(text, target.record.sha256)
-        narrowed = _narrow(broader, text) if broader is not None else None
-        if narrowed is not None:
-            cache.put(text, target.record.sha256, narrowed)
-            missing.remove(target)
+    try:
+        outcome = _search(targets, text, offset=offset, limit=limit, cache=cache, deadline=deadline)
+    except (BeeError, OSError) as exc:
+        # ripgrep fails on a file that vanished, and opening one raises: look at the files, never at the message.
+        gone = _vanished(targets, statuses)
+        if gone is None or (isinstance(exc, BeeError) and exc.code is not ErrorCode.INTERNAL):
+            raise
+        raise BytesMissing(gone.record) from exc
+    for target, status in zip(targets, statuses, strict=True):
+        verifier.still(target.record, target.path, status)
+    return outcome
+
+
+def _search(
+    targets: Sequence[Target], text: str, *, offset: int, limit: int, cache: SearchCache, deadline: Deadline
+) -> SearchOutcome:
+    """:func:`search` once every target is verified."""
+    known: dict[str, Matches] = {}
+    for target in targets:
+        found = cache.get(text, target.record.sha256)
+        if found is None:  # a narrowed text: filter what a broader text's search listed, no new scan
+            broader = cache.broader(text, target.record.sha256)
+            found = _narrow(broader, text) if broader is not None else None
+            if found is not None:
+                cache.put(text, target.record.sha256, found)
+        if found is not None:
+            known[target.record.sha256] = found
+    missing = [target for target in targets if target.record.sha256 not in known]
     if missing:
         deadline.check("searching artifacts")
         # The page most often lies in the first artifact; see _learn.
         want = (targets[0], offset + limit) if targets[0] in missing and offset + limit <= PREFIX_CAP else None
-        _learn(missing, text, cache, deadline, want)
-    known = {target.record.sha256: _known(target, text, cache, deadline) for target in targets}
+        known.update(_learn(missing, text, cache, deadline, want))
 
     outcome = SearchOutcome([(target.record, known[target.record.sha256].count) for target in targets])
     stop, seen = offset + limit, 0
@@ -390,6 +435,4 @@ def search(
             outcome.page.extend((target.record, line) for line in lines)
         if seen >= stop:
             break
-    for target, status in zip(targets, statuses, strict=True):
-        verifier.still(target.record, target.path, status)
     return outcome

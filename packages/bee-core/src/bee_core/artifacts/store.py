@@ -25,15 +25,39 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from bee_contracts import BeeError, ErrorCode
 from bee_core.artifacts.content import ContentFacts, ContentScanner, classify, media_type_for
-from bee_core.artifacts.records import ArtifactRecord, FileStatus, Kind, artifact_id, check_id
-from bee_core.artifacts.verify import Verifier
+from bee_core.artifacts.records import (
+    ArtifactRecord,
+    DamagedRecord,
+    FileStatus,
+    Kind,
+    artifact_id,
+    check_id,
+    parse_record,
+)
+from bee_core.artifacts.verify import BytesMissing, Verifier, tampered
 from bee_hostkit.files import write_atomic
 
+T = TypeVar("T")
+
 _CHUNK = 1024 * 1024
+
+#: Largest record file read: a record is a few hundred bytes plus its line index (6 bytes or so per 64 KiB).
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+
+#: How often a call follows an artifact whose bytes go missing under it (removed and added again), before giving up.
+REPLACED_RETRIES = 3
+
+
+@dataclass(frozen=True)
+class Listing:
+    """What :meth:`ArtifactStore.list` found: the sound records, oldest first, and the damaged ones, by id."""
+
+    records: list[ArtifactRecord]
+    damaged: list[DamagedRecord]
 
 
 @dataclass(frozen=True)
@@ -62,6 +86,27 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _read_record(path: Path) -> bytes:
+    """The bytes of the record file ``path``: a regular file (never a symlink, FIFO or device, which could block or
+    lead elsewhere), at most :data:`MAX_RECORD_BYTES`.
+
+    Raises:
+        FileNotFoundError: it is gone. OSError: it cannot be opened. ValueError: not a regular file, or too large.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("it is not a regular file")
+        data = bytearray()
+        while chunk := os.read(fd, _CHUNK):
+            data += chunk
+            if len(data) > MAX_RECORD_BYTES:
+                raise ValueError(f"it is larger than any record Bee writes (over {MAX_RECORD_BYTES} bytes)")
+        return bytes(data)
+    finally:
+        os.close(fd)
+
+
 class ArtifactStore:
     """The artifacts of one instance. ``verifier`` is shared by everything in a process that reads artifacts."""
 
@@ -71,62 +116,143 @@ class ArtifactStore:
         self.records = root / "records"
         self.tmp = root / "tmp"
         self.verifier = verifier or Verifier()
-        self._cache: dict[str, tuple[tuple[int, int, int], ArtifactRecord]] = {}
+        # Parsed records by file name, with the (inode, size, mtime) they were parsed at: a rewrite replaces the file.
+        self._cache: dict[str, tuple[tuple[int, int, int], ArtifactRecord | DamagedRecord]] = {}
 
     # -- reading ---------------------------------------------------------------------------------------------------
 
     def blob_path(self, record: ArtifactRecord) -> Path:
         return self.blobs / record.sha256
 
-    def _load(self, path: Path, st: os.stat_result) -> ArtifactRecord:
+    def _load(self, path: Path, st: os.stat_result) -> ArtifactRecord | DamagedRecord:
+        """The record in ``path``, or what is wrong with it. Raises FileNotFoundError when it is gone."""
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
         cached = self._cache.get(path.name)
         if cached is not None and cached[0] == key:
             return cached[1]
+        loaded: ArtifactRecord | DamagedRecord
         try:
-            record = ArtifactRecord.from_json(json.loads(path.read_bytes()))
-        except (OSError, ValueError, KeyError, TypeError, BeeError) as exc:
-            raise BeeError(
-                ErrorCode.INTERNAL,
-                f"the artifact record {path.name} is damaged ({exc.__class__.__name__}); remove it with "
-                f"`bee artifact rm {path.stem}` and add the file again",
-                details={"record": path.name},
-            ) from None
-        self._cache[path.name] = (key, record)
-        return record
+            loaded = parse_record(_read_record(path), expected_id=path.stem)
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            loaded = DamagedRecord(path.stem, path, f"it cannot be read ({exc.strerror or exc.__class__.__name__})")
+        except ValueError as exc:
+            loaded = DamagedRecord(path.stem, path, str(exc))
+        self._cache[path.name] = (key, loaded)
+        return loaded
+
+    def _find(self, artifact: str) -> ArtifactRecord | DamagedRecord | None:
+        """The record of the (well-formed) id ``artifact``, what is wrong with it, or None when there is none."""
+        path = self.records / f"{artifact}.json"
+        try:
+            return self._load(path, path.lstat())
+        except FileNotFoundError:
+            return None
+
+    def not_found(self, artifact: str) -> BeeError:
+        """The error for an artifact this instance does not hold (never added, or removed)."""
+        return BeeError(
+            ErrorCode.NOT_FOUND,
+            f"no artifact {artifact} in this instance; `bee artifact list` shows what is retained "
+            "(artifacts come only from `bee artifact add`)",
+            details={"id": artifact},
+        )
+
+    def lookup(self, artifact: str) -> ArtifactRecord | DamagedRecord:
+        """The record of ``artifact``, or the report of its damaged record.
+
+        Raises:
+            BeeError: ``invalid_argument`` for a malformed id, ``not_found`` for an unknown one.
+        """
+        found = self._find(check_id(artifact))
+        if found is None:
+            raise self.not_found(artifact)
+        return found
 
     def get(self, artifact: str) -> ArtifactRecord:
         """The record of ``artifact``.
 
         Raises:
-            BeeError: ``invalid_argument`` for a malformed id, ``not_found`` for an unknown one.
+            BeeError: ``invalid_argument`` for a malformed id, ``not_found`` for an unknown one, ``internal`` (not
+                retryable) when its record is damaged.
         """
-        path = self.records / f"{check_id(artifact)}.json"
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            raise BeeError(
-                ErrorCode.NOT_FOUND,
-                f"no artifact {artifact} in this instance; `bee artifact list` shows what is retained "
-                "(artifacts come only from `bee artifact add`)",
-                details={"id": artifact},
-            ) from None
-        return self._load(path, st)
+        found = self.lookup(artifact)
+        if isinstance(found, DamagedRecord):
+            raise found.error()
+        return found
 
-    def list(self) -> list[ArtifactRecord]:
-        """Every artifact, oldest first (ties by id): the order search walks them in."""
-        found: list[ArtifactRecord] = []
+    def list(self) -> Listing:
+        """Every artifact, oldest first (ties by id): the order search walks them in; and every damaged record."""
+        listing = Listing([], [])
         try:
             entries = list(os.scandir(self.records))
         except FileNotFoundError:
-            return []
+            return listing
         for entry in entries:
-            if entry.name.endswith(".json") and entry.is_file():
+            if entry.name.endswith(".json"):  # whatever it is: anything but a record file is reported as damaged
                 try:
-                    found.append(self._load(Path(entry.path), entry.stat()))
+                    found = self._load(Path(entry.path), entry.stat(follow_symlinks=False))
                 except FileNotFoundError:  # removed while we listed
                     continue
-        return sorted(found, key=lambda record: (record.created, record.id))
+                if isinstance(found, DamagedRecord):
+                    listing.damaged.append(found)
+                else:
+                    listing.records.append(found)
+        # Forget the parses of records removed since (by another process): the cache holds what exists.
+        for name in self._cache.copy().keys() - {entry.name for entry in entries}:
+            self._cache.pop(name, None)
+        listing.records.sort(key=lambda record: (record.created, record.id))
+        listing.damaged.sort(key=lambda damaged: damaged.id)
+        return listing
+
+    def recheck(self, record: ArtifactRecord) -> ArtifactRecord | None:
+        """What it means that ``record``'s stored bytes were found missing: look at its record again.
+
+        `bee artifact rm` deletes the record and then the bytes, so bytes that vanished under a reader whose record
+        is gone now were removed, not lost. Returns None when the artifact was removed; otherwise the record to read
+        it by now: a new one when it was removed and added again meanwhile, the same one when its bytes are back
+        and intact.
+
+        Raises:
+            BeeError: ``hash_mismatch`` when the record is unchanged and its bytes are lost or changed (behind Bee's
+                back); ``internal`` when the record is damaged now.
+        """
+        now = self._find(record.id)
+        if now is None:
+            return None
+        if isinstance(now, DamagedRecord):
+            raise now.error()
+        if now == record:
+            try:
+                self.verifier.check(record, self.blob_path(record))
+            except BytesMissing:
+                raise tampered(record, None) from None
+        return now
+
+    def serve(self, record: ArtifactRecord, use: Callable[[ArtifactRecord, Path], T]) -> T:
+        """``use(record, path of its stored bytes)``; when the bytes are missing, :meth:`recheck` decides.
+
+        Raises:
+            BeeError: ``not_found`` when the artifact was removed while ``use`` ran; ``hash_mismatch`` when its bytes
+                were lost or changed; ``conflict`` when its bytes went missing more than :data:`REPLACED_RETRIES`
+                times during the call (removed and added again, over and over); whatever ``use`` raises.
+        """
+        for _ in range(REPLACED_RETRIES + 1):
+            try:
+                return use(record, self.blob_path(record))
+            except BytesMissing:
+                current = self.recheck(record)
+                if current is None:
+                    raise self.not_found(record.id) from None
+                record = current
+        raise BeeError(
+            ErrorCode.CONFLICT,
+            f"artifact {record.id} was removed and added again {REPLACED_RETRIES + 1} times while this call read it; "
+            "call again once `bee artifact rm`/`add` of it stop",
+            details={"id": record.id},
+            retryable=True,
+        )
 
     # -- writing ---------------------------------------------------------------------------------------------------
 
@@ -197,12 +323,9 @@ class ArtifactStore:
     def _commit(self, temporary: Path, facts: ContentFacts, kind: Kind, name: str, media_type: str | None) -> Added:
         """Make the received bytes an artifact (under the lock): rename them into place, then write the record."""
         identifier = artifact_id(facts.sha256)
-        existing = None
-        try:
-            existing = self.get(identifier)
-        except BeeError as exc:
-            if exc.code is not ErrorCode.NOT_FOUND and exc.code is not ErrorCode.INTERNAL:
-                raise  # not found: a new artifact; damaged: this add writes a sound record over it
+        existing = self._find(identifier)
+        if isinstance(existing, DamagedRecord):
+            existing = None  # this add writes a sound record over the damaged one
         if existing is not None:
             if existing.sha256 != facts.sha256:
                 raise BeeError(
@@ -213,6 +336,8 @@ class ArtifactStore:
             try:
                 self.verifier.check(existing, self.blob_path(existing))
                 return Added(existing, "existing")
+            except BytesMissing:
+                pass  # lost: these bytes repair it
             except BeeError as exc:
                 if exc.code is not ErrorCode.HASH_MISMATCH:
                     raise
@@ -254,12 +379,8 @@ class ArtifactStore:
         """
         with self._locked():
             path = self.records / f"{check_id(artifact)}.json"
-            try:
-                record: ArtifactRecord | None = self.get(artifact)
-            except BeeError as exc:
-                if exc.code is not ErrorCode.INTERNAL:
-                    raise
-                record = None
+            found = self.lookup(artifact)
+            record = None if isinstance(found, DamagedRecord) else found
             path.unlink()
             _fsync_dir(self.records)
             self._cache.pop(path.name, None)

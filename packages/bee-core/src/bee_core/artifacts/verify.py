@@ -12,6 +12,11 @@ Hashing every artifact on every call would make search as slow as sha256, so the
 Any write through the file system changes ctime, which cannot be set back without changing the system clock, so
 a modification behind Bee's back always leads to step 3. What this does not catch: a writer who resets the clock,
 or edits the raw block device, and an edit of both the stored bytes and the record's status.
+
+Stored bytes that are missing altogether are not judged here: `bee artifact rm` deletes the record and then the
+bytes, so a reader that loaded the record a moment earlier finds them gone. :class:`BytesMissing` tells the store,
+which looks at the record again (:meth:`~bee_core.artifacts.store.ArtifactStore.recheck`) to tell a removal from a
+loss.
 """
 
 from __future__ import annotations
@@ -43,8 +48,18 @@ def hash_fd(fd: int) -> tuple[str, int]:
         offset += len(chunk)
 
 
+class BytesMissing(Exception):
+    """The stored bytes of ``record`` are not there. Never leaves the artifacts package: the store decides whether
+    the artifact was removed meanwhile (``not_found``, or skipped by a search) or lost its bytes (``hash_mismatch``).
+    """
+
+    def __init__(self, record: ArtifactRecord) -> None:
+        super().__init__(f"the stored bytes of {record.id} are missing")
+        self.record = record
+
+
 def tampered(record: ArtifactRecord, found: str | None) -> BeeError:
-    """The ``hash_mismatch`` error for ``record``; ``found`` is the hash now on disk (None: the file is gone)."""
+    """The ``hash_mismatch`` error for ``record``; ``found`` is the hash now on disk (None: its bytes were lost)."""
     what = "its stored bytes are missing" if found is None else f"its stored bytes now hash to sha256:{found}"
     return BeeError(
         ErrorCode.HASH_MISMATCH,
@@ -76,13 +91,14 @@ class Verifier:
         again, so what ``read`` returns never comes from changed bytes.
 
         Raises:
-            BeeError: ``hash_mismatch`` when the file is missing or its bytes differ from the record.
+            BeeError: ``hash_mismatch`` when its bytes differ from the record.
+            BytesMissing: the file is not there.
         """
         while True:
             try:
                 fd = os.open(path, os.O_RDONLY)
             except FileNotFoundError:
-                raise tampered(record, None) from None
+                raise BytesMissing(record) from None
             try:
                 status = self.check_fd(record, fd)
                 result = read(fd)
@@ -115,7 +131,8 @@ class Verifier:
         """:meth:`check_fd` for the file at ``path``.
 
         Raises:
-            BeeError: ``hash_mismatch`` when the bytes differ or the file is gone.
+            BeeError: ``hash_mismatch`` when the bytes differ.
+            BytesMissing: the file is not there.
         """
         try:
             status = FileStatus.of(os.stat(path))
@@ -123,7 +140,7 @@ class Verifier:
                 return status
             fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
-            raise tampered(record, None) from None
+            raise BytesMissing(record) from None
         try:
             return self.check_fd(record, fd)
         finally:
@@ -134,10 +151,11 @@ class Verifier:
 
         Raises:
             BeeError: ``hash_mismatch`` when it changed and no longer holds the recorded bytes.
+            BytesMissing: the file is not there any more.
         """
         try:
             now = FileStatus.of(os.stat(path))
         except FileNotFoundError:
-            raise tampered(record, None) from None
+            raise BytesMissing(record) from None
         if now != status:
             self.check(record, path)

@@ -19,7 +19,8 @@ def bee_artifact_query(ctx: CoreContext, call: Call[ArtifactQueryArgs]) -> Artif
 
     Raises:
         BeeError: ``invalid_argument`` for a bad query (see :func:`~bee_core.artifacts.query.parse_query`);
-            ``not_initialized``; ``not_found``; ``unsupported`` for a text or binary artifact; ``hash_mismatch``;
+            ``not_initialized``; ``not_found`` (also for an artifact removed during the call); ``internal`` (not
+            retryable) when its record is damaged; ``unsupported`` for a text or binary artifact; ``hash_mismatch``;
             ``budget_exceeded``; ``deadline_exceeded``.
     """
     args, deadline = call.args, call.deadline
@@ -28,7 +29,9 @@ def bee_artifact_query(ctx: CoreContext, call: Call[ArtifactQueryArgs]) -> Artif
     store = ctx.artifacts.store(ctx.instance)
     record = store.get(args["id"])
     deadline.check("loading rows")
-    rows = load_rows(record, store.blob_path(record), query.source, ctx.artifacts.verifier, ctx.artifacts.rows)
+    rows = store.serve(
+        record, lambda record, path: load_rows(record, path, query.source, store.verifier, ctx.artifacts.rows)
+    )
     matched, page = run(query, rows, lambda: deadline.check("filtering rows"))
     kind: Literal["json", "jsonl"] = "json" if record.kind == "json" else "jsonl"  # load_rows refused the rest
     following = query.offset + len(page)

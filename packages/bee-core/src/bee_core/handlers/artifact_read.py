@@ -18,13 +18,14 @@ def bee_artifact_read(ctx: CoreContext, call: Call[ArtifactReadArgs]) -> Artifac
 
     Raises:
         BeeError: ``not_initialized``; ``invalid_argument`` for a malformed id or an offset past the end;
-            ``not_found`` for an unknown id; ``hash_mismatch`` when the stored bytes were changed behind Bee's back.
+            ``not_found`` for an unknown id (or one removed during the call); ``internal`` (not retryable) when its
+            record is damaged; ``hash_mismatch`` when the stored bytes were changed behind Bee's back.
     """
     args = call.args
     offset, length = args["offsetBytes"], args["lengthBytes"]
     store = ctx.artifacts.store(ctx.instance)
     record = store.get(args["id"])
-    page = read_page(record, store.blob_path(record), ctx.artifacts.verifier, offset, length)
+    page = store.serve(record, lambda record, path: read_page(record, path, store.verifier, offset, length))
     following = offset + len(page)
     return {
         "id": record.id,

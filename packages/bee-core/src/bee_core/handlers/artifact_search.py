@@ -5,19 +5,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bee_contracts import BeeError, ErrorCode, invalid
-from bee_core.artifacts.search import SearchOutcome, Target, search
+from bee_core.artifacts.search import SearchCache, SearchOutcome, Target, search
 from bee_core.artifacts.store import ArtifactStore
+from bee_core.artifacts.verify import BytesMissing
 from bee_core.context import CoreContext
-from bee_hostkit import Budget, Call, with_size
+from bee_hostkit import Budget, Call, Deadline, with_size
 from bee_hostkit.results import piece_bytes
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.core import ArtifactSearchArgs, ArtifactSearchResult
 
 
-def _targets(store: ArtifactStore, ids: list[str] | None) -> list[Target]:
-    if ids is None:
-        return [Target(record, store.blob_path(record)) for record in store.list() if record.is_text]
+def _named(store: ArtifactStore, ids: list[str]) -> list[Target]:
+    """The targets ``ids`` names, in that order.
+
+    Raises:
+        BeeError: ``not_found``; ``internal`` (not retryable) for a damaged record; ``unsupported`` for a binary one.
+    """
     targets = []
     for artifact in ids:
         record = store.get(artifact)
@@ -32,7 +36,54 @@ def _targets(store: ArtifactStore, ids: list[str] | None) -> list[Target]:
     return targets
 
 
-def _result(text: str, searched: int, outcome: SearchOutcome, offset: int, limit: int) -> ArtifactSearchResult:
+def _search_store(
+    store: ArtifactStore,
+    ids: list[str] | None,
+    text: str,
+    *,
+    offset: int,
+    limit: int,
+    cache: SearchCache,
+    deadline: Deadline,
+) -> tuple[list[Target], int, SearchOutcome]:
+    """Search the named artifacts, or every sound text artifact; returns the targets, damaged records skipped, and
+    the outcome.
+
+    An artifact whose bytes vanish during the search was removed (`bee artifact rm` deletes the record first): over
+    all artifacts it is left out and the search runs again over the rest (what was learned is cached, so that costs
+    little); a named one is ``not_found``. One removed and added again is searched in its new form.
+
+    Raises:
+        BeeError: as :func:`_named` and :func:`~bee_core.artifacts.search.search`; ``hash_mismatch`` for bytes lost
+            behind Bee's back.
+    """
+    if ids is None:
+        listing = store.list()
+        targets = [Target(record, store.blob_path(record)) for record in listing.records if record.is_text]
+        damaged = len(listing.damaged)
+    else:
+        targets, damaged = _named(store, ids), 0
+    while True:
+        try:
+            outcome = search(
+                targets, text, offset=offset, limit=limit, cache=cache, verifier=store.verifier, deadline=deadline
+            )
+            return targets, damaged, outcome
+        except BytesMissing as missing:
+            current = store.recheck(missing.record)
+            if current is None and ids is not None:
+                raise store.not_found(missing.record.id) from None
+            at = next(i for i, target in enumerate(targets) if target.record == missing.record)
+            if current is None:
+                del targets[at]
+            else:
+                targets[at] = Target(current, store.blob_path(current))
+            deadline.check("searching artifacts")  # each round follows an rm or add: bounded by the deadline
+
+
+def _result(
+    text: str, outcome: SearchOutcome, *, searched: int, damaged: int, offset: int, limit: int
+) -> ArtifactSearchResult:
     total = outcome.total
     returned = len(outcome.page)
     following = offset + returned
@@ -41,6 +92,7 @@ def _result(text: str, searched: int, outcome: SearchOutcome, offset: int, limit
         "totalMatches": total,
         "artifactsSearched": searched,
         "counts": [{"id": r.id, "name": r.name, "matches": count} for r, count in outcome.counts if count],
+        "damagedSkipped": damaged,
         "offset": offset,
         "limit": limit,
         "returned": returned,
@@ -84,7 +136,8 @@ def bee_artifact_search(ctx: CoreContext, call: Call[ArtifactSearchArgs]) -> Art
 
     Raises:
         BeeError: ``invalid_argument`` for a text with a line break or NUL; ``not_initialized``; ``not_found``
-            for an unknown id; ``unsupported`` for a binary one; ``hash_mismatch`` for an artifact changed on disk;
+            for an unknown id (or one removed during the call); ``internal`` (not retryable) for a named id whose
+            record is damaged; ``unsupported`` for a binary one; ``hash_mismatch`` for an artifact changed on disk;
             ``budget_exceeded``; ``deadline_exceeded``.
     """
     args, deadline = call.args, call.deadline
@@ -96,14 +149,8 @@ def bee_artifact_search(ctx: CoreContext, call: Call[ArtifactSearchArgs]) -> Art
     offset, limit = args["offset"], args["limit"]
     budget = Budget(args["budgetBytes"])
     store = ctx.artifacts.store(ctx.instance)
-    targets = _targets(store, args.get("ids"))
-    outcome = search(
-        targets,
-        text,
-        offset=offset,
-        limit=limit,
-        cache=ctx.artifacts.search,
-        verifier=ctx.artifacts.verifier,
-        deadline=deadline,
+    targets, damaged, outcome = _search_store(
+        store, args.get("ids"), text, offset=offset, limit=limit, cache=ctx.artifacts.search, deadline=deadline
     )
-    return _fit(_result(text, len(targets), outcome, offset, limit), budget)
+    result = _result(text, outcome, searched=len(targets), damaged=damaged, offset=offset, limit=limit)
+    return _fit(result, budget)

@@ -30,6 +30,6 @@ def bee_context_packet(ctx: CoreContext, call: Call[ContextPacketArgs]) -> Conte
     items: dict[str, ContextPacketItem] = {}
     for selection in manifest.ordered:
         deadline.check(f"reading {selection.path}")
-        items[selection.id] = build_item(ctx.checkout, selection, ctx.content)
+        items[selection.id] = build_item(ctx.files, selection, ctx.content, deadline)
     deadline.check("packing the result")
     return pack(manifest, items, budget)

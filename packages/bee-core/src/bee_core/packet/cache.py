@@ -7,10 +7,10 @@ read and hashed, and only the work after that (decoding, outlining, rendering th
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+from cachetools import LRUCache
 
 from bee_core.packet.outline import OUTLINE_VERSION, Outline
 
@@ -23,41 +23,23 @@ class TextFacts:
     lines: int | None
 
 
-class _Lru:
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self.entries: OrderedDict[Any, Any] = OrderedDict()
-
-    def get(self, key: Any) -> Any:
-        found = self.entries.get(key)
-        if found is not None:
-            self.entries.move_to_end(key)
-        return found
-
-    def put(self, key: Any, value: Any) -> None:
-        self.entries[key] = value
-        self.entries.move_to_end(key)
-        while len(self.entries) > self.capacity:
-            self.entries.popitem(last=False)
-
-
 class ContentCache:
     """Bounded LRU caches of text facts and outlines, keyed by ``sha256:<hex>`` content hashes; thread-safe."""
 
     def __init__(self, capacity: int = 4096) -> None:
-        self._facts = _Lru(capacity * 4)
-        self._outlines = _Lru(capacity)
-        self._lock = threading.Lock()
+        self._facts: LRUCache[str, TextFacts] = LRUCache(capacity * 4)
+        self._outlines: LRUCache[tuple[str, str, int], Outline] = LRUCache(capacity)
+        self._lock = threading.Lock()  # cachetools caches are not thread-safe: every access holds it
         self.hits = 0
         self.misses = 0
 
     def facts(self, sha256: str, make: Callable[[], TextFacts]) -> TextFacts:
         with self._lock:
-            found: TextFacts | None = self._facts.get(sha256)
+            found = self._facts.get(sha256)
         if found is None:
             found = make()
             with self._lock:
-                self._facts.put(sha256, found)
+                self._facts[sha256] = found
         return found
 
     def outline(self, sha256: str, language: str, make: Callable[[], Outline]) -> Outline:
@@ -67,12 +49,12 @@ class ContentCache:
         """
         key = (sha256, language, OUTLINE_VERSION)
         with self._lock:
-            found: Outline | None = self._outlines.get(key)
+            found = self._outlines.get(key)
             if found is not None:
                 self.hits += 1
                 return found
             self.misses += 1
         made = make()  # parse outside the lock: other threads keep serving
         with self._lock:
-            self._outlines.put(key, made)
+            self._outlines[key] = made
         return made

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bee_contracts import BeeError, ErrorCode, invalid
@@ -11,19 +10,23 @@ from bee_core.packet.cache import ContentCache
 from bee_core.packet.manifest import Selection
 from bee_core.packet.outline import Outline, Symbol, outline
 from bee_core.packet.source import SourceFile, normalize_hash, read_source
+from bee_hostkit import ConfinedRoot, Deadline
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.core import ContextPacketItem
 
 
-def build_item(root: Path, selection: Selection, cache: ContentCache) -> ContextPacketItem:
-    """The packet item for ``selection``.
+def build_item(
+    files: ConfinedRoot, selection: Selection, cache: ContentCache, deadline: Deadline | None = None
+) -> ContextPacketItem:
+    """The packet item for ``selection``, read from the checkout ``files``.
 
     Raises:
-        BeeError: ``hash_mismatch`` when the pinned hash differs, ``not_found`` for a missing file or symbol,
+        BeeError: what :func:`~bee_core.packet.source.read_source` raises (``outside_root`` among them);
+            ``hash_mismatch`` when the pinned hash differs, ``not_found`` for a missing symbol,
             ``invalid_argument`` for an ambiguous symbol, a range past the end, or content too large to read.
     """
-    source = read_source(root, selection.path, cache)
+    source = read_source(files, selection.path, cache, deadline)
     if selection.hash is not None:
         expected = normalize_hash(selection.hash)
         if expected != source.sha256:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any, Literal
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_contracts.schemas import load_schema
-from bee_hostkit.validation import SchemaValidator
+from bee_hostkit.validation import SchemaValidator, parse_json_argument
 
 #: How a selection is delivered: file metadata, the symbol structure, or source text.
 Representation = Literal["index", "outline", "body"]
@@ -55,6 +54,12 @@ class Manifest:
         return needed
 
 
+_EXAMPLE = (
+    'pass the manifest as a serialized object such as {"selections": [{"id": "a", "path": "README.md", '
+    '"representation": "index"}]}'
+)
+
+
 @cache
 def _validator() -> SchemaValidator:
     return SchemaValidator("manifestJson", load_schema("context-packet-manifest"), noun="field")
@@ -65,17 +70,11 @@ def parse_manifest(manifest_json: str) -> Manifest:
     """Parse and check a manifest (memoized: the result is immutable and a pure function of the text).
 
     Raises:
-        BeeError: ``invalid_argument`` for malformed JSON, a schema violation, duplicate or unknown ids,
+        BeeError: ``invalid_argument`` for malformed or too deeply nested JSON, a schema violation (a line number
+            that is not an integer, a number too large to hold among them), duplicate or unknown ids,
             options that do not go with the representation, a bad range, or a dependency cycle.
     """
-    try:
-        raw: Any = json.loads(manifest_json)
-    except json.JSONDecodeError as exc:
-        raise invalid(
-            f"manifestJson is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); pass the "
-            'manifest as a serialized object such as {"selections": [{"id": "a", "path": "README.md", '
-            '"representation": "index"}]}'
-        ) from None
+    raw: Any = parse_json_argument("manifestJson", manifest_json, hint=_EXAMPLE)
     _validator().check(raw)
     selections = tuple(_selection(entry) for entry in raw["selections"])
     seen: set[str] = set()

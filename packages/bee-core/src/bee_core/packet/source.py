@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import stat
 from dataclasses import dataclass
-from pathlib import Path
 
-from bee_contracts import BeeError, ErrorCode
 from bee_core.packet.cache import ContentCache, TextFacts
 from bee_core.packet.languages import language_of
-from bee_hostkit import confine
+from bee_hostkit import ConfinedRoot, Deadline
 
 #: Files larger than this are indexed (streamed hash) but not outlined or returned as a body.
 MAX_SOURCE_BYTES = 16 * 1024 * 1024
@@ -49,34 +46,26 @@ def text_facts(data: bytes) -> TextFacts:
     return TextFacts(binary=False, lines=lines)
 
 
-def read_source(root: Path, path: str, cache: ContentCache) -> SourceFile:
-    """Read ``path`` (repository-relative) from the checkout at ``root``.
+def read_source(files: ConfinedRoot, path: str, cache: ContentCache, deadline: Deadline | None = None) -> SourceFile:
+    """Read ``path`` (repository-relative) from the checkout ``files``, race-free (see :class:`ConfinedRoot`).
+
+    At most the size ``fstat`` reported is read; a file over :data:`MAX_SOURCE_BYTES` is hashed as a stream and
+    its bytes are not kept. ``deadline`` is checked while streaming, so a huge file cannot outlive the call.
 
     Raises:
-        BeeError: ``outside_root``/``not_found`` from confinement, ``invalid_argument`` for a directory or a
-            special file.
+        BeeError: ``outside_root``/``not_found``/``invalid_argument`` from :meth:`ConfinedRoot.open` (a
+            directory, a FIFO, a socket or a device is ``invalid_argument``); ``deadline_exceeded``.
     """
-    resolved = confine(root, path)
-    try:
-        info = resolved.stat()
-    except OSError as exc:
-        raise BeeError(ErrorCode.NOT_FOUND, f"cannot read {path!r}: {exc.strerror}", details={"path": path}) from None
-    if stat.S_ISDIR(info.st_mode):
-        raise BeeError(
-            ErrorCode.INVALID_ARGUMENT,
-            f"{path!r} is a directory; select a file inside it",
-            details={"path": path},
-        )
-    if not stat.S_ISREG(info.st_mode):
-        raise BeeError(ErrorCode.INVALID_ARGUMENT, f"{path!r} is not a regular file", details={"path": path})
     language = language_of(path)
-    if info.st_size > MAX_SOURCE_BYTES:
-        digest = hashlib.sha256()
-        with resolved.open("rb") as handle:
-            while chunk := handle.read(_HASH_CHUNK):
+    with files.open(path) as file:
+        if file.size > MAX_SOURCE_BYTES:
+            digest = hashlib.sha256()
+            for chunk in file.chunks(_HASH_CHUNK):
                 digest.update(chunk)
-        return SourceFile(path, info.st_size, "sha256:" + digest.hexdigest(), language, False, None, None)
-    data = resolved.read_bytes()
+                if deadline is not None:
+                    deadline.check(f"hashing {path}")
+            return SourceFile(path, file.size, "sha256:" + digest.hexdigest(), language, False, None, None)
+        data = file.read()
     sha = "sha256:" + hashlib.sha256(data).hexdigest()
     facts = cache.facts(sha, lambda: text_facts(data))
     return SourceFile(path, len(data), sha, language, facts.binary, facts.lines, data)

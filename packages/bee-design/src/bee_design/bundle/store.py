@@ -12,7 +12,6 @@ import re
 import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Final, Literal
 
 from bee_contracts import BeeError, ErrorCode, invalid
@@ -20,6 +19,7 @@ from bee_design import digests, layout
 from bee_design.bundle.building import build_manifest
 from bee_design.bundle.manifest import FileEntry, Manifest, parse_manifest
 from bee_design.bundle.reading import RawBundle
+from bee_design.layout import DesignFiles
 from bee_design.locking import writer
 from bee_hostkit.files import write_atomic
 
@@ -57,54 +57,53 @@ def check_id(bundle: str) -> str:
 class BundleStore:
     """The bundles imported under one root."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, files: DesignFiles) -> None:
+        self.files = files
 
     def ids(self) -> list[str]:
         """Every imported bundle's id, sorted."""
-        folder = layout.state(self.root, layout.BUNDLES_DIR, must_exist=False)
-        if not folder.is_dir():
-            return []
-        return sorted(
+        return [
             entry.name
-            for entry in folder.iterdir()
+            for entry in self.files.state_entries(layout.BUNDLES_DIR)
             if BUNDLE_ID.match(entry.name) and (entry / "manifest.json").is_file()
-        )
+        ]
 
     def load(self, bundle: str) -> Manifest:
         """The manifest of ``bundle``, checked against its schema and its own digest.
 
         Raises:
             BeeError: ``not_found`` for an unknown bundle (naming the imported ones); ``hash_mismatch`` for a
-                manifest changed after import.
+                manifest changed after import; ``outside_root`` when Bee's state is a symlink.
         """
-        path = layout.state(self.root, layout.manifest_path(check_id(bundle)), must_exist=False)
-        if not path.is_file():
+        try:
+            with self.files.open_state(layout.manifest_path(check_id(bundle))) as file:
+                if file.size > _MAX_MANIFEST_BYTES:
+                    raise BeeError(ErrorCode.HASH_MISMATCH, f"the manifest of bundle {bundle!r} is implausibly large")
+                data = file.read()
+        except BeeError as exc:
+            if exc.code != ErrorCode.NOT_FOUND:
+                raise
             known = ", ".join(self.ids()) or "none; import one with `bee design import BUNDLE`"
             raise BeeError(
                 ErrorCode.NOT_FOUND,
                 f"no bundle {bundle!r} is imported here; imported bundles: {known}",
                 details={"bundle": bundle},
-            )
-        with path.open("rb") as stream:
-            data = stream.read(_MAX_MANIFEST_BYTES + 1)
-        if len(data) > _MAX_MANIFEST_BYTES:
-            raise BeeError(ErrorCode.HASH_MISMATCH, f"the manifest of bundle {bundle!r} is implausibly large")
+            ) from None
         return parse_manifest(bundle, data)
 
     def bundle_path(self, bundle: str) -> str:
         """Where ``bundle`` is stored, relative to the root."""
-        return f"{layout.BUNDLES_DIR}/{bundle}"
+        return f"{layout.STATE_DIR}/{layout.BUNDLES_DIR}/{bundle}"
 
     def problem(self, entry: FileEntry) -> tuple[ErrorCode, str] | None:
         """What is wrong with the stored copy of ``entry``, or None when it is intact."""
         try:
-            path = layout.state(self.root, layout.blob_path(entry.sha256), must_exist=False)
+            with self.files.open_state(layout.blob_path(entry.sha256)) as file:
+                sha, size = digests.of_chunks(file.chunks())
         except BeeError as exc:
+            if exc.code == ErrorCode.NOT_FOUND:
+                return ErrorCode.NOT_FOUND, f"{entry.path} is missing from the bundle store"
             return exc.code, exc.message
-        if not path.is_file():
-            return ErrorCode.NOT_FOUND, f"{entry.path} is missing from the bundle store"
-        sha, size = digests.of_file(path)
         if size != entry.size or sha != entry.sha256:
             return ErrorCode.HASH_MISMATCH, f"{entry.path} changed after import ({size} bytes, {sha})"
         return None
@@ -116,12 +115,13 @@ class BundleStore:
             BeeError: ``not_found`` when the stored copy is gone, ``hash_mismatch`` when it changed.
         """
         entry = manifest.file_index[path]
-        location = layout.state(self.root, layout.blob_path(entry.sha256), must_exist=False)
         advice = f"import the bundle again (bee design import BUNDLE --id {manifest.bundle} --replace)"
         try:
-            with location.open("rb") as stream:
-                data = stream.read(entry.size + 1)
-        except FileNotFoundError:
+            with self.files.open_state(layout.blob_path(entry.sha256)) as file:
+                data = file.read()
+        except BeeError as exc:
+            if exc.code != ErrorCode.NOT_FOUND:
+                raise
             raise BeeError(
                 ErrorCode.NOT_FOUND,
                 f"{manifest.bundle}/{path} is missing from the bundle store; {advice}",
@@ -143,12 +143,12 @@ class BundleStore:
 
         Raises:
             BeeError: ``invalid_argument`` for a bad id, declaration or a dependency cycle; ``conflict`` when the id
-                holds different content and ``replace`` is not set.
+                holds different content and ``replace`` is not set; ``outside_root`` when Bee's state is a symlink.
         """
         check_id(bundle)
         now = datetime.now(UTC).isoformat(timespec="seconds")
         manifest = build_manifest(raw, bundle, now)
-        with writer(self.root):
+        with writer(self.files):
             previous = self._previous(bundle)
             status: Literal["imported", "replaced", "unchanged"] = "imported"
             if previous is not None:
@@ -164,11 +164,12 @@ class BundleStore:
                     )
                 else:
                     status = "replaced"
+            state = self.files.state_dir(create=True)
             for file in raw.files:
                 self._store_blob(file.data, digests.of_bytes(file.data))
             if status == "unchanged" and previous is not None:
                 return ImportOutcome(previous, status)
-            target = layout.state(self.root, layout.manifest_path(bundle), must_exist=False)
+            target = state / layout.manifest_path(bundle)
             write_atomic(target, manifest.to_bytes())
             os.chmod(target, 0o444)
             if status == "replaced":
@@ -179,16 +180,15 @@ class BundleStore:
         try:
             return self.load(bundle)
         except BeeError as exc:
-            if exc.code == ErrorCode.NOT_FOUND:
-                return None
-            if exc.code == ErrorCode.HASH_MISMATCH:
-                return None  # a damaged manifest is replaced by a fresh import
+            if exc.code in (ErrorCode.NOT_FOUND, ErrorCode.HASH_MISMATCH):
+                return None  # nothing there, or a damaged manifest that a fresh import replaces
             raise
 
     def _store_blob(self, data: bytes, sha: str) -> None:
-        path = layout.state(self.root, layout.blob_path(sha), must_exist=False)
-        if path.is_file() and digests.of_file(path)[0] == sha:
+        relative = layout.blob_path(sha)
+        if self.problem(FileEntry(relative, sha, len(data), "")) is None:
             return
+        path = self.files.state_dir() / relative
         write_atomic(path, data)
         os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
 
@@ -200,7 +200,7 @@ class BundleStore:
                 keep.update(entry.sha256 for entry in self.load(bundle).files)
             except BeeError:
                 return
-        blobs = layout.state(self.root, layout.BLOBS_DIR, must_exist=False)
-        for path in blobs.glob("*/*"):
-            if digests.PREFIX + path.name not in keep:
-                path.unlink(missing_ok=True)
+        for prefix in self.files.state_entries(layout.BLOBS_DIR):
+            for path in sorted(prefix.iterdir()) if prefix.is_dir() and not prefix.is_symlink() else []:
+                if digests.PREFIX + path.name not in keep:
+                    path.unlink(missing_ok=True)

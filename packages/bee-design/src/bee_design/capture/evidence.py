@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 from bee_contracts import BeeError, invalid
@@ -152,10 +151,6 @@ def _bad(where: str, why: str) -> BeeError:
     return invalid(f"{where} {why}; capture again with `bee design capture`")
 
 
-def intact(folder: Path, capture: Capture) -> bool:
-    """Whether the screenshot of ``capture`` in ``folder`` still has its recorded size and sha256."""
-    path = folder / capture.file
-    if not path.is_file():
-        return False
-    sha, size = digests.of_file(path)
-    return sha == capture.sha256 and size == capture.bytes
+def intact(data: bytes, capture: Capture) -> bool:
+    """Whether a screenshot's bytes still have the size and sha256 recorded for ``capture``."""
+    return len(data) == capture.bytes and digests.of_bytes(data) == capture.sha256

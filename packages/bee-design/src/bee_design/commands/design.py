@@ -66,7 +66,7 @@ def import_(bundle: Path, bundle_id: str | None, replace: bool, root: Path, as_j
     ctx = open_root(root)
     with reported():
         raw = read_bundle(bundle.resolve())
-        outcome = BundleStore(ctx.root).add(raw, bundle_id or default_id(raw.name), replace=replace)
+        outcome = BundleStore(ctx.files).add(raw, bundle_id or default_id(raw.name), replace=replace)
     manifest = outcome.manifest
     if as_json:
         echo_json(
@@ -103,8 +103,8 @@ def map_(element: str, targets: tuple[str, ...], root: Path) -> None:
 
     ctx = open_root(root)
     with reported():
-        manifest, found = Inventory.load(ctx.root, split_id(element)[0]).element(element)
-        mapping = MapFile(ctx.root).map(manifest.qualified(found.id), found.digest, list(targets))
+        manifest, found = Inventory.load(ctx.files, split_id(element)[0]).element(element)
+        mapping = MapFile(ctx.files).map(manifest.qualified(found.id), found.digest, list(targets))
     sources = ", ".join(s.path + (f"#{s.symbol}" if s.symbol else "") for s in mapping.sources)
     click.echo(f"Mapped {mapping.element} to {sources}")
 
@@ -118,7 +118,7 @@ def unmap(element: str, root: Path) -> None:
 
     ctx = open_root(root)
     with reported():
-        MapFile(ctx.root).unmap(element)
+        MapFile(ctx.files).unmap(element)
     click.echo(f"Unmapped {element}")
 
 
@@ -156,7 +156,7 @@ def verify(bundle: str | None, root: Path, as_json: bool) -> None:
 
     ctx = open_root(root)
     with reported():
-        result = run(ctx.root, bundle)
+        result = run(ctx.files, bundle)
     data = result["data"]
     if as_json:
         echo_json(result)
@@ -230,7 +230,7 @@ def capture(
         )
         if out is None:
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            out = layout.state(ctx.root, f"{layout.EVIDENCE_DIR}/{stamp}", must_exist=False)
+            out = ctx.files.state_dir(create=True) / layout.EVIDENCE_DIR / stamp
         total = len(targets) * len(settings.viewports)
         with _progress(total) as progress:
             evidence = run(targets, settings, out.resolve(), force=force, progress=progress)

@@ -97,7 +97,7 @@ def create(
     tolerance = Tolerance(threshold, antialiasing, pixels, max_diff_ratio)  # type: ignore[arg-type]
     with reported():
         made = create_spec(
-            ctx.root,
+            ctx.files,
             name,
             evidence.resolve(),
             elements=list(elements),
@@ -157,7 +157,7 @@ def region(
         if not ignore and not overrides:
             raise invalid("give the region --ignore, or its own tolerance (--max-diff-pixels, --threshold, …)")
         x, y, w, h = (int(p) for p in parts)
-        made = set_region(ctx.root, name, Region(region, element, viewport, (x, y, w, h), ignore, overrides))
+        made = set_region(ctx.files, name, Region(region, element, viewport, (x, y, w, h), ignore, overrides))
     _show(made)
 
 
@@ -171,7 +171,7 @@ def remove_region(name: str, region: str, root: Path) -> None:
 
     ctx = open_root(root)
     with reported():
-        _show(remove(ctx.root, name, region))
+        _show(remove(ctx.files, name, region))
 
 
 @spec.command()
@@ -186,7 +186,7 @@ def show(name: str, root: Path, as_json: bool) -> None:
 
     ctx = open_root(root)
     with reported():
-        loaded, _, _ = load_spec(ctx.root, name)
+        loaded, _, _ = load_spec(ctx.files, name)
     if as_json:
         echo_json(json.loads(loaded.to_bytes()))
     else:
@@ -232,13 +232,13 @@ def diff(reference: Path, evidence: Path, threshold: float, count_aa: bool, as_j
 
     from bee_design.visual.boxes import boxes
     from bee_design.visual.diff import compare
-    from bee_design.visual.images import load_rgba
+    from bee_design.visual.images import decode_rgba
     from bee_design.visual.shift import detect_shift
 
     with reported():
         found = compare(
-            load_rgba(reference, reference.name),
-            load_rgba(evidence, evidence.name),
+            decode_rgba(reference.read_bytes(), reference.name),
+            decode_rgba(evidence.read_bytes(), evidence.name),
             labels=(reference.name, evidence.name),
         )
     over = found.over(threshold)
@@ -287,7 +287,7 @@ def report(
 
     ctx = open_root(root)
     with reported():
-        result = build_report(ctx.root, spec_name, evidence, list(elements) or None, list(viewports) or None)
+        result = build_report(ctx.files, spec_name, evidence, list(elements) or None, list(viewports) or None)
     if as_json:
         echo_json(result)
     else:

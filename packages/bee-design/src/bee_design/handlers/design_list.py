@@ -30,7 +30,7 @@ def bee_design_list(ctx: DesignContext, call: Call[DesignListArgs]) -> DesignLis
             ``invalid_argument`` for a malformed mapping file.
     """
     args = call.args
-    inventory = Inventory.load(ctx.root, args.get("bundle"))
+    inventory = Inventory.load(ctx.files, args.get("bundle"))
     kind = args.get("kind")
     counts: Counter[str] = Counter()
     bundles: list[DesignListDataBundle] = []

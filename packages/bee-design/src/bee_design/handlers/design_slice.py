@@ -22,4 +22,4 @@ def bee_design_slice(ctx: DesignContext, call: Call[DesignSliceArgs]) -> DesignS
     """
     args = call.args
     bundle, _ = split_id(args["id"])
-    return build_slice(Inventory.load(ctx.root, bundle), args["id"], args["budgetBytes"])
+    return build_slice(Inventory.load(ctx.files, bundle), args["id"], args["budgetBytes"])

@@ -18,4 +18,4 @@ def bee_design_verify(ctx: DesignContext, call: Call[DesignVerifyArgs]) -> Desig
     Raises:
         BeeError: ``not_found`` for an unknown bundle; every other failure is reported in the result.
     """
-    return verify(ctx.root, call.args.get("bundle"))
+    return verify(ctx.files, call.args.get("bundle"))

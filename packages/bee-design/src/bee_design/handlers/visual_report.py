@@ -21,4 +21,4 @@ def bee_visual_report(ctx: DesignContext, call: Call[VisualReportArgs]) -> Visua
             recorded them; ``outside_root`` for an evidence path leaving the root.
     """
     args = call.args
-    return build_report(ctx.root, args["spec"], args["evidence"], args.get("elements"), args.get("viewports"))
+    return build_report(ctx.files, args["spec"], args["evidence"], args.get("elements"), args.get("viewports"))

@@ -10,20 +10,19 @@ fails, else ``inconclusive`` when a limitation leaves something unchecked (or no
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from bee_contracts import BeeError, invalid
-from bee_design import layout
+from bee_contracts import BeeError, ErrorCode, invalid
 from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, Capture, Evidence, file_name, intact, parse_evidence
 from bee_design.envelope import SCHEMA_VERSION
+from bee_design.layout import DesignFiles
 from bee_design.visual.boxes import boxes
 from bee_design.visual.diff import Indices, PixelDiff, compare, limit_for
-from bee_design.visual.images import load_rgba
+from bee_design.visual.images import decode_rgba
 from bee_design.visual.shift import detect_shift
-from bee_design.visual.spec import REFERENCES, Reference, Region, Spec, Tolerance, integrity_problems, load_spec
+from bee_design.visual.spec import Reference, Region, Spec, Tolerance, integrity_problems, load_spec, read_reference
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.design import VisualReportFinding, VisualReportLimitation, VisualReportResult
@@ -36,21 +35,33 @@ _BLOCKING: Final = frozenset(
 
 @dataclass
 class _Evidence:
-    """The evidence folder as far as it can be read: its record (if any) and where each screenshot is."""
+    """The evidence folder as far as it can be read: its record (if any) and how to read each screenshot."""
 
-    folder: Path
+    files: DesignFiles
+    folder: str
     record: Evidence | None
     verified: bool
     limitations: list[VisualReportLimitation] = field(default_factory=list)
 
-    def capture(self, reference: Reference) -> tuple[Path, Capture | None] | None:
+    def capture(self, reference: Reference) -> tuple[str, Capture | None] | None:
+        """The screenshot file of ``reference``'s element and viewport, and its record (None without one)."""
         if self.record is not None:
             for capture in self.record.captures:
                 if capture.name == reference.element and capture.viewport == reference.viewport:
-                    return self.folder / capture.file, capture
+                    return capture.file, capture
             return None
-        path = self.folder / file_name(reference.element, reference.viewport)
-        return (path, None) if path.is_file() else None
+        name = file_name(reference.element, reference.viewport)
+        try:
+            self.read(name)
+        except BeeError as exc:
+            if exc.code == ErrorCode.NOT_FOUND:
+                return None
+            raise
+        return name, None
+
+    def read(self, name: str) -> bytes:
+        with self.files.open_evidence(self.folder, name) as file:
+            return file.read()
 
 
 def _limitation(
@@ -59,36 +70,43 @@ def _limitation(
     return {"kind": kind, "message": message, "element": element, "viewport": viewport}  # type: ignore[typeddict-item]
 
 
-def _open_evidence(root: Path, given: str) -> _Evidence:
-    folder = layout.user_path(root, given, allow_evidence=True)
-    if not folder.is_dir():
-        raise invalid(f"evidence {given!r} is not a folder; pass the folder `bee design capture --out` wrote")
-    record_path = folder / EVIDENCE_FILE
-    if not record_path.is_file():
-        return _Evidence(
-            folder,
-            None,
-            False,
-            [
-                _limitation(
-                    "evidence-unverified",
-                    f"{given} has no {EVIDENCE_FILE}: these images were not produced by "
-                    "bee design capture (or their record is gone); nothing vouches for how they were taken",
-                )
-            ],
-        )
+def _open_evidence(files: DesignFiles, given: str) -> _Evidence:
+    folder = given.strip("/")
     try:
-        record = parse_evidence(record_path.read_bytes(), f"{given}/{EVIDENCE_FILE}")
+        data: bytes | None = files.open_evidence(folder, EVIDENCE_FILE).read()
     except BeeError as exc:
-        return _Evidence(folder, None, False, [_limitation("evidence-unverified", exc.message)])
+        if exc.code != ErrorCode.NOT_FOUND:
+            raise
+        if not files.evidence_exists(folder):
+            raise BeeError(
+                ErrorCode.NOT_FOUND,
+                f"no evidence folder {given!r} under the root; pass the folder `bee design capture --out` wrote, "
+                "relative to the root",
+                details={"evidence": given},
+            ) from None
+        data = None
+    if data is None:
+        note = (
+            f"{given} has no {EVIDENCE_FILE}: these images were not produced by bee design capture (or their record "
+            "is gone); nothing vouches for how they were taken"
+        )
+        return _Evidence(files, folder, None, False, [_limitation("evidence-unverified", note)])
+    try:
+        record = parse_evidence(data, f"{given}/{EVIDENCE_FILE}")
+    except BeeError as exc:
+        return _Evidence(files, folder, None, False, [_limitation("evidence-unverified", exc.message)])
     if record.producer != PRODUCER:
         note = f"{given}/{EVIDENCE_FILE} says it was written by {record.producer!r}, not {PRODUCER}"
-        return _Evidence(folder, record, False, [_limitation("evidence-unverified", note)])
-    return _Evidence(folder, record, True)
+        return _Evidence(files, folder, record, False, [_limitation("evidence-unverified", note)])
+    return _Evidence(files, folder, record, True)
 
 
 def build_report(
-    root: Path, spec_name: str, evidence: str, elements: list[str] | None = None, viewports: list[str] | None = None
+    files: DesignFiles,
+    spec_name: str,
+    evidence: str,
+    elements: list[str] | None = None,
+    viewports: list[str] | None = None,
 ) -> VisualReportResult:
     """Compare the evidence folder ``evidence`` (relative to ``root``) with spec ``spec_name``.
 
@@ -97,13 +115,13 @@ def build_report(
             or an element or viewport filter the spec does not have; ``hash_mismatch``/``not_found`` for reference
             images changed or gone since the spec recorded them; ``outside_root`` for paths leaving the root.
     """
-    spec, folder, spec_digest = load_spec(root, spec_name)
-    problems = integrity_problems(folder, spec)
+    spec, folder, spec_digest = load_spec(files, spec_name)
+    problems = integrity_problems(files, folder, spec)
     if problems:
         code, message = problems[0]
         raise BeeError(code, f"visual spec {spec_name!r}: {message}; restore it or make the spec again")
     references = _selected(spec, elements, viewports)
-    seen = _open_evidence(root, evidence)
+    seen = _open_evidence(files, evidence)
     limitations = list(seen.limitations)
     findings: list[VisualReportFinding] = []
     browsers: set[tuple[str, str]] = set()
@@ -119,9 +137,10 @@ def build_report(
                 )
             )
             continue
-        path, capture = located
+        name, capture = located
+        shot = seen.read(name)
         if capture is not None:
-            if seen.verified and not intact(seen.folder, capture):
+            if seen.verified and not intact(shot, capture):
                 limitations.append(
                     _limitation(
                         "evidence-changed",
@@ -134,7 +153,7 @@ def build_report(
             if reference.browser and browser and reference.browser != browser:
                 browsers.add((reference.browser, browser))
             limitations.extend(_font_limitations(reference, capture))
-        findings.extend(_judge(spec, reference, folder / REFERENCES / reference.file, path))
+        findings.extend(_judge(spec, reference, read_reference(files, folder, reference), shot))
     for then, now in sorted(browsers):
         limitations.append(
             _limitation("browser-mismatch", f"references were taken with Chromium {then}, the evidence with {now}")
@@ -159,9 +178,9 @@ def build_report(
         "trusted": False,
         "acceptance": False,
         "decision": decision,  # type: ignore[typeddict-item]  # one of the three literals above
-        "spec": {"name": spec.name, "path": layout.relative(root, folder), "digest": spec_digest},
+        "spec": {"name": spec.name, "path": folder, "digest": spec_digest},
         "evidence": {
-            "path": layout.relative(root, seen.folder),
+            "path": seen.folder,
             "producer": seen.record.producer if seen.record else None,
             "browser": seen.record.browser_version if seen.record else None,
             "verified": seen.verified and not any(item["kind"] == "evidence-changed" for item in limitations),
@@ -236,10 +255,10 @@ def _finding(
     }
 
 
-def _judge(spec: Spec, reference: Reference, reference_path: Path, evidence_path: Path) -> list[VisualReportFinding]:
+def _judge(spec: Spec, reference: Reference, expected_png: bytes, seen_png: bytes) -> list[VisualReportFinding]:
     label = f"{reference.element} at {reference.viewport}"
-    expected = load_rgba(reference_path, f"the reference of {label}")
-    seen = load_rgba(evidence_path, f"the screenshot of {label}")
+    expected = decode_rgba(expected_png, f"the reference of {label}")
+    seen = decode_rgba(seen_png, f"the screenshot of {label}")
     size = [int(expected.shape[1]), int(expected.shape[0])]
     seen_size = [int(seen.shape[1]), int(seen.shape[0])]
     if expected.shape != seen.shape:

@@ -21,6 +21,7 @@ from typing import Any, Final, Literal
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_design import digests, layout
 from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, Capture, Evidence, file_name, intact, parse_evidence
+from bee_design.layout import DesignFiles
 from bee_design.locking import writer
 from bee_design.schemas import validator
 from bee_design.visual.images import image_size
@@ -154,22 +155,13 @@ def check_name(name: str) -> str:
     return name
 
 
-def spec_folder(root: Path, name: str, *, must_exist: bool = True) -> Path:
-    """The folder of spec ``name``.
+def spec_names(files: DesignFiles) -> list[str]:
+    """Every spec under ``bee-design/specs/``, sorted.
 
     Raises:
-        BeeError: ``not_found`` naming the specs there are; ``outside_root`` for a symlink leading out.
+        BeeError: ``outside_root`` when the folder is a symlink.
     """
-    folder = layout.user_path(root, layout.spec_dir(check_name(name)), must_exist=False)
-    if must_exist and not (folder / SPEC_FILE).is_file():
-        known = ", ".join(spec_names(root)) or "none; create one with `bee visual spec create`"
-        raise BeeError(ErrorCode.NOT_FOUND, f"no visual spec {name!r}; specs here: {known}", details={"spec": name})
-    return folder
-
-
-def spec_names(root: Path) -> list[str]:
-    """Every spec under ``bee-design/specs/``, sorted."""
-    folder = layout.user_path(root, layout.SPECS_DIR, must_exist=False)
+    folder = files.directory(layout.SPECS_DIR)
     if not folder.is_dir():
         return []
     return sorted(p.name for p in folder.iterdir() if SPEC_NAME.match(p.name) and (p / SPEC_FILE).is_file())
@@ -267,33 +259,66 @@ def consistency_problems(spec: Spec) -> list[str]:
     return problems
 
 
-def load_spec(root: Path, name: str) -> tuple[Spec, Path, str]:
-    """The spec, its folder, and the digest of its spec.json.
+def load_spec(files: DesignFiles, name: str) -> tuple[Spec, str, str]:
+    """The spec, its folder (relative to the root) and the digest of its spec.json.
 
     Raises:
-        BeeError: ``not_found``; ``invalid_argument`` when malformed.
+        BeeError: ``not_found`` naming the specs there are; ``invalid_argument`` when malformed; ``outside_root``
+            for a spec reached through a symlink that leaves the root.
     """
-    folder = spec_folder(root, name)
-    data = (folder / SPEC_FILE).read_bytes()
+    folder = layout.spec_dir(check_name(name))
+    try:
+        data = files.read(f"{folder}/{SPEC_FILE}")
+    except BeeError as exc:
+        if exc.code != ErrorCode.NOT_FOUND:
+            raise
+        known = ", ".join(spec_names(files)) or "none; create one with `bee visual spec create`"
+        raise BeeError(
+            ErrorCode.NOT_FOUND, f"no visual spec {name!r}; specs here: {known}", details={"spec": name}
+        ) from None
     return parse_spec(name, data), folder, digests.of_bytes(data)
 
 
-def integrity_problems(folder: Path, spec: Spec) -> list[tuple[ErrorCode, str]]:
-    """Reference images that are gone or changed since the spec recorded them."""
+def read_reference(files: DesignFiles, folder: str, reference: Reference) -> bytes:
+    """A reference image's bytes.
+
+    Raises:
+        BeeError: ``not_found`` when it is gone, ``hash_mismatch`` when it changed since the spec recorded it.
+    """
+    try:
+        data = files.read(f"{folder}/{REFERENCES}/{reference.file}")
+    except BeeError as exc:
+        if exc.code != ErrorCode.NOT_FOUND:
+            raise
+        raise BeeError(ErrorCode.NOT_FOUND, f"reference {reference.file} is gone") from None
+    if digests.of_bytes(data) != reference.sha256:
+        raise BeeError(ErrorCode.HASH_MISMATCH, f"reference {reference.file} changed since the spec recorded it")
+    return data
+
+
+def integrity_problems(files: DesignFiles, folder: str, spec: Spec) -> list[tuple[ErrorCode, str]]:
+    """Reference images that are gone, changed since the spec recorded them, or not of the recorded size."""
     problems: list[tuple[ErrorCode, str]] = []
     for reference in spec.references:
-        path = folder / REFERENCES / reference.file
-        if not path.is_file():
-            problems.append((ErrorCode.NOT_FOUND, f"reference {reference.file} is gone"))
+        try:
+            data = read_reference(files, folder, reference)
+            size = image_size(data, f"reference {reference.file}")
+        except BeeError as exc:
+            problems.append((exc.code, exc.message))
             continue
-        sha, _ = digests.of_file(path)
-        if sha != reference.sha256:
-            problems.append((ErrorCode.HASH_MISMATCH, f"reference {reference.file} changed since the spec recorded it"))
+        if size != (reference.width, reference.height):
+            problems.append(
+                (
+                    ErrorCode.HASH_MISMATCH,
+                    f"reference {reference.file} is {size[0]}×{size[1]}, the spec says "
+                    f"{reference.width}×{reference.height}",
+                )
+            )
     return problems
 
 
 def create_spec(
-    root: Path,
+    files: DesignFiles,
     name: str,
     evidence_folder: Path,
     *,
@@ -319,8 +344,8 @@ def create_spec(
     if evidence.producer != PRODUCER:
         raise invalid(f"{where} was written by {evidence.producer!r}, not {PRODUCER!r}; capture with Bee")
     chosen = _choose(evidence, elements, viewports, evidence_folder)
-    with writer(root):
-        folder = spec_folder(root, name, must_exist=False)
+    with writer(files):
+        folder = files.directory(layout.spec_dir(name), create=True)
         previous = parse_spec(name, (folder / SPEC_FILE).read_bytes()) if (folder / SPEC_FILE).is_file() else None
         if previous is not None and not update:
             raise BeeError(
@@ -374,7 +399,8 @@ def _choose(evidence: Evidence, elements: list[str] | None, viewports: list[str]
     if not chosen:
         raise invalid(f"the evidence in {folder} holds no capture to make references from")
     for capture in chosen:
-        if not intact(folder, capture):
+        path = folder / capture.file
+        if not path.is_file() or not intact(path.read_bytes(), capture):
             raise invalid(f"{folder}/{capture.file} changed since capture (or is gone); capture again")
     return chosen
 
@@ -386,52 +412,33 @@ def _drop_unused(folder: Path, spec: Spec) -> None:
             path.unlink(missing_ok=True)
 
 
-def set_region(root: Path, name: str, region: Region) -> Spec:
+def set_region(files: DesignFiles, name: str, region: Region) -> Spec:
     """Add region ``region`` to spec ``name``, or replace the region of that name.
 
     Raises:
         BeeError: ``not_found``; ``invalid_argument`` when the region leaves an image or matches no reference.
     """
-    with writer(root):
-        spec, folder, _ = load_spec(root, name)
+    with writer(files):
+        spec, folder, _ = load_spec(files, name)
         regions = [r for r in spec.regions if r.name != region.name] + [region]
         updated = replace(spec, regions=tuple(regions))
         problems = consistency_problems(updated)
         if problems:
             raise invalid(problems[0])
-        write_atomic(folder / SPEC_FILE, updated.to_bytes())
+        write_atomic(files.directory(folder) / SPEC_FILE, updated.to_bytes())
     return updated
 
 
-def remove_region(root: Path, name: str, region: str) -> Spec:
+def remove_region(files: DesignFiles, name: str, region: str) -> Spec:
     """Remove region ``region`` from spec ``name``.
 
     Raises:
         BeeError: ``not_found`` for an unknown spec or region.
     """
-    with writer(root):
-        spec, folder, _ = load_spec(root, name)
+    with writer(files):
+        spec, folder, _ = load_spec(files, name)
         if all(r.name != region for r in spec.regions):
             raise BeeError(ErrorCode.NOT_FOUND, f"spec {name!r} has no region {region!r}")
         updated = replace(spec, regions=tuple(r for r in spec.regions if r.name != region))
-        write_atomic(folder / SPEC_FILE, updated.to_bytes())
+        write_atomic(files.directory(folder) / SPEC_FILE, updated.to_bytes())
     return updated
-
-
-def reference_sizes_match(folder: Path, spec: Spec) -> list[str]:
-    """References whose image header disagrees with the recorded size."""
-    problems = []
-    for reference in spec.references:
-        path = folder / REFERENCES / reference.file
-        if path.is_file():
-            try:
-                size = image_size(path)
-            except BeeError as exc:
-                problems.append(exc.message)
-                continue
-            if size != (reference.width, reference.height):
-                problems.append(
-                    f"reference {reference.file} is {size[0]}×{size[1]}, the spec says "
-                    f"{reference.width}×{reference.height}"
-                )
-    return problems

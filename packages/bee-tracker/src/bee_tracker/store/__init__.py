@@ -5,23 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from bee_tracker.store.db import Database
-from bee_tracker.store.errors import Blocked, Busy, Conflict, Forbidden, Invalid, NotFound, StoreError, Unavailable
 from bee_tracker.store.sql import SqlStore
 
-__all__ = [
-    "Blocked",
-    "Busy",
-    "Conflict",
-    "Database",
-    "Forbidden",
-    "Invalid",
-    "NotFound",
-    "SqlStore",
-    "StoreError",
-    "Unavailable",
-    "open_database",
-    "open_store",
-]
+__all__ = ["Database", "SqlStore", "open_database", "open_store"]
 
 
 def open_database(url: str, *, max_connections: int = 20) -> Database:

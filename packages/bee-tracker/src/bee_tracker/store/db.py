@@ -32,6 +32,10 @@ class Tx(Protocol):
         """Serialise changes to blocking dependencies, so two links cannot together form a cycle."""
         ...
 
+    def lock_name(self, name: str) -> None:
+        """Serialise the transactions that lock the same ``name`` until commit (an actor's idempotency key)."""
+        ...
+
     def next_comment_id(self) -> int: ...
 
     def reserve_comment_ids(self, highest: int) -> None:

@@ -10,13 +10,14 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from bee_contracts import BeeError, ErrorCode
 from bee_tracker.store import schema
 from bee_tracker.store.db import Row
-from bee_tracker.store.errors import Busy, Unavailable
 
 # Arbitrary constants naming the advisory locks this store takes.
 _MIGRATION_LOCK = 0x62656501
 _GRAPH_LOCK = 0x62656502
+_NAME_LOCKS = 0x62656503
 _PLACEHOLDER = re.compile(r"\?")
 
 
@@ -45,6 +46,10 @@ class _PgTx:
     def lock_graph(self) -> None:
         self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_GRAPH_LOCK,))
 
+    def lock_name(self, name: str) -> None:
+        # Two advisory-lock key spaces: (int, int) keys never meet the single-bigint locks above.
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_NAME_LOCKS, name))
+
     def next_comment_id(self) -> int:
         found = self.conn.execute("SELECT nextval('comment_ids')").fetchone()
         return int(found[0]) if found else 1
@@ -58,12 +63,33 @@ class _PgTx:
         return "i.search @@ plainto_tsquery('simple', ?)", [text]
 
 
-def _mapped(exc: Exception, *, writing: bool) -> Exception:
+#: Failures where nothing was written and the same call can succeed a moment later.
+_CONTENDED = (
+    psycopg.errors.LockNotAvailable,
+    psycopg.errors.SerializationFailure,
+    psycopg.errors.DeadlockDetected,
+    # A concurrent writer inserted the same row first (two adds of one dependency); this transaction rolled back.
+    psycopg.errors.UniqueViolation,
+)
+
+
+def _mapped(exc: Exception, *, writing: bool) -> BeeError:
+    """The one place PostgreSQL's errors become contract errors, by exception class (never by message text)."""
     if isinstance(exc, PoolTimeout):
-        return Busy("no database connection became free in time; retry shortly", details={"retryAfterSeconds": 1})
-    if isinstance(exc, psycopg.errors.LockNotAvailable | psycopg.errors.SerializationFailure):
-        return Busy("the tracker database is busy; retry shortly", details={"retryAfterSeconds": 1})
-    return Unavailable(f"the tracker database failed: {exc.__class__.__name__}", outcome_unknown=writing)
+        return BeeError(
+            ErrorCode.BUSY,
+            "no database connection became free in time; retry shortly",
+            details={"retryAfterSeconds": 1},
+        )
+    if isinstance(exc, _CONTENDED):
+        return BeeError(ErrorCode.BUSY, "the tracker database is busy; retry shortly", details={"retryAfterSeconds": 1})
+    if isinstance(exc, psycopg.errors.DataError):
+        # SQLSTATE class 22: a value the database cannot hold. The tools check their input first; this is the
+        # backstop that keeps such input from ever reading as a server fault.
+        return BeeError(ErrorCode.INVALID_ARGUMENT, "a value cannot be stored by the tracker database; change it")
+    return BeeError(
+        ErrorCode.INTERNAL, f"the tracker database failed: {exc.__class__.__name__}", outcome_unknown=writing
+    )
 
 
 class PostgresDatabase:
@@ -71,7 +97,16 @@ class PostgresDatabase:
 
     dialect = "postgres"
 
-    def __init__(self, conninfo: str, *, max_connections: int = 20, timeout: float = 10.0) -> None:
+    def __init__(
+        self, conninfo: str, *, max_connections: int = 20, timeout: float = 10.0, lock_timeout: float = 10.0
+    ) -> None:
+        # A write that waits longer than lock_timeout for a row another transaction holds is answered busy
+        # (retryable) instead of hanging until the operation's deadline.
+        lock_ms = int(lock_timeout * 1000)
+
+        def configure(conn: psycopg.Connection[Any]) -> None:
+            conn.execute(f"SET lock_timeout = {lock_ms}")
+
         self.pool = ConnectionPool(
             conninfo,
             min_size=1,
@@ -79,6 +114,7 @@ class PostgresDatabase:
             timeout=timeout,
             open=True,
             kwargs={"autocommit": True},
+            configure=configure,
             name="bee-tracker",
         )
 

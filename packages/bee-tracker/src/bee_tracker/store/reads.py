@@ -1,4 +1,4 @@
-"""Read operations: ready work, search, one issue with its neighbourhood, and known vocabularies."""
+"""Queries several tools share: pages of issue summaries, the blocked set, blockers, children, gates, vocabularies."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from bee_contracts.limits import MAX_RESULT_BYTES
 from bee_tracker.model import (
     BLOCKING_TYPES,
     BUILTIN_STATUSES,
@@ -15,14 +16,17 @@ from bee_tracker.model import (
     NOT_WORK_TYPES,
     PARENT_CHILD,
 )
+from bee_tracker.store.bounds import fitting
 from bee_tracker.store.db import Tx
-from bee_tracker.store.errors import NotFound
-from bee_tracker.store.records import ISSUE_SELECT, IssueRow, beads_record, load_issue, summary
+from bee_tracker.store.records import ISSUE_SELECT, IssueRow, IssueSummary, summary
 
 _BLOCKING = ", ".join(f"'{t}'" for t in BLOCKING_TYPES)
 _DONE = ", ".join(f"'{s}'" for s in DONE_STATUSES)
 _HOLDING = ", ".join(f"'{s}'" for s in HOLDING_STATUSES)
-_NOT_WORK = ", ".join(f"'{t}'" for t in NOT_WORK_TYPES)
+NOT_WORK = ", ".join(f"'{t}'" for t in NOT_WORK_TYPES)
+
+#: Room a page of summaries leaves for the rest of its result (total, offset, has_more and the envelope).
+_PAGE_OVERHEAD_BYTES = 1024
 
 #: Issues that are blocked: those with an unfinished target of a blocking dependency (a missing target does not
 #: block), those explicitly blocked or deferred, and, transitively, the children of any of them. Written so that
@@ -53,129 +57,38 @@ def labels_for(tx: Tx, ids: Sequence[str]) -> dict[str, list[str]]:
     return found
 
 
-def _page(
+def page(
     tx: Tx, condition: str, params: list[Any], *, limit: int, offset: int = 0, prefix: str = "", count: bool = True
-) -> tuple[list[dict[str, Any]], int | None, bool]:
+) -> tuple[list[IssueSummary], int | None, bool]:
     """One page of issue summaries matching ``condition``, most urgent first: (page, total or None, has_more).
 
     Without ``count`` the total is not computed (it costs a pass over every match) and ``has_more`` comes from
-    reading one row past the page.
+    reading one row past the page. A page also ends early where the next summary would not fit the result limit
+    (``has_more`` then says so), so a list always answers.
     """
     rows = tx.rows(
         f"{prefix} SELECT {ISSUE_SELECT} FROM issues i WHERE {condition} "
         "ORDER BY i.priority, i.created_epoch, i.id LIMIT ? OFFSET ?",
         [*params, limit + 1, offset],
     )
-    has_more = len(rows) > limit
     issues = [IssueRow(r) for r in rows[:limit]]
     labels_by_id = labels_for(tx, [i.id for i in issues])
+    summaries = [summary(i, labels_by_id[i.id]) for i in issues]
+    shown = fitting(summaries, MAX_RESULT_BYTES - _PAGE_OVERHEAD_BYTES)
+    has_more = len(rows) > len(shown)
     total: int | None = None
     if count:
         total_row = tx.row(f"{prefix} SELECT COUNT(*) FROM issues i WHERE {condition}", params)
         total = int(total_row[0]) if total_row else 0
-    return [summary(i, labels_by_id[i.id]) for i in issues], total, has_more
+    return shown, total, has_more
 
 
-def _label_filter(labels: Sequence[str], params: list[Any]) -> str:
+def label_filter(labels: Sequence[str], params: list[Any]) -> str:
     clauses = []
     for label in labels:
         clauses.append("EXISTS (SELECT 1 FROM labels l WHERE l.issue_id = i.id AND l.label = ?)")
         params.append(label)
     return " AND ".join(clauses)
-
-
-def ready(tx: Tx, *, now_epoch: float, priority: int | None, labels: Sequence[str], limit: int) -> dict[str, Any]:
-    """Open, not deferred, not blocked, not under a blocked parent; most urgent first."""
-    params: list[Any] = [now_epoch]
-    where = [
-        "i.status = 'open'",
-        f"i.issue_type NOT IN ({_NOT_WORK})",
-        "(i.defer_epoch IS NULL OR i.defer_epoch <= ?)",
-        "i.id NOT IN (SELECT id FROM blocked)",
-    ]
-    if priority is not None:
-        where.append("i.priority = ?")
-        params.append(priority)
-    if labels:
-        where.append(_label_filter(labels, params))
-    # No total: counting every ready issue would cost a pass over the backlog on each call.
-    page, _, has_more = _page(tx, " AND ".join(where), params, limit=limit, prefix=BLOCKED_CTE, count=False)
-    return {"issues": page, "has_more": has_more}
-
-
-def search(
-    tx: Tx,
-    *,
-    text: str | None,
-    statuses: Sequence[str],
-    assignee: str | None,
-    labels: Sequence[str],
-    issue_type: str | None,
-    limit: int,
-    offset: int,
-) -> dict[str, Any]:
-    """Full-text and filtered search over every issue, closed ones included."""
-    params: list[Any] = []
-    where = ["1 = 1"]
-    if text:
-        clause, clause_params = tx.search_clause(text)
-        # An exact id also finds its issue, whatever the text index says.
-        where.append(f"({clause} OR i.id = ?)")
-        params.extend([*clause_params, text.strip()])
-    if statuses:
-        where.append("i.status IN (" + ", ".join("?" for _ in statuses) + ")")
-        params.extend(statuses)
-    if assignee is not None:
-        where.append("i.assignee = ?")
-        params.append(assignee)
-    if issue_type is not None:
-        where.append("i.issue_type = ?")
-        params.append(issue_type)
-    if labels:
-        where.append(_label_filter(labels, params))
-    page, total, has_more = _page(tx, " AND ".join(where), params, limit=limit, offset=offset)
-    return {"issues": page, "total": total, "offset": offset, "has_more": has_more}
-
-
-def _neighbours(tx: Tx, sql: str, issue_id: str) -> list[dict[str, Any]]:
-    return [
-        {"id": other, "type": kind, "title": title, "status": status, "exists": title is not None}
-        for other, kind, title, status in tx.rows(sql, [issue_id])
-    ]
-
-
-def get(tx: Tx, issue_id: str, *, comments_last: int) -> dict[str, Any]:
-    """One issue in full, its dependencies both ways, its latest comments and its revisions.
-
-    Raises:
-        NotFound: no issue has this id.
-    """
-    issue = load_issue(tx, issue_id)
-    if issue is None:
-        raise NotFound(f"no issue {issue_id!r}; search for it by text or list ready work", details={"id": issue_id})
-    record = beads_record(tx, issue, comments_last=comments_last)
-    count_row = tx.row("SELECT COUNT(*) FROM comments WHERE issue_id = ?", [issue_id])
-    depends_on = _neighbours(
-        tx,
-        "SELECT d.depends_on_id, d.type, t.title, t.status FROM dependencies d "
-        "LEFT JOIN issues t ON t.id = d.depends_on_id WHERE d.issue_id = ? ORDER BY d.position",
-        issue_id,
-    )
-    dependents = _neighbours(
-        tx,
-        "SELECT d.issue_id, d.type, s.title, s.status FROM dependencies d "
-        "JOIN issues s ON s.id = d.issue_id WHERE d.depends_on_id = ? ORDER BY d.issue_id, d.type",
-        issue_id,
-    )
-    blockers = open_blockers(tx, issue_id)
-    return {
-        "issue": record,
-        "depends_on": depends_on,
-        "dependents": dependents,
-        "blocked_by": blockers,
-        "comment_count": int(count_row[0]) if count_row else 0,
-        **issue.revisions(),
-    }
 
 
 def open_blockers(tx: Tx, issue_id: str) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from bee_tracker.model import CANONICAL_ORDER, COLUMNS
 from bee_tracker.store.db import Row, Tx
@@ -26,6 +26,14 @@ def go_json(value: Any) -> str:
         .replace("\u2028", "\\u2028")
         .replace("\u2029", "\\u2029")
     )
+
+
+class Revisions(TypedDict):
+    """How far an issue has changed: its state (what compare-and-swap compares) and any activity (notes too)."""
+
+    state_revision: int
+    activity_revision: int
+    last_activity_at: str
 
 
 class IssueRow:
@@ -51,7 +59,7 @@ class IssueRow:
         """True while the issue is exactly as imported, so its original line can be written back verbatim."""
         return self.raw_line is not None and self.raw_revision == self.activity_revision
 
-    def revisions(self) -> dict[str, Any]:
+    def revisions(self) -> Revisions:
         return {
             "state_revision": self.state_revision,
             "activity_revision": self.activity_revision,
@@ -142,7 +150,21 @@ def ordered(values: dict[str, Any], key_order: Sequence[str] | None) -> dict[str
     return out
 
 
-def summary(issue: IssueRow, labels: list[str]) -> dict[str, Any]:
+class IssueSummary(TypedDict):
+    """The short form of an issue in lists (``ready``, ``search``)."""
+
+    id: Any
+    title: Any
+    status: Any
+    priority: Any
+    issue_type: NotRequired[Any]
+    assignee: NotRequired[Any]
+    labels: NotRequired[Any]
+    updated_at: NotRequired[Any]
+    state_revision: NotRequired[Any]
+
+
+def summary(issue: IssueRow, labels: list[str]) -> IssueSummary:
     """The short form used by lists (ready, search)."""
     f = issue.fields
     return {

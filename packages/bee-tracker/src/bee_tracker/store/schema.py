@@ -49,6 +49,29 @@ _COMMON = [
   PRIMARY KEY (actor, key))""",
 ]
 
+# Migration 2: the history of every write (events), and the lines import keeps verbatim without making them live
+# issues (kept_records: Beads tombstones, `_type` records other than issues, header lines, and lines whose id an
+# earlier line of the same file already took). Their position shares the number space of issues.position, so an
+# export interleaves them exactly where they were.
+_EVENTS = """CREATE TABLE events (
+  seq {key},
+  issue_id TEXT NOT NULL,
+  at TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  changes TEXT NOT NULL)"""
+_KEPT = """CREATE TABLE kept_records (
+  seq {key},
+  position BIGINT NOT NULL,
+  kind TEXT NOT NULL,
+  issue_id TEXT,
+  identity TEXT NOT NULL,
+  line TEXT NOT NULL)"""
+_MIGRATION_2 = [
+    "CREATE INDEX events_issue ON events (issue_id, seq)",
+    "CREATE INDEX kept_records_issue ON kept_records (issue_id)",
+    "CREATE INDEX kept_records_identity ON kept_records (kind, identity)",
+]
 SQLITE: list[list[str]] = [
     [
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -78,6 +101,11 @@ END""",
   DELETE FROM issues_fts WHERE rowid = old.rowid;
 END""",
     ],
+    [
+        _EVENTS.format(key="INTEGER PRIMARY KEY AUTOINCREMENT"),
+        _KEPT.format(key="INTEGER PRIMARY KEY AUTOINCREMENT"),
+        *_MIGRATION_2,
+    ],
 ]
 
 POSTGRES: list[list[str]] = [
@@ -100,6 +128,7 @@ POSTGRES: list[list[str]] = [
   extra TEXT NOT NULL DEFAULT '{}')""",
         "CREATE INDEX comments_issue ON comments (issue_id, seq)",
     ],
+    [_EVENTS.format(key="BIGSERIAL PRIMARY KEY"), _KEPT.format(key="BIGSERIAL PRIMARY KEY"), *_MIGRATION_2],
 ]
 
 LATEST = len(SQLITE)

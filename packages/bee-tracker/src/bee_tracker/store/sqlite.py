@@ -9,18 +9,28 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bee_contracts import BeeError, ErrorCode
 from bee_tracker.store import schema
 from bee_tracker.store.db import Row, fts_terms
-from bee_tracker.store.errors import Busy, Unavailable
 
-_BUSY_TIMEOUT_MS = 10_000
+_BUSY_TIMEOUT_SECONDS = 10.0
+
+#: Primary result codes meaning another connection holds the lock (extended codes carry them in the low byte).
+_LOCKED = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 
 
-def _mapped(exc: sqlite3.Error, *, writing: bool) -> Exception:
-    text = str(exc).lower()
-    if "locked" in text or "busy" in text:
-        return Busy("the tracker database is busy; retry shortly", details={"retryAfterSeconds": 1})
-    return Unavailable(f"the tracker database failed: {exc.__class__.__name__}", outcome_unknown=writing)
+def _busy(message: str) -> BeeError:
+    return BeeError(ErrorCode.BUSY, message, details={"retryAfterSeconds": 1})
+
+
+def _mapped(exc: sqlite3.Error, *, writing: bool) -> BeeError:
+    """The one place SQLite's errors become contract errors, by result code (never by message text)."""
+    primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if primary in _LOCKED:
+        return _busy("the tracker database is busy; retry shortly")
+    return BeeError(
+        ErrorCode.INTERNAL, f"the tracker database failed: {exc.__class__.__name__}", outcome_unknown=writing
+    )
 
 
 class _SqliteTx:
@@ -41,6 +51,9 @@ class _SqliteTx:
         """Nothing to do: BEGIN IMMEDIATE already holds the database's single write lock."""
 
     def lock_graph(self) -> None:
+        """Nothing to do, for the same reason."""
+
+    def lock_name(self, name: str) -> None:
         """Nothing to do, for the same reason."""
 
     def next_comment_id(self) -> int:
@@ -64,8 +77,9 @@ class SqliteDatabase:
 
     dialect = "sqlite"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, busy_timeout: float = _BUSY_TIMEOUT_SECONDS) -> None:
         self.path = path
+        self.busy_timeout = busy_timeout
         path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
@@ -77,14 +91,12 @@ class SqliteDatabase:
     def _connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=_BUSY_TIMEOUT_MS / 1000
-            )
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=self.busy_timeout)
             conn.execute("PRAGMA journal_mode = WAL")
             # NORMAL in WAL mode: a committed write survives the process being killed (not a power cut).
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
@@ -118,10 +130,8 @@ class SqliteDatabase:
 
     @contextmanager
     def write(self) -> Iterator[_SqliteTx]:
-        if not self._writer.acquire(timeout=_BUSY_TIMEOUT_MS / 1000):
-            raise Busy(
-                "the tracker database is busy with other writes; retry shortly", details={"retryAfterSeconds": 1}
-            )
+        if not self._writer.acquire(timeout=self.busy_timeout):
+            raise _busy("the tracker database is busy with other writes; retry shortly")
         try:
             with self._transaction("BEGIN IMMEDIATE", writing=True) as tx:
                 yield tx

@@ -1,0 +1,293 @@
+"""The unit of work a tool function receives: one open transaction, and for a write who acts and what changed.
+
+A tracker tool is its catalog entry plus one function in :mod:`bee_tracker.tools`, taking a :class:`Read` or a
+:class:`Write` and its arguments. The store (:class:`~bee_tracker.store.sql.SqlStore`) opens the transaction, runs
+the function and finishes the write; the tool function only checks and changes issues through these methods, so
+revisions, history events and size caps are kept the same way by every tool.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, NotRequired, TypedDict
+
+from bee_contracts import BeeError, ErrorCode, invalid
+from bee_tracker.model import epoch
+from bee_tracker.store import bounds, kept, reads
+from bee_tracker.store.db import Tx
+from bee_tracker.store.records import IssueRow, beads_record, labels_of, load_issue
+
+#: Longest text an event keeps of a changed value (the history is a summary, the issue has the whole text).
+_EVENT_TEXT_CHARS = 80
+#: Changes that may happen several times in one write, kept as lists in the event.
+_LISTED = frozenset({"linked", "unlinked", "comment"})
+#: Most items an event lists of a changed list (labels); the rest are counted.
+_EVENT_LIST_ITEMS = 10
+
+
+class IssueState(TypedDict):
+    """What every write answers about the issue it wrote: its status, holder and revisions after the write."""
+
+    id: str
+    status: str
+    assignee: NotRequired[str | None]
+    state_revision: int
+    activity_revision: int
+    last_activity_at: str
+    replayed: NotRequired[bool]
+
+
+def _brief(value: Any) -> Any:
+    """``value`` shortened for the history: long text cut, long lists cut and counted."""
+    if isinstance(value, str) and len(value) > _EVENT_TEXT_CHARS:
+        return value[: _EVENT_TEXT_CHARS - 1] + "…"
+    if isinstance(value, list):
+        shown = [_brief(item) for item in value[:_EVENT_LIST_ITEMS]]
+        if len(value) > _EVENT_LIST_ITEMS:
+            shown.append(f"… and {len(value) - _EVENT_LIST_ITEMS} more")
+        return shown
+    return value
+
+
+class Read:
+    """A read-only view of the store for one tool call."""
+
+    def __init__(self, tx: Tx, *, now: str) -> None:
+        self.tx = tx
+        #: The one timestamp of this call.
+        self.now = now
+
+    def issue(self, issue_id: str) -> IssueRow:
+        """The live issue ``issue_id``.
+
+        Raises:
+            BeeError: ``not_found``, saying when and by whom the issue was deleted if it is a tombstone.
+        """
+        issue = load_issue(self.tx, issue_id)
+        if issue is None:
+            raise kept.missing(self.tx, issue_id)
+        return issue
+
+    def check_known(self, *, status: str | None = None, issue_type: str | None = None) -> None:
+        """Statuses and types must be built in or registered on this tracker.
+
+        Raises:
+            BeeError: ``invalid_argument`` naming the allowed values.
+        """
+        if status is not None and status not in (allowed := reads.statuses(self.tx)):
+            raise invalid(f"status {status!r} is not known here; use one of {', '.join(allowed)}", argument="status")
+        if issue_type is not None and issue_type not in (allowed := reads.types(self.tx)):
+            raise invalid(
+                f"issue_type {issue_type!r} is not known here; use one of {', '.join(allowed)}", argument="issue_type"
+            )
+
+
+class Write(Read):
+    """One write transaction on behalf of ``actor``, recording what the tool changed on which issue."""
+
+    def __init__(self, tx: Tx, *, tool: str, actor: str, now: str, prefix: str) -> None:
+        super().__init__(tx, now=now)
+        self.tool = tool
+        self.actor = actor
+        #: The id prefix for new issues.
+        self.prefix = prefix
+        self._changes: dict[str, dict[str, Any]] = {}
+        self._bumped: dict[str, bool] = {}  # issue id -> whether its state_revision was bumped in this write
+        self._grown: set[str] = set()  # issues whose own content changed, to check against the cap at the end
+
+    def issue(self, issue_id: str) -> IssueRow:
+        """Lock and load the live issue ``issue_id``: checks made on it hold until this write commits.
+
+        Raises:
+            BeeError: ``not_found`` (a deleted issue says so).
+        """
+        issue = load_issue(self.tx, issue_id, for_update=True)
+        if issue is None:
+            raise kept.missing(self.tx, issue_id)
+        return issue
+
+    def require(self, issue_id: str, *, role: str) -> None:
+        """Check that ``issue_id`` is a live issue (a link target, a prerequisite), without locking it.
+
+        Raises:
+            BeeError: ``not_found`` naming the ``role`` (a deleted issue says so).
+        """
+        if self.tx.row("SELECT 1 FROM issues WHERE id = ?", [issue_id]) is None:
+            raise kept.missing(self.tx, issue_id, role=role)
+
+    def compare(self, issue: IssueRow, expected: int | None) -> None:
+        """Compare-and-swap on ``state_revision`` when the caller gave ``expected_revision``.
+
+        Raises:
+            BeeError: ``conflict`` when the issue changed since ``expected``; details carry the current revision.
+        """
+        if expected is not None and expected != issue.state_revision:
+            raise BeeError(
+                ErrorCode.CONFLICT,
+                f"issue {issue.id} is at state_revision {issue.state_revision}, not {expected}: it changed since you "
+                "read it; get it again and decide whether your change still applies",
+                details={"id": issue.id, "expected_revision": expected, "state_revision": issue.state_revision},
+            )
+
+    # -- changes ----------------------------------------------------------------------------------------------
+
+    def record(self, issue_id: str, *, state: bool, **what: Any) -> None:
+        """Note what this write changed on ``issue_id`` for its history, and bump its revisions once per write.
+
+        Every write is activity (``activity_revision``, ``last_activity_at``); a change to the issue itself is also
+        state (``state_revision``, ``updated_at``), which is what ``expected_revision`` compares.
+        """
+        changes = self._changes.setdefault(issue_id, {})
+        for key, value in what.items():
+            if key in _LISTED:
+                changes.setdefault(key, []).append(value)  # several links in one write are all kept
+            else:
+                changes[key] = value
+        if state:
+            self._grown.add(issue_id)
+        if issue_id not in self._bumped:
+            self._bumped[issue_id] = state
+            if state:
+                self.tx.run(
+                    "UPDATE issues SET state_revision = state_revision + 1, activity_revision = activity_revision "
+                    "+ 1, last_activity_at = ?, updated_at = ? WHERE id = ?",
+                    [self.now, self.now, issue_id],
+                )
+            else:
+                self.tx.run(
+                    "UPDATE issues SET activity_revision = activity_revision + 1, last_activity_at = ? WHERE id = ?",
+                    [self.now, issue_id],
+                )
+        elif state and not self._bumped[issue_id]:
+            self._bumped[issue_id] = True
+            self.tx.run(
+                "UPDATE issues SET state_revision = state_revision + 1, updated_at = ? WHERE id = ?",
+                [self.now, issue_id],
+            )
+
+    def insert(self, values: dict[str, Any]) -> IssueRow:
+        """Insert a new issue with these column values (``id`` among them), lock it and return it.
+
+        Its revisions start at 1: what else this write does to it (labels, links) is part of its creation.
+        """
+        columns = list(values)
+        self.tx.run(
+            f"INSERT INTO issues ({', '.join(columns)}, created_epoch, defer_epoch, last_activity_at) "
+            f"VALUES ({', '.join('?' for _ in columns)}, ?, ?, ?)",
+            [*values.values(), epoch(values.get("created_at")), epoch(values.get("defer_until")), self.now],
+        )
+        issue_id = str(values["id"])
+        self._changes[issue_id] = {"created": _brief(values.get("title"))}
+        self._bumped[issue_id] = True
+        self._grown.add(issue_id)
+        return self.issue(issue_id)
+
+    def set(self, issue: IssueRow, **values: Any) -> bool:
+        """Assign columns of ``issue`` (a state change); return whether any value actually changed."""
+        changed = {column: value for column, value in values.items() if issue.fields.get(column) != value}
+        if not changed:
+            return False
+        columns = dict(changed)
+        if "defer_until" in columns:
+            columns["defer_epoch"] = epoch(columns["defer_until"])
+        sets = ", ".join(f"{column} = ?" for column in columns)
+        self.tx.run(f"UPDATE issues SET {sets} WHERE id = ?", [*columns.values(), issue.id])
+        self.record(
+            issue.id,
+            state=True,
+            **{column: [_brief(issue.fields.get(column)), _brief(value)] for column, value in changed.items()},
+        )
+        issue.fields.update(changed)
+        return True
+
+    def set_labels(self, issue: IssueRow, labels: Sequence[str]) -> bool:
+        """Replace the labels of ``issue`` (a state change); return whether they changed."""
+        before = labels_of(self.tx, issue.id)
+        after = list(dict.fromkeys(labels))
+        if after == before:
+            return False
+        self.tx.run("DELETE FROM labels WHERE issue_id = ?", [issue.id])
+        for position, label in enumerate(after):
+            self.tx.run("INSERT INTO labels (issue_id, label, position) VALUES (?, ?, ?)", [issue.id, label, position])
+        added = [label for label in after if label not in before]
+        removed = [label for label in before if label not in after]
+        self.record(issue.id, state=True, labels={"added": _brief(added), "removed": _brief(removed)})
+        return True
+
+    def comment(self, issue: IssueRow, text: str) -> dict[str, Any]:
+        """Append a comment by the actor (activity, not state) and return it as ``get`` shows it.
+
+        Raises:
+            BeeError: ``invalid_argument`` when the comment alone would pass its size cap.
+        """
+        comment_id = self.tx.next_comment_id()
+        comment = {"id": comment_id, "issue_id": issue.id, "author": self.actor, "text": text, "created_at": self.now}
+        bounds.refuse_large_comment(issue.id, comment)
+        self.tx.run(
+            "INSERT INTO comments (issue_id, comment_id, int_id, author, text, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [issue.id, str(comment_id), comment_id, self.actor, text, self.now],
+        )
+        self.record(issue.id, state=False, comment=comment_id)
+        return comment
+
+    def depend(self, issue: IssueRow, target: str, kind: str) -> bool:
+        """Add the dependency ``issue -[kind]-> target`` unless it exists; return whether it was added."""
+        if self.tx.row(
+            "SELECT 1 FROM dependencies WHERE issue_id = ? AND depends_on_id = ? AND type = ?",
+            [issue.id, target, kind],
+        ):
+            return False
+        position_row = self.tx.row(
+            "SELECT COALESCE(MAX(position), -1) + 1 FROM dependencies WHERE issue_id = ?", [issue.id]
+        )
+        self.tx.run(
+            "INSERT INTO dependencies (issue_id, depends_on_id, type, created_at, created_by, position) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [issue.id, target, kind, self.now, self.actor, position_row[0] if position_row else 0],
+        )
+        self.record(issue.id, state=True, linked={"type": kind, "target": target})
+        return True
+
+    def undepend(self, issue: IssueRow, target: str, kind: str) -> bool:
+        """Remove the dependency ``issue -[kind]-> target``; return whether it existed."""
+        removed = self.tx.run(
+            "DELETE FROM dependencies WHERE issue_id = ? AND depends_on_id = ? AND type = ?", [issue.id, target, kind]
+        )
+        if removed:
+            self.record(issue.id, state=True, unlinked={"type": kind, "target": target})
+        return bool(removed)
+
+    # -- answers ----------------------------------------------------------------------------------------------
+
+    def state(self, issue_id: str) -> IssueState:
+        """The issue's status, holder and revisions as they are now, in this write (what every write echoes)."""
+        found = self.tx.row(
+            "SELECT id, status, assignee, state_revision, activity_revision, last_activity_at FROM issues WHERE id = ?",
+            [issue_id],
+        )
+        assert found is not None, "the issue was written in this very transaction"
+        return {
+            "id": found[0],
+            "status": found[1],
+            "assignee": found[2],
+            "state_revision": found[3],
+            "activity_revision": found[4],
+            "last_activity_at": found[5],
+        }
+
+    def finish(self) -> None:
+        """Check every grown issue against its cap and write one history event per issue this write changed.
+
+        Raises:
+            BeeError: ``invalid_argument`` when an issue would pass its size cap (the transaction rolls back).
+        """
+        for issue_id in self._grown:
+            issue = load_issue(self.tx, issue_id)
+            if issue is not None:
+                bounds.refuse_large_issue(issue_id, beads_record(self.tx, issue, comments_last=0))
+        for issue_id, what in self._changes.items():
+            self.tx.run(
+                "INSERT INTO events (issue_id, at, actor, tool, changes) VALUES (?, ?, ?, ?, ?)",
+                [issue_id, self.now, self.actor, self.tool, json.dumps(what, ensure_ascii=False)],
+            )

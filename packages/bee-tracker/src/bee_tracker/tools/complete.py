@@ -1,0 +1,50 @@
+"""complete: close an issue with its summary and evidence, unless something holds it open."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bee_contracts import BeeError, ErrorCode
+from bee_tracker import claims
+from bee_tracker.store import reads
+from bee_tracker.store.ops import Write
+
+if TYPE_CHECKING:
+    from bee_contracts.shapes.tracker import CompleteArgs, CompleteData
+
+
+def complete(op: Write, args: CompleteArgs) -> CompleteData:
+    """Close the issue: the summary becomes its close_reason, the evidence a comment, in one transaction.
+
+    Deleted issues (tombstones) never hold it open: they count as done, as blockers and as children.
+
+    Raises:
+        BeeError: ``blocked`` with the unfinished blockers, open children and open gates in details;
+            ``forbidden`` when someone else holds the claim; ``conflict`` when already closed or for a stale
+            ``expected_revision``; ``not_found``.
+    """
+    issue = op.issue(args["id"])
+    op.compare(issue, args.get("expected_revision"))
+    if issue.fields["status"] == "closed":
+        raise BeeError(ErrorCode.CONFLICT, f"issue {issue.id} is already closed", details={"id": issue.id})
+    claims.guard(issue, op.actor, "complete")
+    blockers = reads.open_blockers(op.tx, issue.id)
+    children = reads.open_children(op.tx, issue.id)
+    gates = reads.open_gates(op.tx, issue.id)
+    if blockers or children or gates:
+        reasons = []
+        if blockers:
+            reasons.append(f"blocked by {', '.join(blockers)}")
+        if children:
+            reasons.append(f"open children {', '.join(children)}")
+        if gates:
+            reasons.append(f"open gates {', '.join(gates)}")
+        raise BeeError(
+            ErrorCode.BLOCKED,
+            f"cannot complete {issue.id}: {'; '.join(reasons)}; finish or unlink those first",
+            details={"id": issue.id, "blockers": blockers, "children": children, "gates": gates},
+        )
+    if args.get("evidence"):
+        op.comment(issue, f"Evidence: {args['evidence']}")
+    op.set(issue, status="closed", closed_at=op.now, close_reason=args.get("summary") or "Completed")
+    return {**op.state(issue.id), "completed": True}

@@ -1,0 +1,178 @@
+"""Bee's hosts through MCP clients Bee did not write: the official TypeScript SDK client and the MCP Inspector CLI.
+
+Claude Code, Cursor, VS Code and the Inspector validate ``structuredContent`` against the tool's success
+``outputSchema`` even when ``isError`` is true. An error envelope there reaches the user as "MCP error -32602:
+Structured content does not match the tool's output schema" instead of the error. So a failed call must be
+``isError: true`` with the envelope ``{error, code, retryable, outcome_unknown, details?}`` as JSON in its text
+and no ``structuredContent``; these tests hold every host to that, as those clients see it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bee_contracts import load_catalog
+from bee_contracts.errors import CODES, ErrorCode
+from tests.conftest import bee_executable, make_checkout
+from tests.harness import node
+from tests.harness.tracker import TrackerProcess
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(node.missing_reason() is not None, reason=str(node.missing_reason())),
+]
+
+ALICE, BOB = "alice@example.com", "bob@example.com"
+ENVELOPE_KEYS = {"error", "code", "retryable", "outcome_unknown"}
+
+#: The Inspector's exit code when the tool answered with ``isError: true`` (1 means the client itself threw).
+INSPECTOR_TOOL_ERROR = 5
+
+
+def manifest(*selections: dict[str, Any], budget: int = 32768) -> dict[str, Any]:
+    return {"manifestJson": json.dumps({"selections": list(selections)}), "budgetBytes": budget}
+
+
+def answered(call: dict[str, Any]) -> dict[str, Any]:
+    """The CallToolResult the TS client returned; a client-side rejection (the -32602 bug) fails here, loudly."""
+    assert "thrown" not in call, f"the TypeScript SDK client rejected the result: {call['thrown']}"
+    result: dict[str, Any] = call["result"]
+    return result
+
+
+def success(result: dict[str, Any]) -> dict[str, Any]:
+    """A successful result's structured content, which must equal the JSON of its text."""
+    assert result.get("isError") in (False, None), result
+    structured: dict[str, Any] = result["structuredContent"]
+    assert json.loads(result["content"][0]["text"]) == structured
+    return structured
+
+
+def tool_error(result: dict[str, Any], code: str) -> dict[str, Any]:
+    """A failed result in the shape foreign clients can read; returns the parsed envelope."""
+    assert result.get("isError") is True, result
+    assert "structuredContent" not in result, f"an error must not carry structuredContent: {result}"
+    block = result["content"][0]
+    assert block["type"] == "text", result
+    body: dict[str, Any] = json.loads(block["text"])
+    assert ENVELOPE_KEYS <= set(body) <= ENVELOPE_KEYS | {"details"}, body
+    assert body["code"] == code, body
+    assert isinstance(body["error"], str) and body["error"].strip(), body
+    assert body["retryable"] is CODES[ErrorCode(code)].retryable, body
+    assert isinstance(body["outcome_unknown"], bool), body
+    return body
+
+
+# -- core: `bee mcp serve` over stdio ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def initialised_checkout(tmp_path: Path) -> Path:
+    checkout = make_checkout(tmp_path / "checkout")
+    subprocess.run([str(bee_executable()), "init", "--checkout", str(checkout)], check=True, capture_output=True)
+    return checkout
+
+
+def test_core_over_stdio_through_the_typescript_sdk_client(initialised_checkout: Path) -> None:
+    server = node.stdio_server(bee_executable(), "mcp", "serve", cwd=initialised_checkout)
+    out = node.ts_client(
+        server,
+        [
+            ("bee_context_packet", manifest({"id": "a", "path": "src/a.py", "representation": "index"})),
+            ("bee_context_packet", manifest({"id": "a", "path": "src/nope.py", "representation": "index"})),
+            ("bee_context_packet", manifest({"id": "a", "path": "src/a.py", "representation": "full"})),
+            ("bee_context_packet", manifest({"id": "a", "path": "../etc/passwd", "representation": "index"})),
+        ],
+    )
+    assert out["serverVersion"]["name"] == "bee-core"
+    assert out["tools"] == [spec.to_wire() for spec in load_catalog("core")]
+    ok, missing, invalid, outside = (answered(call) for call in out["calls"])
+    packet = success(ok)
+    assert packet["status"] == "complete" and packet["items"][0]["id"] == "a"
+    assert "no file" in tool_error(missing, "not_found")["error"]
+    assert "use one of" in tool_error(invalid, "invalid_argument")["error"]
+    assert "climbs out" in tool_error(outside, "outside_root")["error"]
+
+
+def test_core_over_stdio_through_the_inspector_cli(initialised_checkout: Path) -> None:
+    serve = [str(bee_executable()), "mcp", "serve"]
+    listed = node.inspector(serve, "--method", "tools/list", cwd=initialised_checkout)
+    assert listed.returncode == 0, listed.stderr
+    assert [tool["name"] for tool in listed.result["tools"]] == [spec.name for spec in load_catalog("core")]
+
+    arguments = manifest({"id": "a", "path": "src/nope.py", "representation": "index"})
+    called = node.inspector(
+        serve,
+        *("--method", "tools/call", "--tool-name", "bee_context_packet"),
+        *("--tool-args-json", json.dumps(arguments)),
+        cwd=initialised_checkout,
+    )
+    assert called.returncode == INSPECTOR_TOOL_ERROR, (called.error, called.stderr)
+    assert called.error is not None and called.error["code"] == "tool_is_error"
+    assert "no file" in tool_error(called.result, "not_found")["error"]
+
+
+# -- tracker: `bee tracker serve` over Streamable HTTP with real tokens ---------------------------------------------
+
+
+@pytest.fixture
+def tracker(tracker_factory: Callable[..., TrackerProcess], tmp_path: Path) -> TrackerProcess:
+    return tracker_factory(str(tmp_path / "tracker.db"))
+
+
+def as_actor(server: TrackerProcess, actor: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One TS client session as ``actor`` making ``calls``; returns each CallToolResult."""
+    out = node.ts_client(node.http_server(server.url, server.token(actor)), calls)
+    assert out["tools"] == [spec.to_wire() for spec in load_catalog("tracker")]
+    return [answered(call) for call in out["calls"]]
+
+
+def test_tracker_over_http_through_the_typescript_sdk_client(tracker: TrackerProcess) -> None:
+    first, prerequisite = (
+        success(result)["data"]
+        for result in as_actor(tracker, ALICE, [("create", {"title": "ship it"}), ("create", {"title": "build it"})])
+    )
+    task, blocker, stale = first["id"], prerequisite["id"], prerequisite["state_revision"]
+    setup = [
+        ("update", {"id": blocker, "priority": 0, "expected_revision": stale}),
+        ("link", {"id": task, "target": blocker}),
+        ("claim", {"id": task}),
+    ]
+    failing = [
+        ("get", {"id": "bd-nope"}),
+        ("update", {"id": blocker, "priority": 4, "expected_revision": stale}),
+        ("complete", {"id": task, "summary": "done"}),
+    ]
+    alice = as_actor(tracker, ALICE, setup + failing)
+    for result in alice[: len(setup)]:
+        success(result)
+    missing, conflict, blocked = alice[len(setup) :]
+    [forbidden] = as_actor(tracker, BOB, [("release", {"id": task, "reason": "mine now"})])
+
+    tool_error(missing, "not_found")
+    assert tool_error(conflict, "conflict")["details"]["state_revision"] == stale + 1
+    assert blocker in json.dumps(tool_error(blocked, "blocked"))
+    assert ALICE in tool_error(forbidden, "forbidden")["error"]
+
+
+def test_tracker_over_http_through_the_inspector_cli(tracker: TrackerProcess) -> None:
+    [created] = as_actor(tracker, ALICE, [("create", {"title": "mine"})])
+    task = success(created)["data"]["id"]
+    [claimed] = as_actor(tracker, ALICE, [("claim", {"id": task})])
+    success(claimed)
+
+    called = node.inspector(
+        [],
+        *("--transport", "http", "--server-url", tracker.url),
+        *("--method", "tools/call", "--tool-name", "release", "--tool-arg", f"id={task}", "reason=mine"),
+        headers={"Authorization": f"Bearer {tracker.token(BOB)}"},
+    )
+    assert called.returncode == INSPECTOR_TOOL_ERROR, (called.error, called.stderr)
+    assert called.error is not None and called.error["code"] == "tool_is_error"
+    assert ALICE in tool_error(called.result, "forbidden")["error"]

@@ -1,0 +1,55 @@
+"""Calling tracker tools in-process, the way the host does (schema-validated, one actor per call)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bee_contracts import BeeError
+
+ALICE, BOB = "alice@example.com", "bob@example.com"
+
+
+def call(store: Any, tool: str, actor: str = ALICE, /, **args: Any) -> dict[str, Any]:
+    """The ``data`` of a successful call of ``tool`` by ``actor`` (an ``actor=`` keyword is a tool argument)."""
+    result: dict[str, Any] = store.call(tool, actor, args)
+    assert set(result) == {"data"}, result
+    data: dict[str, Any] = result["data"]
+    return data
+
+
+def refused(store: Any, code: str, tool: str, actor: str = ALICE, /, **args: Any) -> BeeError:
+    """The error of a call that must fail with ``code``."""
+    with pytest.raises(BeeError) as info:
+        store.call(tool, actor, args)
+    assert info.value.code == code, info.value
+    return info.value
+
+
+def new(store: Any, title: str = "Task", actor: str = ALICE, /, **args: Any) -> str:
+    """Create an issue; return its id."""
+    return call(store, "create", actor, title=title, **args)["id"]
+
+
+def bee(
+    *argv: str, cwd: Path | None = None, env: dict[str, str | None] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed `bee` command as a user would, capturing its output (never raising on failure).
+
+    ``env`` changes the environment: a value replaces a variable, None removes it.
+    """
+    executable = str(Path(sys.executable).parent / "bee")
+    environment = {**os.environ}
+    for name, value in (env or {}).items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
+    return subprocess.run(
+        [executable, *argv], capture_output=True, text=True, timeout=120, check=False, cwd=cwd, env=environment
+    )
