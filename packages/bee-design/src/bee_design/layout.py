@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Final
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.layout import INSTANCE_DIRNAME
 from bee_hostkit import ConfinedRoot
 from bee_hostkit.paths import ConfinedFile
 
-#: Local state (git-ignored), relative to the root; paths below are relative to it.
-STATE_DIR: Final = ".bee/design"
+#: Local state (git-ignored) in the root's Bee directory, relative to the root; paths below are relative to it.
+STATE_DIR: Final = f"{INSTANCE_DIRNAME}/design"
 BUNDLES_DIR: Final = "bundles"
 BLOBS_DIR: Final = "blobs"
 EVIDENCE_DIR: Final = "evidence"
