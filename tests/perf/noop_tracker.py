@@ -1,16 +1,17 @@
-"""The peer for the tracker benchmark: the same HTTP stack (Starlette, the SDK's stateless Streamable HTTP,
-bearer-JWT middleware, the hostkit Host with validation and result guard) serving one tool that does nothing.
+"""The peer for the tracker benchmark: the same HTTP stack (uvicorn through the hostkit edge, Starlette, the SDK's
+stateless Streamable HTTP, bearer-JWT middleware, the hostkit Host with validation and result guard) serving one
+tool that does nothing.
 
 usage: python noop_tracker.py PORT SECRET_HEX
 """
 
 import sys
 
-import uvicorn
-
 from bee_contracts import ToolSpec
 from bee_hostkit import Host
 from bee_hostkit.http_app import local_security, mcp_http_app
+from bee_hostkit.http_edge import serve_http
+from bee_hostkit.http_limits import EdgeLimits
 from bee_tracker.auth import hmac_verifier
 from bee_tracker.middleware import BearerAuth
 
@@ -34,7 +35,7 @@ def main() -> None:
         security=local_security("127.0.0.1", port),
         wrappers=[lambda inner: BearerAuth(inner, verifier)],
     )
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    serve_http(app, host="127.0.0.1", port=port, limits=EdgeLimits(max_in_flight=100), log_level="warning")
 
 
 if __name__ == "__main__":

@@ -2,15 +2,19 @@
 
 import base64
 import json
+import re
 import time
 
 import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+from hypothesis import given
+from hypothesis import strategies as st
 
-from bee_tracker.auth import AuthError, hmac_verifier, jwks_verifier, mint, pem_verifier
+from bee_tracker.auth import AuthError, hmac_verifier, jwks_verifier, mint, pem_verifier, shown
 from bee_tracker.home import KEY_FILE, ensure_key
+from bee_tracker.middleware import challenge
 
 SECRET = b"s" * 32
 
@@ -120,3 +124,84 @@ def test_default_key_is_created_once_with_0600(tmp_path):
 def test_short_secrets_are_refused():
     with pytest.raises(ValueError, match="at least 32 bytes"):
         hmac_verifier(b"short")
+
+
+# -- header fields are data -------------------------------------------------------------------------------------
+
+#: What an RFC 6750 error_description may hold.
+SAFE = re.compile(r"[ !#-\[\]-~]*")
+
+
+def unsigned(header, payload=None) -> str:
+    return f"{b64(json.dumps(header).encode())}.{b64(json.dumps(payload or claims()).encode())}.c2ln"
+
+
+@given(st.text(max_size=200))
+def test_shown_text_is_printable_ascii_without_quotes_and_bounded(text):
+    assert SAFE.fullmatch(shown(text)) and len(shown(text)) <= 35
+
+
+@given(st.text(max_size=300))
+def test_a_challenge_holds_only_what_rfc_6750_allows(description):
+    header = challenge("bee-tracker", "invalid_token", description).decode("ascii")
+    assert re.fullmatch(r'Bearer realm="bee-tracker", error="invalid_token", error_description="[ !#-\[\]-~]*"', header)
+
+
+@pytest.mark.parametrize(
+    ("header", "reason"),
+    [
+        ({"alg": "HS256\r\nINFO forged"}, r"^algorithm HS256\?\?INFO forged is not accepted here \(accepted: HS256\)$"),
+        ({"alg": 'x", error="y'}, r"^algorithm x\?, error=\?y is not"),
+        ({"alg": "HS256☃"}, r"^algorithm HS256\? is not"),
+        ({"alg": "A" * 100}, r"^algorithm A{32}\.\.\. is not"),
+        ({"alg": None}, "alg must be a string"),
+        ({"alg": "HS256", "kid": 7}, "malformed token"),
+        ([1, 2], "malformed token"),
+    ],
+    ids=["crlf", "quote", "non-latin-1", "long", "null", "kid-int", "array"],
+)
+def test_hostile_header_fields_become_safe_reasons(header, reason):
+    with pytest.raises(AuthError, match=reason) as info:
+        hmac_verifier(SECRET).actor(unsigned(header))
+    assert SAFE.fullmatch(str(info.value))
+
+
+def test_a_jwks_key_must_be_of_the_tokens_family(tmp_path, rsa_key):
+    ec_key = ec.generate_private_key(ec.SECP256R1())
+    rsa_jwk = {**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(rsa_key.public_key())), "kid": "r"}
+    ec_jwk = {**json.loads(jwt.algorithms.ECAlgorithm.to_jwk(ec_key.public_key())), "kid": "e"}
+    path = tmp_path / "jwks.json"
+    path.write_text(json.dumps({"keys": [rsa_jwk, ec_jwk]}))
+    verifier = jwks_verifier(str(path))
+    refused(verifier, jwt.encode(claims(), ec_key, algorithm="ES256", headers={"kid": "r"}), "cannot verify ES256")
+    refused(verifier, jwt.encode(claims(), SECRET, algorithm="HS256", headers={"kid": "r"}), "HS256 is not accepted")
+    assert verifier.actor(jwt.encode(claims(), ec_key, algorithm="ES256")) == "alice@example.com"  # no kid
+
+
+# -- time claims and the maximum lifetime -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("exp", "reason"),
+    [("9999999999", "exp claim must be a number"), (True, "exp claim must be a number"), (None, "lacks the exp")],
+    ids=["string", "bool", "null"],
+)
+def test_exp_must_be_a_number(exp, reason):
+    refused(hmac_verifier(SECRET), jwt.encode({**claims(), "exp": exp}, SECRET, algorithm="HS256"), reason)
+
+
+def test_lifetime_is_capped_from_now_and_from_iat():
+    verifier = hmac_verifier(SECRET, max_lifetime_seconds=3600)
+    now = int(time.time())
+    refused(verifier, jwt.encode({**claims(), "exp": now + 7200}, SECRET, algorithm="HS256"), "3600 seconds from now")
+    lived = {**claims(), "iat": now - 3000, "exp": now + 1200}
+    refused(verifier, jwt.encode(lived, SECRET, algorithm="HS256"), "lives longer than 3600 seconds")
+    refused(verifier, jwt.encode({**claims(), "iat": now + 600}, SECRET, algorithm="HS256"), "issued in the future")
+    refused(verifier, jwt.encode({**claims(), "nbf": now + 600}, SECRET, algorithm="HS256"), "not yet valid")
+    assert verifier.actor(jwt.encode({**claims(), "iat": now, "exp": now + 3600}, SECRET, "HS256"))
+
+
+def test_mint_refuses_a_ttl_over_the_maximum():
+    with pytest.raises(ValueError, match="7 days"):
+        mint(SECRET, "a", ttl_seconds=7 * 86400 + 1)
+    assert hmac_verifier(SECRET).actor(mint(SECRET, "a", ttl_seconds=7 * 86400)) == "a"

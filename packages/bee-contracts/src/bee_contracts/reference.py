@@ -54,7 +54,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _properties_table(schema: dict[str, Any], *, with_required: bool = True) -> str:
+def _properties_table(schema: dict[str, Any]) -> str:
     props: dict[str, Any] = schema.get("properties", {})
     if not props:
         return "_No fields._\n"

@@ -26,7 +26,6 @@ from bee_design.schemas import validator
 from bee_hostkit.files import write_atomic
 
 State = Literal["imported", "mapped", "stale", "missing"]
-STATES: Final[tuple[State, ...]] = ("imported", "mapped", "stale", "missing")
 
 #: Source files up to this size are searched for their mapped symbol.
 _SYMBOL_SEARCH_BYTES: Final = 16 * 1024 * 1024

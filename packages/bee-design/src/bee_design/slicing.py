@@ -200,6 +200,10 @@ def build_slice(inventory: Inventory, qualified: str, budget_bytes: int) -> Desi
     return result
 
 
+def _fits(budget: Budget, structured: dict[str, Any]) -> bool:
+    return budget.measure(structured) <= budget.limit
+
+
 def _place_metadata(structured: dict[str, Any], entries: list[_Entry], budget: Budget) -> int:
     """Add each entry's metadata (text marked omitted) while it fits; return how many went in."""
     data = structured["data"]
@@ -208,7 +212,7 @@ def _place_metadata(structured: dict[str, Any], entries: list[_Entry], budget: B
             entry.item["omitted"] = "budget"
         data[entry.kind].append(entry.item)
         data["omittedFiles"] -= 1
-        if not budget.fits(structured):
+        if not _fits(budget, structured):
             data[entry.kind].pop()
             data["omittedFiles"] += 1
             return placed
@@ -227,7 +231,7 @@ def _fill_texts(structured: dict[str, Any], entries: list[_Entry], budget: Budge
         if entry.partial:
             item["cut"] = True
             whole = False
-        if budget.fits(structured):
+        if _fits(budget, structured):
             continue
         item["cut"] = True
         prefix = _longest_prefix(structured, item, entry.text, budget)
@@ -246,7 +250,7 @@ def _longest_prefix(structured: dict[str, Any], item: dict[str, Any], text: str,
     while low < high:
         middle = (low + high + 1) // 2
         item["text"] = text[:middle]
-        if budget.fits(structured):
+        if _fits(budget, structured):
             low = middle
         else:
             high = middle - 1

@@ -20,9 +20,6 @@ class Budget:
         """The exact size of the result carrying ``structured``."""
         return result_bytes(structured)
 
-    def fits(self, structured: Mapping[str, Any]) -> bool:
-        return self.measure(structured) <= self.limit
-
     def require(self, structured: Mapping[str, Any], *, what: str = "the complete answer", hint: str = "") -> int:
         """Return the size of ``structured``'s result, or fail with ``budget_exceeded``.
 

@@ -1,12 +1,16 @@
 """Streamable HTTP transport glue: the SDK's stateless session manager in a Starlette app.
 
 The app answers ``POST /mcp`` in both protocol eras, refuses a bare ``GET /mcp`` with 405 (the SDK would open an
-SSE stream that never sends a byte), caps request bodies (413), enforces DNS-rebinding protection, and runs the
-session manager in the app's lifespan. Extra ASGI wrappers (authentication) go around the MCP endpoint only.
+SSE stream that never sends a byte), caps request bodies (413), answers a request whose id is unusable itself (the
+SDK would take it for a notification and never answer), enforces DNS-rebinding protection, and runs the session
+manager in the app's lifespan. Extra ASGI wrappers (authentication) go around the MCP endpoint only, so nothing is
+read from an unauthenticated request's body. Limits that must hold before ASGI runs are in :mod:`.http_edge`.
 """
 
 from __future__ import annotations
 
+import json
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -16,9 +20,10 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bee_contracts.limits import MAX_FRAME_BYTES
+from bee_hostkit.framing import INVALID_REQUEST, error_frame, invalid_id_error
 
 #: Wraps an ASGI app (for example with authentication).
 Wrapper = Callable[[ASGIApp], ASGIApp]
@@ -47,6 +52,62 @@ class PostOnly:
             await send({"type": "http.response.body", "body": body})
             return
         await self.app(scope, receive, send)
+
+
+async def _send_json(send: Send, status: int, body: bytes) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class CheckedBody:
+    """Reads a POST body up to ``max_body_bytes`` (413 beyond it) and answers unusable request ids with -32600.
+
+    The body is parsed once here and, when it passes, replayed to the app unchanged. A body that is not JSON goes
+    through as it is: the SDK answers it with its own parse error.
+    """
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            await self._too_large(send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away before its request was complete: there is nothing to answer
+            body += message.get("body", b"")
+            if len(body) > self.max_body_bytes:
+                await self._too_large(send)
+                return
+            if not message.get("more_body", False):
+                break
+        try:
+            parsed = json.loads(body)
+        except (ValueError, RecursionError):
+            parsed = None
+        error = invalid_id_error(parsed)
+        if error is not None:
+            await _send_json(send, 400, error)
+            return
+        replay: deque[Message] = deque([{"type": "http.request", "body": bytes(body), "more_body": False}])
+
+        async def replayed() -> Message:
+            return replay.popleft() if replay else await receive()
+
+        await self.app(scope, replayed, send)
+
+    async def _too_large(self, send: Send) -> None:
+        message = f"the request body exceeds the limit of {self.max_body_bytes} bytes"
+        await _send_json(send, 413, error_frame(None, INVALID_REQUEST, message))
 
 
 def local_security(host: str, port: int | None = None, extra_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
@@ -83,7 +144,7 @@ def mcp_http_app(
         security_settings=security,
         max_request_body_size=max_body_bytes,
     )
-    endpoint: ASGIApp = StreamableHTTPASGIApp(manager)
+    endpoint: ASGIApp = CheckedBody(StreamableHTTPASGIApp(manager), max_body_bytes)
     for wrap in reversed(list(wrappers)):
         endpoint = wrap(endpoint)
     endpoint = PostOnly(endpoint)

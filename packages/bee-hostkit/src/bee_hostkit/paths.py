@@ -21,7 +21,6 @@ import stat
 import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from types import TracebackType
 
 from bee_contracts import BeeError, ErrorCode, invalid
 
@@ -138,9 +137,7 @@ class ConfinedFile:
     def __enter__(self) -> ConfinedFile:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self.close()
 
 

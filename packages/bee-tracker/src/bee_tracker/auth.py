@@ -1,14 +1,18 @@
 """Verifying the signed JWT every /mcp request carries, and minting local tokens.
 
 HS256 with a shared secret for one host; RS*/PS*/ES*/EdDSA with a PEM public key or a JWKS (file or URL) for teams.
-``exp`` is required; issuer and audience are checked when configured; ``alg: none`` and algorithm confusion (an
+A numeric ``exp`` is required, and a token may live at most ``max_lifetime_seconds`` (``exp`` from now, and from
+``iat`` when present); issuer and audience are checked when configured; ``alg: none`` and algorithm confusion (an
 HMAC token checked with a public key, or any algorithm outside the key's family) are refused before verification.
+
+Everything in a token is attacker-controlled data until its signature is verified: a refusal's message names the
+offending field in words of its own and shows a value only through :func:`shown` (printable ASCII without quotes or
+backslashes, bounded), so it is safe in a log line, a JSON body and a ``WWW-Authenticate`` header alike.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,14 +22,29 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
-HMAC_ALGORITHMS = ("HS256", "HS384", "HS512")
+from bee_tracker.config import DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
+
 RSA_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512")
 EC_ALGORITHMS = ("ES256", "ES384", "ES512")
 OKP_ALGORITHMS = ("EdDSA",)
 
+#: Characters :func:`shown` lets through: RFC 6750's error_description set (%x20-21 / %x23-5B / %x5D-7E).
+_SHOWABLE = frozenset(chr(c) for c in range(0x20, 0x7F)) - {'"', "\\"}
+
 
 class AuthError(Exception):
-    """Why a token was refused; safe to show (it never contains the token)."""
+    """Why a token was refused; safe to show and log (it never contains the token or unsanitized token text)."""
+
+
+def shown(value: str, limit: int = 32) -> str:
+    """``value`` made safe to show: other characters than printable ASCII (and quotes, backslashes) become ``?``,
+    and at most ``limit`` characters are kept (``...`` marks a cut)."""
+    text = "".join(c if c in _SHOWABLE else "?" for c in value[: limit + 1])
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _span(seconds: int) -> str:
+    return f"{seconds // 86400} days" if seconds % 86400 == 0 else f"{seconds} seconds"
 
 
 @dataclass
@@ -39,37 +58,46 @@ class Verifier:
     audience: str | None = None
     actor_claim: str = "email"
     leeway_seconds: int = 30
+    max_lifetime_seconds: int = DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
+
+    @property
+    def fetches_keys(self) -> bool:
+        """Whether verifying may fetch a JWKS over the network (so it must not run on the event loop)."""
+        return isinstance(self.jwks, jwt.PyJWKClient)
 
     def actor(self, token: str) -> str:
         """The actor named by a valid token.
 
         Raises:
-            AuthError: the token is malformed, unsigned, signed with another algorithm or key, expired, lacks
-                ``exp``, has the wrong issuer or audience, or names no actor.
+            AuthError: the token is malformed, unsigned, signed with another algorithm or key, expired, lacks a
+                numeric ``exp``, lives longer than the maximum, has the wrong issuer or audience, or names no actor.
         """
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
-            raise AuthError("malformed token") from None
+            # Not three base64url parts, a header that is not a JSON object, or a kid that is not a string.
+            raise AuthError("malformed token: expected a JWT with a JSON object header and a string kid") from None
         algorithm = header.get("alg")
-        if not isinstance(algorithm, str) or algorithm.lower() == "none":
+        if not isinstance(algorithm, str):
+            raise AuthError("the token header's alg must be a string")
+        if algorithm.lower() == "none":
             raise AuthError("unsigned tokens (alg none) are refused")
         if algorithm not in self.algorithms:
-            raise AuthError(f"algorithm {algorithm} is not accepted here")
-        key = self._key_for(token, header)
-        options: jwt.types.Options = {"require": ["exp"], "verify_aud": self.audience is not None}
+            accepted = ", ".join(self.algorithms)
+            raise AuthError(f"algorithm {shown(algorithm)} is not accepted here (accepted: {accepted})")
+        key = self._key_for(header, algorithm)
+        options: jwt.types.Options = {
+            "require": ["exp"],
+            # The time claims are checked below, strictly: PyJWT would take "exp": "9999999999" or true.
+            "verify_exp": False,
+            "verify_iat": False,
+            "verify_nbf": False,
+            "verify_aud": self.audience is not None,
+        }
         try:
             claims = jwt.decode(
-                token,
-                key,
-                algorithms=[algorithm],
-                issuer=self.issuer,
-                audience=self.audience,
-                options=options,
-                leeway=self.leeway_seconds,
+                token, key, algorithms=[algorithm], issuer=self.issuer, audience=self.audience, options=options
             )
-        except jwt.ExpiredSignatureError:
-            raise AuthError("token expired") from None
         except jwt.MissingRequiredClaimError as exc:
             raise AuthError(f"token lacks the {exc.claim} claim") from None
         except jwt.InvalidIssuerError:
@@ -78,25 +106,73 @@ class Verifier:
             raise AuthError("wrong audience") from None
         except jwt.PyJWTError:
             raise AuthError("invalid signature or claims") from None
+        self._check_times(claims, time.time())
         for claim in (self.actor_claim, "sub"):
             value = claims.get(claim)
             if isinstance(value, str) and value.strip():
                 return value.strip()
         raise AuthError(f"token names no actor (no {self.actor_claim} or sub claim)")
 
-    def _key_for(self, token: str, header: dict[str, Any]) -> Any:
+    def _check_times(self, claims: dict[str, Any], now: float) -> None:
+        exp = _seconds(claims, "exp")
+        assert exp is not None  # required above
+        leeway, longest = self.leeway_seconds, self.max_lifetime_seconds
+        if exp <= now - leeway:
+            raise AuthError("token expired")
+        if exp - now > longest + leeway:
+            raise AuthError(f"token expires more than {_span(longest)} from now, longer than this server accepts")
+        iat = _seconds(claims, "iat")
+        if iat is not None and iat > now + leeway:
+            raise AuthError("token issued in the future (iat)")
+        if iat is not None and exp - iat > longest:
+            raise AuthError(f"token lives longer than {_span(longest)} (exp - iat), longer than this server accepts")
+        nbf = _seconds(claims, "nbf")
+        if nbf is not None and nbf > now + leeway:
+            raise AuthError("token not yet valid (nbf)")
+
+    def _key_for(self, header: dict[str, Any], algorithm: str) -> Any:
+        """The key that verifies ``algorithm`` for this header: the configured one, or the JWKS key its kid names."""
         if self.jwks is None:
             return self.key
-        try:
-            if isinstance(self.jwks, jwt.PyJWKClient):
-                return self.jwks.get_signing_key_from_jwt(token).key
-            kid = header.get("kid")
-            keys = [k for k in self.jwks.keys if kid is None or k.key_id == kid]
-            if not keys:
+        kid = header.get("kid")  # a string or absent: PyJWT refused any other kid already
+        if isinstance(self.jwks, jwt.PyJWKClient):
+            if kid is None:
+                raise AuthError("token has no kid, which a JWKS needs to pick its key")
+            try:
+                candidates = [self.jwks.get_signing_key(kid)]
+            except jwt.PyJWTError:
+                raise AuthError("no key in the JWKS matches the token's kid") from None
+        else:
+            candidates = [k for k in self.jwks.keys if kid is None or k.key_id == kid]
+            if not candidates:
                 raise AuthError("no key in the JWKS matches the token's kid")
-            return keys[0].key
-        except jwt.PyJWTError:
-            raise AuthError("no usable key in the JWKS for this token") from None
+        for candidate in candidates:
+            if algorithm in _family_of(candidate.key):
+                return candidate.key
+        # A key of another family would make the library fail in ways of its own (or, for HMAC, verify with
+        # public key bytes as the secret): refuse here, by name.
+        raise AuthError(f"the JWKS key for this token cannot verify {algorithm}")
+
+
+def _seconds(claims: dict[str, Any], name: str) -> float | None:
+    """A time claim as a finite number of seconds since the epoch, None when absent.
+
+    Raises:
+        AuthError: it is present but not a number (a string, a boolean, null, an object, an infinity).
+    """
+    if name not in claims:
+        return None
+    value = claims[name]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise AuthError(f"the token's {name} claim must be a number of seconds since the epoch")
+    return float(value)
+
+
+def _family_of(key: Any) -> tuple[str, ...]:
+    try:
+        return algorithms_for(key)
+    except ValueError:
+        return ()
 
 
 def algorithms_for(public_key: Any) -> tuple[str, ...]:
@@ -124,7 +200,7 @@ def pem_verifier(pem: bytes, **options: Any) -> Verifier:
 def jwks_verifier(source: str, **options: Any) -> Verifier:
     """A verifier over a JWKS given as a URL (fetched and cached by PyJWT) or a file path."""
     if source.startswith(("https://", "http://")):
-        client = jwt.PyJWKClient(source, cache_keys=True, lifespan=300)
+        client = jwt.PyJWKClient(source, cache_keys=True, lifespan=300, timeout=10)
         return Verifier(algorithms=RSA_ALGORITHMS + EC_ALGORITHMS + OKP_ALGORITHMS, jwks=client, **options)
     keyset = jwt.PyJWKSet.from_json(Path(source).read_text(encoding="utf-8"))
     allowed: list[str] = []
@@ -133,25 +209,23 @@ def jwks_verifier(source: str, **options: Any) -> Verifier:
     return Verifier(algorithms=tuple(allowed), jwks=keyset, **options)
 
 
-def load_or_create_secret(path: Path) -> bytes:
-    """The embedded default HS256 key: created on first use with 0600 permissions, then reused."""
-    if path.exists():
-        return bytes.fromhex(path.read_text(encoding="ascii").strip())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    secret = secrets.token_bytes(32)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process created it first: use theirs
-        return bytes.fromhex(path.read_text(encoding="ascii").strip())
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(secret.hex() + "\n")
-    return secret
-
-
 def mint(
-    secret: bytes, actor: str, *, ttl_seconds: int = 8 * 3600, issuer: str | None = None, audience: str | None = None
+    secret: bytes,
+    actor: str,
+    *,
+    ttl_seconds: int = 8 * 3600,
+    issuer: str | None = None,
+    audience: str | None = None,
+    max_lifetime_seconds: int = DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
 ) -> str:
-    """An HS256 token for ``actor`` (as both ``sub`` and ``email``), valid for ``ttl_seconds``."""
+    """An HS256 token for ``actor`` (as both ``sub`` and ``email``), valid for ``ttl_seconds``.
+
+    Raises:
+        ValueError: ``ttl_seconds`` is not positive or exceeds ``max_lifetime_seconds`` (a server with that maximum
+            would refuse the token).
+    """
+    if not 0 < ttl_seconds <= max_lifetime_seconds:
+        raise ValueError(f"a token lifetime must be between 1 second and {_span(max_lifetime_seconds)}")
     issued = int(time.time())
     claims: dict[str, Any] = {"sub": actor, "email": actor, "iat": issued, "exp": issued + ttl_seconds}
     if issuer:

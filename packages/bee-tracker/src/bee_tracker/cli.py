@@ -15,7 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from bee_tracker.config import DEFAULT_MAX_IN_FLIGHT, DEFAULT_PORT, TrackerConfig, default_home
+from bee_hostkit.http_limits import (
+    DEFAULT_MAX_HEADER_BYTES,
+    DEFAULT_MAX_HEADER_LINE_BYTES,
+    DEFAULT_REQUEST_TIMEOUT_SECONDS,
+)
+from bee_tracker.config import (
+    DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
+    DEFAULT_PORT,
+    TrackerConfig,
+    default_home,
+)
 
 if TYPE_CHECKING:
     from bee_tracker.store import SqlStore
@@ -95,11 +106,42 @@ def init(home: Path | None) -> None:
 @click.option("--audience", default=None, help="Required `aud` claim.")
 @click.option("--actor-claim", default="email", show_default=True, help="Claim naming the actor (falls back to sub).")
 @click.option(
+    "--max-token-lifetime",
+    "max_token_lifetime_seconds",
+    default=DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
+    show_default=True,
+    type=click.IntRange(60, 366 * 86400),
+    help="Longest token lifetime accepted, in seconds (604800 is 7 days): exp further than this from now, or from "
+    "iat, is refused.",
+)
+@click.option(
     "--max-in-flight",
     default=DEFAULT_MAX_IN_FLIGHT,
     show_default=True,
     type=click.IntRange(1, 10_000),
-    help="Operations served at once; more are answered busy.",
+    help="Requests to /mcp served at once; more are answered 503 with Retry-After at once.",
+)
+@click.option(
+    "--max-header-bytes",
+    default=DEFAULT_MAX_HEADER_BYTES,
+    show_default=True,
+    type=click.IntRange(1024, 1024 * 1024),
+    help="Request line and headers together, in bytes; more is answered 431.",
+)
+@click.option(
+    "--max-header-line-bytes",
+    default=DEFAULT_MAX_HEADER_LINE_BYTES,
+    show_default=True,
+    type=click.IntRange(256, 1024 * 1024),
+    help="One header line or the request line, in bytes; longer is answered 431 (414 for the request line).",
+)
+@click.option(
+    "--request-timeout",
+    "request_timeout_seconds",
+    default=DEFAULT_REQUEST_TIMEOUT_SECONDS,
+    show_default=True,
+    type=click.FloatRange(0.1, 3600),
+    help="Seconds a client has to send a request's headers and body; slower is answered 408.",
 )
 @click.option(
     "--deadline",
@@ -128,9 +170,8 @@ def init(home: Path | None) -> None:
 @click.option("--access-log/--no-access-log", default=False, show_default=True, help="Log each HTTP request line.")
 def serve(home: Path | None, store_url: str | None, log_level: str, access_log: bool, **values: Any) -> None:
     """Serve the tracker tools and the engineering-backlog skill at http://HOST:PORT/mcp (JWT required)."""
-    import uvicorn
-
-    from bee_tracker.server import build_app
+    from bee_hostkit.http_edge import serve_http
+    from bee_tracker.server import build_app, edge_limits
     from bee_tracker.store import open_store
 
     logging.basicConfig(
@@ -142,6 +183,10 @@ def serve(home: Path | None, store_url: str | None, log_level: str, access_log: 
     values["custom_statuses"] = tuple(values["custom_statuses"])
     values["custom_types"] = tuple(values["custom_types"])
     config = _config(home, store_url, **values)
+    try:
+        limits = edge_limits(config)
+    except ValueError as exc:
+        raise click.UsageError(f"cannot use these HTTP limits: {exc}") from None
     if config.store_in_home:
         from bee_tracker.home import init_home
 
@@ -150,14 +195,13 @@ def serve(home: Path | None, store_url: str | None, log_level: str, access_log: 
     # Not migrated here: the app's startup migrates and checks the store before uvicorn listens.
     store = open_store(config.store, prefix=config.prefix, migrate=False, max_connections=config.max_connections)
     app = build_app(store, verifier, config)
-    uvicorn.run(
+    serve_http(
         app,
         host=config.host,
         port=config.port,
+        limits=limits,
         log_level=log_level,
         access_log=access_log,
-        lifespan="on",
-        timeout_graceful_shutdown=10,
     )
 
 
@@ -165,7 +209,12 @@ def _verifier(config: TrackerConfig) -> Any:
     from bee_tracker.auth import hmac_verifier, jwks_verifier, pem_verifier
     from bee_tracker.home import ensure_key
 
-    options = {"issuer": config.issuer, "audience": config.audience, "actor_claim": config.actor_claim}
+    options = {
+        "issuer": config.issuer,
+        "audience": config.audience,
+        "actor_claim": config.actor_claim,
+        "max_lifetime_seconds": config.max_token_lifetime_seconds,
+    }
     chosen = [x for x in (config.jwks, config.jwt_public_key_file, config.jwt_secret_file) if x]
     if len(chosen) > 1:
         raise click.UsageError("give at most one of --jwks, --jwt-public-key, --jwt-secret-file")
@@ -189,8 +238,8 @@ def _verifier(config: TrackerConfig) -> Any:
     "ttl_seconds",
     default=8 * 3600,
     show_default=True,
-    type=click.IntRange(60, 366 * 86400),
-    help="Lifetime in seconds.",
+    type=click.IntRange(60, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS),
+    help="Lifetime in seconds, at most 604800 (7 days): the longest `serve` accepts by default.",
 )
 @click.option("--issuer", default=None)
 @click.option("--audience", default=None)

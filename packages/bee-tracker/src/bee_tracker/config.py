@@ -8,11 +8,18 @@ from pathlib import Path
 
 from bee_contracts.layout import INSTANCE_DIRNAME, selected_instance
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
+from bee_hostkit.http_limits import (
+    DEFAULT_MAX_HEADER_BYTES,
+    DEFAULT_MAX_HEADER_LINE_BYTES,
+    DEFAULT_REQUEST_TIMEOUT_SECONDS,
+)
 
 ENV_HOME = "BEE_TRACKER_HOME"
 ENV_STORE = "BEE_TRACKER_STORE"
 DEFAULT_PORT = 8765
 DEFAULT_MAX_IN_FLIGHT = 100
+#: The longest token lifetime accepted (exp from now, or exp - iat), and the most `bee tracker token --ttl` mints.
+DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 7 * 86400
 
 #: The tracker's directory inside a Bee instance.
 HOME_DIRNAME = "tracker"
@@ -51,8 +58,12 @@ class TrackerConfig:
     issuer: str | None = None
     audience: str | None = None
     actor_claim: str = "email"
-    # Admission.
+    max_token_lifetime_seconds: int = DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
+    # The HTTP edge: admission of /mcp requests, header caps and the request timeout (bee_hostkit.http_edge).
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+    max_header_line_bytes: int = DEFAULT_MAX_HEADER_LINE_BYTES
+    request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS
     deadline_seconds: float = DEFAULT_DEADLINE_SECONDS
     max_connections: int = 20
     allowed_hosts: tuple[str, ...] = ()

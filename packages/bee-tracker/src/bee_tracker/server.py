@@ -18,6 +18,7 @@ from starlette.routing import Route
 from bee_contracts import load_catalog, version_info
 from bee_hostkit import Host
 from bee_hostkit.http_app import local_security, mcp_http_app
+from bee_hostkit.http_limits import EdgeLimits
 from bee_tracker import skills
 from bee_tracker.auth import Verifier
 from bee_tracker.config import TrackerConfig
@@ -127,6 +128,17 @@ class _LegacyExtensions:
             capabilities["extensions"] = {**(capabilities.get("extensions") or {}), skills.EXTENSION_ID: {}}
             result = {**result, "capabilities": capabilities}
         return result
+
+
+def edge_limits(config: TrackerConfig) -> EdgeLimits:
+    """What the HTTP edge enforces for this tracker: admission of /mcp requests, header caps, request timeout."""
+    return EdgeLimits(
+        max_header_bytes=config.max_header_bytes,
+        max_header_line_bytes=config.max_header_line_bytes,
+        max_in_flight=config.max_in_flight,
+        admitted_paths=frozenset({"/mcp"}),
+        request_timeout_seconds=config.request_timeout_seconds,
+    )
 
 
 def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Starlette:

@@ -1,1 +1,32 @@
-"""Core tool handlers: one module per tool, named after it (bee_context_packet -> context_packet.py)."""
+"""Core tool handlers: one module per tool, named after it (bee_context_packet -> context_packet.py).
+
+Each is a plain function ``(ctx, call) -> result`` that raises :class:`bee_contracts.BeeError`; the host binds them
+in :mod:`bee_core.tools` and imports each on its first call.
+"""
+
+from typing import TYPE_CHECKING
+
+from bee_contracts.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from bee_core.handlers.artifact_query import bee_artifact_query
+    from bee_core.handlers.artifact_read import bee_artifact_read
+    from bee_core.handlers.artifact_search import bee_artifact_search
+    from bee_core.handlers.compression_recover import bee_compression_recover
+    from bee_core.handlers.context_compress import bee_context_compress
+    from bee_core.handlers.context_packet import bee_context_packet
+    from bee_core.handlers.representation_decode import bee_representation_decode
+    from bee_core.handlers.representation_encode import bee_representation_encode
+
+__all__ = [
+    "bee_artifact_query",
+    "bee_artifact_read",
+    "bee_artifact_search",
+    "bee_compression_recover",
+    "bee_context_compress",
+    "bee_context_packet",
+    "bee_representation_decode",
+    "bee_representation_encode",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, {name: f"{__name__}.{name.removeprefix('bee_')}" for name in __all__})

@@ -19,7 +19,6 @@ from bee_core.representation.format import TABLE, bare_key, bare_segment, bare_v
 from bee_core.representation.values import Lexeme, quote, write_json
 
 VARIANTS: Final = ("auto", "columnar", "compact", "json")
-DEFAULT_VARIANT: Final = "auto"
 
 #: Deepest nesting of arrays and objects accepted (and written), so recursion never meets Python's limit.
 MAX_DEPTH: Final = 256

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+__all__ = ["register"]
+
 
 def register(cli: click.Group) -> None:
     from bee_design.commands.design import design

@@ -39,6 +39,7 @@ def mcp(stdio: bool, root: str, log_level: str) -> None:
     from bee_contracts import BeeError
     from bee_design.context import DesignContext
 
+    del stdio  # stdio is the only transport; the flag is accepted because editor configurations spell it out
     try:
         ctx = DesignContext.open(root)
     except BeeError as exc:

@@ -10,6 +10,8 @@ from typing import Any
 
 from bee_hostkit.validation import SchemaValidator
 
+__all__ = ["validator"]
+
 _HERE = Path(__file__).parent
 
 

@@ -12,6 +12,20 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+__all__ = [
+    "CACHE_SCOPE",
+    "EXTENSION_ID",
+    "SKILL_NAME",
+    "SKILL_URI",
+    "TTL_MS",
+    "Skill",
+    "SkillFile",
+    "bundled",
+    "find_file",
+    "find_skill",
+    "parse_frontmatter",
+]
+
 EXTENSION_ID = "io.modelcontextprotocol/skills"
 SKILL_NAME = "beads-engineering-backlog"
 SKILL_URI = f"skill://{SKILL_NAME}/SKILL.md"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bee_contracts.limits import MAX_RESULT_BYTES
 from bee_tracker.model import (
@@ -18,7 +18,10 @@ from bee_tracker.model import (
 )
 from bee_tracker.store.bounds import fitting
 from bee_tracker.store.db import Tx
-from bee_tracker.store.records import ISSUE_SELECT, IssueRow, IssueSummary, summary
+from bee_tracker.store.records import ISSUE_SELECT, IssueRow, summary
+
+if TYPE_CHECKING:
+    from bee_contracts.shapes.tracker import ReadyDataIssue as IssueSummary
 
 _BLOCKING = ", ".join(f"'{t}'" for t in BLOCKING_TYPES)
 _DONE = ", ".join(f"'{s}'" for s in DONE_STATUSES)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from bee_tracker.model import CANONICAL_ORDER, COLUMNS
 from bee_tracker.store.db import Row, Tx
+
+if TYPE_CHECKING:
+    # ready and search list issues in one short form; the generated shape of a ready item is that form.
+    from bee_contracts.shapes.tracker import ReadyDataIssue as IssueSummary
 
 #: Column list used by every issue SELECT, in :data:`COLUMNS` order, then the bookkeeping columns.
 ISSUE_SELECT = ", ".join(f"i.{c}" for c in COLUMNS) + (
@@ -148,20 +152,6 @@ def ordered(values: dict[str, Any], key_order: Sequence[str] | None) -> dict[str
         if key not in out:
             out[key] = value
     return out
-
-
-class IssueSummary(TypedDict):
-    """The short form of an issue in lists (``ready``, ``search``)."""
-
-    id: Any
-    title: Any
-    status: Any
-    priority: Any
-    issue_type: NotRequired[Any]
-    assignee: NotRequired[Any]
-    labels: NotRequired[Any]
-    updated_at: NotRequired[Any]
-    state_revision: NotRequired[Any]
 
 
 def summary(issue: IssueRow, labels: list[str]) -> IssueSummary:

@@ -1,0 +1,29 @@
+"""Bee's core host: bounded, budgeted reads of a checkout and of the artifacts retained in its instance.
+
+The host is built by :func:`build_host` from a :class:`CoreContext` (the checkout and its :class:`Instance`); its
+handlers live in :mod:`bee_core.handlers`, one module per tool. Names load on first use, so importing the package
+(as the `bee` command does for its CLI) costs nothing.
+"""
+
+from typing import TYPE_CHECKING
+
+from bee_contracts.lazy import lazy_exports
+from bee_core._version import __version__
+
+if TYPE_CHECKING:
+    from bee_core.context import CoreContext
+    from bee_core.hosts import CORE
+    from bee_core.instance import Instance
+    from bee_core.tools import build_host
+
+__all__ = ["CORE", "CoreContext", "Instance", "__version__", "build_host"]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "CORE": "bee_core.hosts",
+        "CoreContext": "bee_core.context",
+        "Instance": "bee_core.instance",
+        "build_host": "bee_core.tools",
+    },
+)

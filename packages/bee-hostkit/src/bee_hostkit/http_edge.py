@@ -1,0 +1,411 @@
+"""The HTTP edge: limits enforced in uvicorn's httptools protocol, before a request reaches the ASGI app.
+
+ASGI runs only after the whole header block was parsed and a task was scheduled on the event loop, which is too
+late for what the edge promises, so :class:`EdgeProtocol` (a small subclass of uvicorn's ``HttpToolsProtocol``)
+keeps those promises where the bytes arrive:
+
+- **Header caps.** httptools accumulates a header value inside its parser until the value ends, so a 64 MiB
+  ``Authorization`` line would be buffered whole before any callback sees it. The protocol counts the bytes it
+  feeds the parser instead: a line (the request line included) longer than ``max_header_line_bytes`` or a header
+  block larger than ``max_header_bytes`` is answered at once, 414 for the request line and 431 otherwise, before the
+  parser is fed the byte that passed the limit. No token is ever parsed from such a request. (A header block that
+  starts inside a chunk, after a pipelined request, is checked as the parser reports it instead.)
+- **Admission.** A request to an admitted path (``/mcp``) is counted the moment its headers are complete, before a
+  task is created for it and before its body is read. Over ``max_in_flight`` the answer is written straight from
+  the protocol callback: 503 with ``Retry-After`` and a small JSON body. The slot is released when the request's
+  ASGI task ends, whatever the client did meanwhile.
+- **Request timeout.** Because a slot is taken before the body arrives, a client that sends its headers or body
+  slowly must not keep it: a request not fully received within ``request_timeout_seconds`` is answered 408.
+
+A refused connection is closed gracefully: the answer is written, the write side is shut, and what the client
+still sends is read and dropped for a few seconds, so that its TCP stack delivers the answer instead of a reset.
+
+The protocol relies on uvicorn internals (``on_headers_complete`` handing the cycle to ``_start_asgi_task``, the
+``RequestResponseCycle`` fields); the end-to-end edge tests run against the uvicorn this package requires and
+catch a drift.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from uvicorn.config import Config
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
+from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
+from uvicorn.server import ServerState
+
+from bee_hostkit.http_limits import DEFAULT_RETRY_AFTER_SECONDS, EdgeLimits
+
+logger = logging.getLogger("bee.hostkit.edge")
+
+#: How long a refused connection keeps draining what the client still sends before it is closed.
+_LINGER_SECONDS = 5.0
+#: At most one "shedding" warning per this many seconds (the count covers the whole interval).
+_SHED_LOG_INTERVAL = 10.0
+
+
+def _json(error: str, description: str, **extra: Any) -> bytes:
+    return json.dumps({"error": error, "error_description": description, **extra}).encode()
+
+
+class Admission:
+    """The in-flight count shared by every connection of one server (one event loop, so no lock), and the answer
+    a shed request gets (built once: shedding must cost as little as possible)."""
+
+    def __init__(self, limit: int | None, retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS) -> None:
+        self.limit = limit
+        self.in_flight = 0
+        self.retry_after = [(b"retry-after", str(retry_after_seconds).encode())]
+        self.busy_body = _json(
+            "busy",
+            f"the host is at its limit of {limit} requests in flight; retry after {retry_after_seconds} s",
+            retry_after_seconds=retry_after_seconds,
+        )
+        self._shed = 0
+        self._last_report = 0.0
+
+    def try_enter(self) -> bool:
+        if self.limit is not None and self.in_flight >= self.limit:
+            self._note_shed()
+            return False
+        self.in_flight += 1
+        return True
+
+    def leave(self) -> None:
+        self.in_flight -= 1
+
+    def _note_shed(self) -> None:
+        # One line per interval: an overloaded server must not also flood its log.
+        self._shed += 1
+        now = time.monotonic()
+        if now - self._last_report >= _SHED_LOG_INTERVAL:
+            logger.warning("at the limit of %d requests in flight: answered %d with 503", self.limit, self._shed)
+            self._shed, self._last_report = 0, now
+
+
+_TOO_LARGE = "request_header_fields_too_large"
+
+
+@dataclass(frozen=True)
+class _Passed:
+    """Where a header limit was passed (an offset into the chunk), and the answer for it."""
+
+    offset: int
+    status: int
+    body: bytes
+
+
+class EdgeProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with header caps, edge admission and a request timeout.
+
+    Use :func:`edge_protocol` to bind limits; uvicorn instantiates the class once per connection.
+    """
+
+    limits: ClassVar[EdgeLimits] = EdgeLimits()
+    admission: ClassVar[Admission] = Admission(None)
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        # Header accounting for the request whose header block is being read.
+        self._reading_headers = True
+        self._phase = 0  # bumped whenever a new header block starts
+        self._header_bytes = 0
+        self._line_bytes = 0
+        self._first_line_done = False
+        self._parsed_bytes = 0  # header bytes the parser has reported for this block (a lower bound on the wire)
+        # A header block the parser reported over a limit: every callback is ignored until the feed returns.
+        self._stopped: tuple[int, bytes] | None = None
+        # A refusal decided while an earlier (pipelined) response is still being written.
+        self._pending: tuple[int, bytes] | None = None
+        self._refused = False
+        self._request_timer: asyncio.TimerHandle | None = None
+
+    # -- header caps --------------------------------------------------------------------------------------------
+
+    def _begin_headers(self) -> None:
+        self._reading_headers = True
+        self._phase += 1
+        self._header_bytes = self._line_bytes = 0
+        self._first_line_done = False
+
+    def _too_long(self, request_line: bool) -> tuple[int, bytes]:
+        cap = self.limits.max_header_line_bytes
+        if request_line:
+            return 414, _json("uri_too_long", f"the request line is longer than {cap} bytes")
+        return 431, _json(_TOO_LARGE, f"a header line is longer than {cap} bytes")
+
+    def _too_large(self) -> tuple[int, bytes]:
+        return 431, _json(_TOO_LARGE, f"the request headers are larger than {self.limits.max_header_bytes} bytes")
+
+    def _scan(self, data: bytes) -> tuple[_Passed | None, int, bool]:
+        """Where ``data`` first passes a header limit, if it does, and the header state after it otherwise.
+
+        Only bytes up to the block limit are scanned, so the work per request is bounded by the cap.
+        """
+        line_cap = self.limits.max_header_line_bytes
+        end = min(len(data), self.limits.max_header_bytes - self._header_bytes)
+        line, first_done, pos = self._line_bytes, self._first_line_done, 0
+        while pos < end:
+            room = line_cap - line  # bytes this line may still take before its newline
+            newline = data.find(b"\n", pos, min(end, pos + room + 1))
+            if newline >= 0:
+                line, first_done, pos = 0, True, newline + 1
+                continue
+            if pos + room < end:
+                return _Passed(pos + room, *self._too_long(request_line=not first_done)), 0, first_done
+            line += end - pos
+            break
+        if end < len(data):
+            return _Passed(end, *self._too_large()), 0, first_done
+        return None, line, first_done
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused or self._pending is not None:
+            return  # the answer is decided: what the client still sends is dropped unread
+        if not self._reading_headers:
+            self._feed(data)
+            return
+        passed, line, first_done = self._scan(data)
+        if passed is None:
+            # Count before feeding: the feed may finish this header block and start the next one.
+            self._header_bytes += len(data)
+            self._line_bytes, self._first_line_done = line, first_done
+            self._feed(data)
+            return
+        phase = self._phase
+        if passed.offset:
+            self._feed(data[: passed.offset])  # up to the limit: the header block may end within it
+        if self.transport.is_closing() or self._refused or self._pending is not None:
+            return
+        if self._reading_headers and self._phase == phase:
+            self._refuse(passed.status, passed.body)
+            return
+        self.data_received(data[passed.offset :])
+
+    def _feed(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._stopped is not None:
+            status, body = self._stopped
+            self._stopped = None
+            self._refuse(status, body)
+
+    # -- parser callbacks ---------------------------------------------------------------------------------------
+    #
+    # The byte scan above cannot tell where a header block starts when it starts inside a chunk (a pipelined
+    # request after a complete one): on_url and on_header check such a block as the parser reports it. What the
+    # parser buffered of it is bounded by one read, and once a limit is passed no callback reaches uvicorn's code,
+    # so no header of it reaches the app.
+
+    def on_message_begin(self) -> None:
+        if self._stopped is not None:
+            return
+        super().on_message_begin()
+        self._parsed_bytes = 0
+        self._cancel_request_timer()
+        self._request_timer = self.loop.call_later(self.limits.request_timeout_seconds, self._request_timed_out)
+
+    def on_url(self, url: bytes) -> None:
+        if self._stopped is not None:
+            return
+        super().on_url(url)
+        if len(self.url) + len(b"GET  HTTP/1.1") > self.limits.max_header_line_bytes:  # the shortest line around it
+            self._stopped = self._too_long(request_line=True)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self._stopped is not None:
+            return
+        line = len(name) + 1 + len(value)  # "name:value", the shortest spelling of this line
+        self._parsed_bytes += line + 1
+        if line > self.limits.max_header_line_bytes:
+            self._stopped = self._too_long(request_line=False)
+        elif len(self.url) + len(b"GET  HTTP/1.1\n\n") + self._parsed_bytes > self.limits.max_header_bytes:
+            self._stopped = self._too_large()
+        else:
+            super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        if self._stopped is not None:
+            return
+        self._reading_headers = False
+        super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        if self._stopped is None:
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        if self._stopped is not None:
+            return
+        self._cancel_request_timer()
+        super().on_message_complete()
+        self._begin_headers()
+
+    # -- refusing and lingering ---------------------------------------------------------------------------------
+
+    def _refuse(self, status: int, body: bytes) -> None:
+        """Answer ``status`` for the request being received (unless it was answered already) and close gracefully."""
+        cycle = self.cycle
+        writing = cycle is not None and not cycle.response_complete
+        if self._reading_headers:
+            if writing:
+                # An earlier pipelined response is still being written: answer after it, in order.
+                self._pending = (status, body)
+                return
+            self._write(status, body, close=True)
+        elif writing:
+            assert cycle is not None
+            # The request's app is still running: from now on it must not write (and it reads a disconnect).
+            cycle.disconnected = True
+            cycle.message_event.set()
+            if not cycle.response_started:
+                self._write(status, body, close=True, scope=cycle.scope)
+        self._linger()
+
+    def _linger(self) -> None:
+        self._refused = True
+        self._cancel_request_timer()
+        if self.transport.is_closing():
+            return
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(_LINGER_SECONDS, self.transport.close)
+
+    def _write(
+        self,
+        status: int,
+        body: bytes,
+        *,
+        close: bool,
+        headers: Sequence[tuple[bytes, bytes]] = (),
+        scope: Any = None,
+    ) -> None:
+        content = [STATUS_LINE[status]]
+        for name, value in [*self.server_state.default_headers, *headers]:
+            content += [name, b": ", value, b"\r\n"]
+        content += [b"content-type: application/json\r\ncontent-length: ", str(len(body)).encode(), b"\r\n"]
+        if close:
+            content.append(b"connection: close\r\n")
+        content += [b"\r\n", body]
+        self.transport.write(b"".join(content))
+        if self.access_log and scope is not None:
+            self.access_logger.info(
+                '%s - "%s %s HTTP/%s" %d',
+                get_client_addr(scope),
+                scope["method"],
+                get_path_with_query_string(scope),
+                scope["http_version"],
+                status,
+            )
+
+    # -- admission ----------------------------------------------------------------------------------------------
+
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
+        # Both the first request of a connection and a dequeued pipelined one pass here, just before their task.
+        if app is not self.app or cycle.scope["path"] not in self.limits.admitted_paths:
+            super()._start_asgi_task(cycle, app)
+        elif self.admission.try_enter():
+            super()._start_asgi_task(cycle, functools.partial(self._run_admitted, app))
+        else:
+            self._shed(cycle)
+
+    async def _run_admitted(self, app: Any, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await app(scope, receive, send)
+        finally:
+            self.admission.leave()
+
+    def _shed(self, cycle: RequestResponseCycle) -> None:
+        """Answer 503 now, from the protocol callback, without a task and without reading the body."""
+        # Marked answered first, so the parser drops this request's body and the next request starts cleanly.
+        cycle.response_started = cycle.response_complete = True
+        busy, close = self.admission, not cycle.keep_alive
+        self._write(503, busy.busy_body, close=close, headers=busy.retry_after, scope=cycle.scope)
+        if close:
+            self.transport.close()
+        cycle.on_response()
+
+    # -- request timeout ----------------------------------------------------------------------------------------
+
+    def _request_timed_out(self) -> None:
+        self._request_timer = None
+        if self.transport.is_closing() or self._refused or self._pending is not None:
+            return
+        if self.pipeline:
+            # Queued behind a response still being written: the client is not the slow one. Look again later.
+            self._request_timer = self.loop.call_later(self.limits.request_timeout_seconds, self._request_timed_out)
+            return
+        seconds = self.limits.request_timeout_seconds
+        self._refuse(408, _json("request_timeout", f"the request did not arrive in full within {seconds:g} s"))
+
+    def _cancel_request_timer(self) -> None:
+        if self._request_timer is not None:
+            self._request_timer.cancel()
+            self._request_timer = None
+
+    # -- connection ---------------------------------------------------------------------------------------------
+
+    def on_response_complete(self) -> None:
+        # A refusal waits until every response before it (pipelined requests queued earlier included) is written.
+        if self._pending is not None and not self.pipeline:
+            status, body = self._pending
+            self._pending = None
+            self.server_state.total_requests += 1
+            self._write(status, body, close=True)
+            self._linger()
+            return
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_request_timer()
+        super().connection_lost(exc)
+
+
+def edge_protocol(limits: EdgeLimits) -> type[EdgeProtocol]:
+    """An :class:`EdgeProtocol` class bound to ``limits`` and one shared admission count, for uvicorn's ``http=``."""
+    admission = Admission(limits.max_in_flight, limits.retry_after_seconds)
+    return type("BoundEdgeProtocol", (EdgeProtocol,), {"limits": limits, "admission": admission})
+
+
+def serve_http(
+    app: Any,
+    *,
+    host: str,
+    port: int,
+    limits: EdgeLimits,
+    log_level: str = "info",
+    access_log: bool = False,
+    graceful_shutdown_seconds: int = 10,
+) -> None:
+    """Serve ``app`` with uvicorn on asyncio's event loop through :class:`EdgeProtocol` until SIGTERM or SIGINT."""
+    import uvicorn
+
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        http=edge_protocol(limits),
+        # Not uvloop: it runs libuv without the GIL and takes the GIL back for every callback (each accept, each
+        # read), and hosts run handlers in worker threads that hold it. Under overload, 1,000 connections then
+        # waited up to 4 s in the kernel's accept queue, before the edge could count or shed them (p99 2.2-3.1 s
+        # against 1.0-1.3 s with asyncio, which handles a whole batch of events per GIL hold; uvloop was 10-20 %
+        # faster only below the limit).
+        loop="asyncio",
+        ws="none",  # nothing here speaks WebSocket: an Upgrade header is ignored, never handed to a library
+        log_level=log_level,
+        access_log=access_log,
+        lifespan="on",
+        timeout_graceful_shutdown=graceful_shutdown_seconds,
+    )

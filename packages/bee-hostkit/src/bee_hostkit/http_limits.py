@@ -1,0 +1,41 @@
+"""What the HTTP edge enforces, as data (cheap to import: the CLI reads the defaults for its --help).
+
+The mechanism is :mod:`bee_hostkit.http_edge`; the defaults are documented in docs/operations.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: The request line and every header together, in bytes; more is answered 431.
+DEFAULT_MAX_HEADER_BYTES = 32 * 1024
+#: One header line (or the request line), in bytes; longer is answered 431 (414 for the request line).
+DEFAULT_MAX_HEADER_LINE_BYTES = 8 * 1024
+#: Seconds a client has to send a request's headers and body, from its first byte; slower is answered 408.
+DEFAULT_REQUEST_TIMEOUT_SECONDS = 30.0
+#: The Retry-After a shed request is given, in seconds.
+DEFAULT_RETRY_AFTER_SECONDS = 1
+
+
+@dataclass(frozen=True)
+class EdgeLimits:
+    """The edge's limits. ``max_in_flight=None`` admits every request to ``admitted_paths``.
+
+    Raises:
+        ValueError: a limit is out of range (a line limit larger than the block limit, a zero admission limit).
+    """
+
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+    max_header_line_bytes: int = DEFAULT_MAX_HEADER_LINE_BYTES
+    max_in_flight: int | None = 100
+    admitted_paths: frozenset[str] = frozenset({"/mcp"})
+    retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS
+    request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS
+
+    def __post_init__(self) -> None:
+        if not 0 < self.max_header_line_bytes <= self.max_header_bytes:
+            raise ValueError("the header line limit (--max-header-line-bytes) must be at most the header limit")
+        if self.max_in_flight is not None and self.max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
+        if self.request_timeout_seconds <= 0 or self.retry_after_seconds < 0:
+            raise ValueError("the request timeout must be positive and Retry-After not negative")

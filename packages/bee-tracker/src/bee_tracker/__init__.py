@@ -1,0 +1,29 @@
+"""Bee's tracker host: a Beads-compatible task store a team of agents shares over Streamable HTTP with JWTs.
+
+:func:`build_app` makes the ASGI app (``/mcp`` and ``/health``) from a store (:func:`open_store`), a token verifier
+and a :class:`TrackerConfig`; the tools are :mod:`bee_tracker.tools`, one module each. Names load on first use, so
+importing the package (as the `bee` command does for its CLI) costs nothing.
+"""
+
+from typing import TYPE_CHECKING
+
+from bee_contracts.lazy import lazy_exports
+from bee_tracker._version import __version__
+
+if TYPE_CHECKING:
+    from bee_tracker.config import TrackerConfig
+    from bee_tracker.hosts import TRACKER
+    from bee_tracker.server import build_app
+    from bee_tracker.store import open_store
+
+__all__ = ["TRACKER", "TrackerConfig", "__version__", "build_app", "open_store"]
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "TRACKER": "bee_tracker.hosts",
+        "TrackerConfig": "bee_tracker.config",
+        "build_app": "bee_tracker.server",
+        "open_store": "bee_tracker.store",
+    },
+)
