@@ -247,3 +247,38 @@ async def test_plan_tools_through_the_typescript_sdk_client(joined: Joined) -> N
     assert expired["isError"] is True and "structuredContent" not in expired
     body = json.loads(expired["content"][0]["text"])
     assert body["code"] == "binding_not_live" and body["retryable"] is False
+
+
+async def test_states_and_order_follow_what_the_tracker_holds(joined: Joined) -> None:
+    [plan, outside] = await joined.calls(
+        ("create", {"title": "Big", "issue_type": "epic", "labels": ["space:team"]}),
+        ("create", {"title": "Another team's work"}),
+    )
+    steps = await joined.calls(
+        *(("create", {"title": f"Step {n}", "parent": plan["id"], "acceptance_criteria": f"{n}"}) for n in range(1, 12))
+    )
+    ids = [step["id"] for step in steps]
+    await joined.calls(
+        ("link", {"id": ids[0], "target": outside["id"]}),  # waits on an issue outside the plan
+        ("update", {"id": ids[1], "defer_until": "2999-01-01T00:00:00Z"}),  # deferred past the tracker's now
+    )
+    async with core_client(joined.checkout, ERAS[-1]) as client:
+        shown = (await client.call_tool("bee_plan_show", {"planId": plan["id"]})).structured_content
+        assert [step["id"] for step in shown["steps"]] == ids  # .10 and .11 come after .9, not after .1
+        assert [step["state"] for step in shown["steps"][:3]] == ["waiting", "held", "ready"]
+        assert shown["steps"][0]["after"] == []  # only steps of the plan order it
+
+        await joined.calls(("update", {"id": plan["id"], "status": "blocked"}))
+        held = (await client.call_tool("bee_plan_next", {"planId": plan["id"], "limit": 5})).structured_content
+        assert held["steps"] == [] and held["hasMore"] is False
+        assert held["omitted"] == {"ready": 0, "waiting": 1, "claimed": 0, "held": 10, "reported_complete": 0}
+
+        await joined.calls(*(("create", {"title": "One too many", "parent": plan["id"]}) for _ in range(90)))
+        body = error_of(await client.call_tool("bee_plan_show", {"planId": plan["id"]}))
+        assert body["code"] == "invalid_argument" and "more steps than the 100" in body["error"], body
+
+    binding = joined.binding()
+    (joined.checkout / ".bee" / "collab.json").write_text(json.dumps({**binding, "checkoutId": "chk-someone-else"}))
+    async with core_client(joined.checkout, ERAS[0]) as client:
+        body = error_of(await client.call_tool("bee_plan_show", {"planId": plan["id"]}))
+        assert body["code"] == "binding_not_live" and "belongs to another binding" in body["error"], body
