@@ -44,15 +44,20 @@ def existing_instance(checkout: Path, instance_root: Path | None) -> Instance:
     return instance
 
 
-def _call(binding: Binding, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """One tracker tool call for the binding, as its token's bearer."""
+def _call(url: str, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The ``data`` of one tracker tool call, as the bearer of ``token``."""
     from bee_core.collab.tracker import Tracker, run
     from bee_hostkit import Deadline
 
     async def work(tracker: Tracker) -> dict[str, Any]:
         return await tracker.call(tool, arguments)
 
-    return run(binding.tracker, binding.token(), Deadline(COMMAND_SECONDS), work)
+    return run(url, token, Deadline(COMMAND_SECONDS), work)
+
+
+def _lease_call(binding: Binding, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One lease tool call for the binding's lease, with the binding's token."""
+    return _call(binding.tracker, binding.token(), tool, {"id": binding.lease_id, **arguments})
 
 
 def _expiry(lease: dict[str, Any]) -> str:
@@ -112,30 +117,23 @@ def join(
                 f"this checkout is bound to space {existing.space!r} at {existing.tracker}; run `bee collab leave` "
                 "first"
             )
-        proposed = bindings.Binding(
-            tracker=url,
-            space=space,
-            lease_id="",
-            checkout_id=existing.checkout_id if existing else bindings.new_checkout_id(),
-            holder="",
-            ttl_seconds=ttl_seconds,
-            # Joining the same space again keeps the token file recorded before, unless another is given.
-            token_file=token_file.resolve() if token_file else existing.token_file if existing else None,
-            joined_at="",
-        )
+        checkout_id = existing.checkout_id if existing else bindings.new_checkout_id()
+        # Joining the same space again keeps the token file recorded before, unless another is given.
+        tokens = token_file.resolve() if token_file else existing.token_file if existing else None
         lease = _call(
-            proposed,
+            url,
+            bindings.read_token(tokens),
             "lease_join",
-            {"space": space, "checkout_id": proposed.checkout_id, "ttl_seconds": ttl_seconds},
+            {"space": space, "checkout_id": checkout_id, "ttl_seconds": ttl_seconds},
         )
         joined = bindings.Binding(
             tracker=url,
             space=space,
             lease_id=lease["id"],
-            checkout_id=proposed.checkout_id,
+            checkout_id=checkout_id,
             holder=lease["holder"],
             ttl_seconds=lease["ttl_seconds"],
-            token_file=proposed.token_file,
+            token_file=tokens,
             joined_at=lease["joined_at"],
         )
         bindings.save(instance, joined)
@@ -166,7 +164,7 @@ def status(checkout: Path, instance_root: Path | None, as_json: bool) -> None:
                 click.echo("Not joined: this checkout has no collaboration binding (`bee collab join`).")
             sys.exit(1)
         try:
-            lease: dict[str, Any] | None = _call(binding, "lease_get", {"id": binding.lease_id})
+            lease: dict[str, Any] | None = _lease_call(binding, "lease_get", {})
         except BeeError as exc:
             if exc.code is not ErrorCode.NOT_FOUND:
                 raise
@@ -210,10 +208,7 @@ def renew(ttl_seconds: int | None, checkout: Path, instance_root: Path | None, a
 
 
 def _renew(binding: Binding, ttl_seconds: int | None) -> dict[str, Any]:
-    arguments: dict[str, Any] = {"id": binding.lease_id}
-    if ttl_seconds is not None:
-        arguments["ttl_seconds"] = ttl_seconds
-    return _call(binding, "lease_renew", arguments)
+    return _lease_call(binding, "lease_renew", {} if ttl_seconds is None else {"ttl_seconds": ttl_seconds})
 
 
 @collab.command()
@@ -282,7 +277,7 @@ def leave(forget: bool, checkout: Path, instance_root: Path | None) -> None:
             click.echo("Not joined: there is no binding to leave.")
             return
         try:
-            _call(binding, "lease_leave", {"id": binding.lease_id})
+            _lease_call(binding, "lease_leave", {})
         except BeeError as exc:
             if exc.code is not ErrorCode.NOT_FOUND and not forget:
                 raise click.ClickException(

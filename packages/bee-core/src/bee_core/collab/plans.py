@@ -139,10 +139,12 @@ async def read_plan(tracker: Tracker, space: str, plan_id: str, *, now: str) -> 
     got = await plan_issue(tracker, space, plan_id)
     issue = got["issue"]
     children = step_ids(got)
-    if got["dependents_count"] > len(got["dependents"]) or len(children) > MAX_STEPS:
+    if len(children) > MAX_STEPS or got["dependents_count"] > len(got["dependents"]):
+        # More dependents than one `get` lists: with children among them, the plan is far past the bound.
         raise BeeError(
             ErrorCode.INVALID_ARGUMENT,
-            f"plan {plan_id} has more steps than the {MAX_STEPS} a plan may have; split it into smaller plans",
+            f"plan {plan_id} has more steps than the {MAX_STEPS} a plan may have (or more issues depending on it "
+            f"than one read of it lists: {got['dependents_count']}); split it into smaller plans",
             details={"planId": plan_id, "limit": MAX_STEPS},
         )
     steps = await _fetch(tracker, children)

@@ -188,7 +188,9 @@ def _refused(url: str, status: int, body: str) -> BeeError:
         )
     if status == 403:
         return BeeError(
-            ErrorCode.FORBIDDEN, f"the tracker at {url} refused this request ({reason or 'forbidden'})", details={}
+            ErrorCode.FORBIDDEN,
+            f"the tracker at {url} refused this request ({reason or 'forbidden'})",
+            details={"tracker": url, "status": status},
         )
     if status in (429, 503):
         return BeeError(
