@@ -89,7 +89,7 @@ def create(
             arguments["description"] = description
         if priority is not None:
             arguments["priority"] = priority
-        return await tracker.call("create", arguments)
+        return await tracker.write("create", arguments)
 
     created = _live(checkout, instance_root, work)
     click.echo(json.dumps(created, indent=2) if as_json else created["id"])
@@ -201,7 +201,7 @@ def add(
         }
         if description is not None:
             arguments["description"] = description
-        return await tracker.call("create", arguments)
+        return await tracker.write("create", arguments)
 
     created = _live(checkout, instance_root, work)
     click.echo(json.dumps(created, indent=2) if as_json else created["id"])
@@ -222,7 +222,7 @@ def link(step_id: str, other: str, remove: bool, checkout: Path, instance_root: 
         plan_got, _ = await plans.step_of(tracker, binding.space, step_id)
         if other not in plans.step_ids(plan_got):
             raise invalid(f"{other} is not a step of plan {plan_got['issue']['id']}, the plan of {step_id}")
-        return await tracker.call(
+        return await tracker.write(
             "link", {"id": step_id, "target": other, "type": "blocks", "action": "remove" if remove else "add"}
         )
 
@@ -263,7 +263,7 @@ def edit(
             arguments["title"] = title
         if text is not None:
             arguments["acceptance_criteria"] = text
-        return await tracker.call("update", arguments)
+        return await tracker.write("update", arguments)
 
     _live(checkout, instance_root, work)
     click.echo(f"Updated {step_id}")

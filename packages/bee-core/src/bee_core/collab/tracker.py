@@ -44,23 +44,35 @@ PROTOCOL = "2026-07-28"
 
 
 @dataclass
-class _Refusals:
-    """HTTP refusals seen on the wire: the SDK reports them only as "Server returned an error response"."""
+class _Wire:
+    """What one unit of work saw on the wire, for :func:`_mapped`: HTTP refusals (the SDK reports them only as
+    "Server returned an error response") and the writes that were sent but not answered."""
 
-    seen: list[tuple[int, str]] = field(default_factory=list)
+    refusals: list[tuple[int, str]] = field(default_factory=list)
+    unanswered_writes: set[str] = field(default_factory=set)
 
     async def note(self, response: httpx2.Response) -> None:
-        if response.status_code >= 400 and len(self.seen) < 4:
+        if response.status_code >= 400 and len(self.refusals) < 4:
             await response.aread()
-            self.seen.append((response.status_code, response.text[:2000]))
+            self.refusals.append((response.status_code, response.text[:2000]))
 
 
 class Tracker:
-    """One connection to the tracker for one unit of work; :meth:`call` runs one tool."""
+    """One connection to the tracker for one unit of work; :meth:`call` runs a tool, :meth:`write` one that
+    writes."""
 
-    def __init__(self, client: Client, url: str) -> None:
+    def __init__(self, client: Client, url: str, wire: _Wire) -> None:
         self._client = client
+        self._wire = wire
         self.url = url
+
+    async def write(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`call` for a tool that writes: when it goes unanswered, the error says the write may have landed
+        (``outcome_unknown``)."""
+        self._wire.unanswered_writes.add(tool)
+        data = await self.call(tool, arguments)
+        self._wire.unanswered_writes.discard(tool)
+        return data
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The ``data`` of a successful call of ``tool``.
@@ -81,6 +93,7 @@ class Tracker:
                 ) from None
             raise
         if result.is_error:
+            self._wire.unanswered_writes.discard(tool)  # answered: the tracker wrote nothing
             raise _tool_error(tool, result)
         structured = result.structured_content
         if not isinstance(structured, dict) or not isinstance(structured.get("data"), dict):
@@ -98,16 +111,17 @@ def run(url: str, token: str, deadline: Deadline, work: Callable[[Tracker], Awai
         BeeError: whatever ``work`` raises, and every failure of the tracker or the network, mapped as the module
             says.
     """
-    refusals = _Refusals()
+    wire = _Wire()
     try:
-        return anyio.run(_run, url, token, deadline, work, refusals)
+        return anyio.run(_run, url, token, deadline, work, wire)
     except BaseException as exc:  # every failure is mapped once; interrupts come back out of _mapped as they were
-        raise _mapped(exc, url, deadline, refusals) from None
+        mapped = _mapped(exc, url, deadline, wire)
+        if isinstance(mapped, BeeError) and wire.unanswered_writes and mapped.retryable:
+            mapped = _unknown_outcome(mapped, sorted(wire.unanswered_writes))
+        raise mapped from None
 
 
-async def _run(
-    url: str, token: str, deadline: Deadline, work: Callable[[Tracker], Awaitable[T]], refusals: _Refusals
-) -> T:
+async def _run(url: str, token: str, deadline: Deadline, work: Callable[[Tracker], Awaitable[T]], wire: _Wire) -> T:
     seconds = deadline.remaining
     with anyio.fail_after(seconds):
         # One silent request fails as `unavailable` a little before the deadline would end the whole call.
@@ -117,11 +131,11 @@ async def _run(
             timeout=timeout,
             follow_redirects=False,
             verify=_tls(),
-            event_hooks={"response": [refusals.note]},
+            event_hooks={"response": [wire.note]},
         ) as http:
             transport = streamable_http_client(url, http_client=http)
             async with Client(transport, mode=PROTOCOL, cache=None, read_timeout_seconds=timeout.read) as client:
-                return await work(Tracker(client, url))
+                return await work(Tracker(client, url, wire))
 
 
 @cache
@@ -138,7 +152,7 @@ def _leaves(exc: BaseException) -> Iterator[BaseException]:
         yield exc
 
 
-def _mapped(exc: BaseException, url: str, deadline: Deadline, refusals: _Refusals) -> BaseException:
+def _mapped(exc: BaseException, url: str, deadline: Deadline, wire: _Wire) -> BaseException:
     """The one place a failure of talking to the tracker becomes a contracts error (interrupts pass through)."""
     leaves = list(_leaves(exc))
     for leaf in leaves:
@@ -147,8 +161,8 @@ def _mapped(exc: BaseException, url: str, deadline: Deadline, refusals: _Refusal
     for leaf in leaves:
         if isinstance(leaf, BeeError):
             return leaf
-    if refusals.seen:
-        return _refused(url, *refusals.seen[0])
+    if wire.refusals:
+        return _refused(url, *wire.refusals[0])
     for leaf in leaves:
         if isinstance(leaf, TimeoutError) and not isinstance(leaf, httpx2.TimeoutException):
             return BeeError(
@@ -173,6 +187,18 @@ def _mapped(exc: BaseException, url: str, deadline: Deadline, refusals: _Refusal
         f"the tracker at {url} did not answer as an MCP server ({type(leaves[0]).__name__}); retry, and check the "
         "URL names its /mcp endpoint",
         details={"tracker": url},
+    )
+
+
+def _unknown_outcome(error: BeeError, writes: list[str]) -> BeeError:
+    """``error`` for a write that was sent and not answered: it may or may not have been made."""
+    return BeeError(
+        error.code,
+        f"{error.message}. The {', '.join(writes)} was sent but not answered, so it may or may not have been made: "
+        "look before you retry",
+        details=error.details,
+        retryable=error.retryable,
+        outcome_unknown=True,
     )
 
 
@@ -227,4 +253,10 @@ def _tool_error(tool: str, result: types.CallToolResult) -> BeeError:
     except (ValueError, KeyError, TypeError):
         return BeeError(ErrorCode.INTERNAL, f"the tracker failed {tool} without a readable error")
     details = body.get("details") if isinstance(body.get("details"), dict) else None
-    return BeeError(code, message, details=details, retryable=bool(body.get("retryable", False)))
+    return BeeError(
+        code,
+        message,
+        details=details,
+        retryable=bool(body.get("retryable", False)),
+        outcome_unknown=bool(body.get("outcome_unknown", False)),
+    )
