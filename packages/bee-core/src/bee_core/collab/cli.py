@@ -11,7 +11,6 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -232,7 +231,7 @@ def keepalive(every: float | None, checkout: Path, instance_root: Path | None) -
         binding = bindings.load(instance)
     stop = threading.Event()
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
+    def on_signal(*_: object) -> None:
         stop.set()
 
     signal.signal(signal.SIGTERM, on_signal)

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from bee_contracts.shapes.core import PlanNextResult, PlanShowResult, PlanShowStep
 
 State = Literal["ready", "waiting", "claimed", "held", "reported_complete"]
-STATES: tuple[State, ...] = ("ready", "waiting", "claimed", "held", "reported_complete")
 
 #: The label that puts an epic (a plan) in a space.
 SPACE_LABEL = "space:"
