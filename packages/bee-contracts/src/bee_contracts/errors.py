@@ -31,6 +31,7 @@ class ErrorCode(StrEnum):
     BINDING_NOT_LIVE = "binding_not_live"
     CONFLICT = "conflict"
     BUSY = "busy"
+    UNAVAILABLE = "unavailable"
     UNAUTHORIZED = "unauthorized"
     FORBIDDEN = "forbidden"
     BLOCKED = "blocked"
@@ -67,6 +68,9 @@ CODES: dict[ErrorCode, CodeInfo] = {
     ErrorCode.BINDING_NOT_LIVE: CodeInfo("The checkout's collaboration binding is missing or expired.", False),
     ErrorCode.CONFLICT: CodeInfo("The object changed since the revision given (compare-and-swap failed).", False),
     ErrorCode.BUSY: CodeInfo("The host is at its admission limit; retry after a short wait.", True),
+    ErrorCode.UNAVAILABLE: CodeInfo(
+        "A service the call depends on (the tracker) could not be reached or did not answer in time; retry.", True
+    ),
     ErrorCode.UNAUTHORIZED: CodeInfo("No valid credentials were presented.", False),
     ErrorCode.FORBIDDEN: CodeInfo("The caller may not do this (for example, release another actor's claim).", False),
     ErrorCode.BLOCKED: CodeInfo("The task is blocked by a dependency, open children or a gate.", False),
