@@ -35,6 +35,7 @@ class ErrorCode(StrEnum):
     FORBIDDEN = "forbidden"
     BLOCKED = "blocked"
     UNSUPPORTED = "unsupported"
+    UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
 
 
@@ -71,6 +72,11 @@ CODES: dict[ErrorCode, CodeInfo] = {
     ErrorCode.FORBIDDEN: CodeInfo("The caller may not do this (for example, release another actor's claim).", False),
     ErrorCode.BLOCKED: CodeInfo("The task is blocked by a dependency, open children or a gate.", False),
     ErrorCode.UNSUPPORTED: CodeInfo("The input is valid but of a kind this tool does not handle.", False),
+    ErrorCode.UNAVAILABLE: CodeInfo(
+        "A service the call depends on (a skill provider, a tracker) could not be reached or did not answer in "
+        "time; the message names it. Retry later.",
+        True,
+    ),
     ErrorCode.INTERNAL: CodeInfo("An unexpected fault in the host; the message is safe to show.", True),
 }
 
