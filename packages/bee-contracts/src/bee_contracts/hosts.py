@@ -26,7 +26,10 @@ class HostEntry:
 
     ``args`` are the arguments of the `bee` command that start the host; ``{checkout}`` in them is replaced by the
     absolute checkout (or root) the host serves. ``check`` is ``"mcp"`` for a host checked by an MCP handshake
-    over its transport, ``"health"`` for one checked by ``GET /health``.
+    over its transport, ``"health"`` for one checked by ``GET /health``. ``views`` are other views the same
+    host serves, each ``(catalog, extra arguments)``: the core host's discovery view is
+    ``("discovery", ("--discovery",))``. A view is not another host (editor setup configures the host once);
+    ``bee doctor`` checks each view against its own catalog.
     """
 
     name: str
@@ -34,6 +37,7 @@ class HostEntry:
     args: tuple[str, ...]
     check: Literal["mcp", "health"]
     title: str = ""
+    views: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def argv(self, checkout: Path) -> list[str]:
         """The `bee` arguments that start this host for ``checkout``."""

@@ -81,11 +81,9 @@ class McpSource:
         return await self.client.session.send_request(request, answer)
 
     def _unusable(self, what: str, problem: str) -> BeeError:
-        return BeeError(
-            ErrorCode.UNSUPPORTED,
-            f"skill provider {self.name!r} serves {what} {problem}",
-            details={"provider": self.name},
-        )
+        """``what`` (a skill path, or a description of something else) is served in a form Bee cannot use."""
+        details = {"provider": self.name, **({"path": what} if what.startswith(f"{self.name}/") else {})}
+        return BeeError(ErrorCode.UNSUPPORTED, f"skill provider {self.name!r} serves {what} {problem}", details=details)
 
     def _entry(self, raw: Any) -> Skill:
         """A skill from a listing entry (uri, frontmatter, resources), or the error saying why Bee cannot serve it."""
