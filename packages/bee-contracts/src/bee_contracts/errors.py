@@ -31,11 +31,11 @@ class ErrorCode(StrEnum):
     BINDING_NOT_LIVE = "binding_not_live"
     CONFLICT = "conflict"
     BUSY = "busy"
+    UNAVAILABLE = "unavailable"
     UNAUTHORIZED = "unauthorized"
     FORBIDDEN = "forbidden"
     BLOCKED = "blocked"
     UNSUPPORTED = "unsupported"
-    UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
 
 
@@ -68,15 +68,15 @@ CODES: dict[ErrorCode, CodeInfo] = {
     ErrorCode.BINDING_NOT_LIVE: CodeInfo("The checkout's collaboration binding is missing or expired.", False),
     ErrorCode.CONFLICT: CodeInfo("The object changed since the revision given (compare-and-swap failed).", False),
     ErrorCode.BUSY: CodeInfo("The host is at its admission limit; retry after a short wait.", True),
-    ErrorCode.UNAUTHORIZED: CodeInfo("No valid credentials were presented.", False),
-    ErrorCode.FORBIDDEN: CodeInfo("The caller may not do this (for example, release another actor's claim).", False),
-    ErrorCode.BLOCKED: CodeInfo("The task is blocked by a dependency, open children or a gate.", False),
-    ErrorCode.UNSUPPORTED: CodeInfo("The input is valid but of a kind this tool does not handle.", False),
     ErrorCode.UNAVAILABLE: CodeInfo(
         "A service the call depends on (a skill provider, a tracker) could not be reached or did not answer in "
         "time; the message names it. Retry later.",
         True,
     ),
+    ErrorCode.UNAUTHORIZED: CodeInfo("No valid credentials were presented.", False),
+    ErrorCode.FORBIDDEN: CodeInfo("The caller may not do this (for example, release another actor's claim).", False),
+    ErrorCode.BLOCKED: CodeInfo("The task is blocked by a dependency, open children or a gate.", False),
+    ErrorCode.UNSUPPORTED: CodeInfo("The input is valid but of a kind this tool does not handle.", False),
     ErrorCode.INTERNAL: CodeInfo("An unexpected fault in the host; the message is safe to show.", True),
 }
 
