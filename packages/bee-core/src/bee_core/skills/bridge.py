@@ -212,11 +212,12 @@ class _Chain:
         self.total_bytes += len(loaded.data)
         if self.total_bytes > MAX_RESULT_BYTES:
             # The result carries every body twice (structured and as text): past this it can never fit.
+            root = f"{self.provider}/{trail[0] if trail else skill_path}"
             raise BeeError(
                 ErrorCode.RESULT_TOO_LARGE,
-                f"the skills {self.provider}/{trail[0] if trail else skill_path} needs total over "
-                f"{MAX_RESULT_BYTES} bytes, more than one result can carry; nothing partial was delivered",
-                details={"limitBytes": MAX_RESULT_BYTES},
+                f"the bodies of {root} and its prerequisites come to over {MAX_RESULT_BYTES} bytes, more than "
+                "one result can carry; nothing partial was delivered (read them one by one with bee_skill_get)",
+                details={"path": root, "limitBytes": MAX_RESULT_BYTES},
             )
         for prerequisite in loaded.skill.about.prerequisites:
             await self._visit(prerequisite, [*trail, skill_path])
