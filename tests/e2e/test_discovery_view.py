@@ -4,7 +4,6 @@ them as directly — successes and errors, in both protocol eras, through the of
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from bee_contracts import load_catalog, version_info
 from bee_hostkit import CONTRACT_META_KEY
 from tests.conftest import ERAS, core_client, error_of
 from tests.e2e.skills_setup import bee, bridge, skills_directory
+from tests.harness.collab import Joined, join, sample_plan
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -26,16 +26,21 @@ PROSE = (
 
 
 @pytest.fixture
-def prepared(checkout: Path, tmp_path: Path) -> dict[str, str]:
-    """An instance with a skill bridge, two artifacts and compression enabled; returns the artifact ids."""
-    bridge(checkout, skills_directory(tmp_path / "skills"))
+def prepared(tmp_path: Path, tracker_factory: Any) -> Joined:
+    """A checkout joined to a tracker space, with a skill bridge, two artifacts and compression enabled."""
+    joined = join(tmp_path, tracker_factory(str(tmp_path / "tracker.db")), name="work")
+    bridge(joined.checkout, skills_directory(tmp_path / "skills"))
     (tmp_path / "log.txt").write_text("line one\nERROR disk full\n")
     (tmp_path / "rows.json").write_text('[{"a": 1}, {"a": 2}]')
-    ids = {}
     for name in ("log.txt", "rows.json"):
-        ids[name] = re.search(r"art-[0-9a-f]{16}", bee("artifact", "add", str(tmp_path / name), cwd=checkout))[0]
-    bee("compression", "enable", cwd=checkout)
-    return ids
+        bee("artifact", "add", str(tmp_path / name), "--name", name, cwd=joined.checkout)
+    bee("compression", "enable", cwd=joined.checkout)
+    return joined
+
+
+def artifact_ids(checkout: Path) -> dict[str, str]:
+    listed = json.loads(bee("artifact", "list", "--json", cwd=checkout))
+    return {entry["name"]: entry["id"] for entry in listed["artifacts"]}
 
 
 def cases(ids: dict[str, str]) -> list[tuple[str, dict[str, Any], str]]:
@@ -69,6 +74,10 @@ def cases(ids: dict[str, str]) -> list[tuple[str, dict[str, Any], str]]:
         ("bee_skill_get", {"path": "local/broken"}, "invalid_argument"),
         ("bee_skill_resolve", {"path": "local/team/release-notes"}, "ok"),
         ("bee_skill_resolve", {"path": "nope/x"}, "not_found"),
+        ("bee_plan_show", {"planId": ids["plan"]}, "ok"),
+        ("bee_plan_show", {"planId": "bd-nope"}, "not_found"),
+        ("bee_plan_next", {"planId": ids["plan"], "limit": 2}, "ok"),
+        ("bee_plan_next", {"planId": ids["plan"], "limit": 9}, "invalid_argument"),
     ]
     generic = [(spec.name, {"unexpected": 1}, "invalid_argument") for spec in load_catalog("core")]
     return specific + generic
@@ -79,8 +88,9 @@ def wire(result: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_every_core_tool_answers_the_same_directly_and_through_invoke(checkout, prepared, era):
-    calls = cases(prepared)
+async def test_every_core_tool_answers_the_same_directly_and_through_invoke(prepared, era):
+    checkout = prepared.checkout
+    calls = cases({**artifact_ids(checkout), "plan": (await sample_plan(prepared))["plan"]})
     assert {tool for tool, _, _ in calls} == {spec.name for spec in load_catalog("core")}
     async with core_client(checkout, era) as direct, core_client(checkout, era, "--discovery") as discovery:
         for tool, arguments, outcome in calls:

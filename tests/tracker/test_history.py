@@ -2,7 +2,7 @@
 
 from bee_tracker.model import HISTORY_LIMIT
 from bee_tracker.store import open_database
-from bee_tracker.store.schema import POSTGRES, SQLITE
+from bee_tracker.store.schema import LATEST, POSTGRES, SQLITE
 from bee_tracker.store.sql import SqlStore
 from tests.tracker.calls import ALICE, BOB, call, new, refused
 
@@ -69,7 +69,7 @@ def test_a_version_1_store_migrates_to_history(store_url):
         )
     store = SqlStore(db, prefix="t")
     try:
-        assert store.migrate() == 2
+        assert store.migrate() == LATEST
         call(store, "claim", ALICE, id="t-old")
         events, count = history(store, "t-old")
         assert count == 1 and events[0]["tool"] == "claim"

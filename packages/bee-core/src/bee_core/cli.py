@@ -1,4 +1,5 @@
-"""CLI operations of the core package: `bee init`, `bee mcp serve`, `bee artifact …` and `bee compression …`.
+"""CLI operations of the core package: `bee init`, `bee mcp serve`, `bee artifact …`, `bee compression …`,
+`bee collab …` and `bee plan …`.
 
 Registered through the ``bee.commands`` entry point; heavy imports happen inside the commands so that loading
 this module costs no more than click.
@@ -21,6 +22,8 @@ _instance_option = instance_option
 
 def register(cli: click.Group) -> None:
     from bee_core.artifacts.cli import artifact
+    from bee_core.collab.cli import collab
+    from bee_core.collab.plan_cli import plan
     from bee_core.compression.cli import compression
     from bee_core.skills.cli import skill
 
@@ -28,6 +31,8 @@ def register(cli: click.Group) -> None:
     cli.add_command(mcp)
     cli.add_command(artifact)
     cli.add_command(compression)
+    cli.add_command(collab)
+    cli.add_command(plan)
     cli.add_command(skill)
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,3 +30,14 @@ instance_option: Decorator = click.option(
 )
 
 json_option: Decorator = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+
+
+@contextlib.contextmanager
+def reported() -> Iterator[None]:
+    """Turn a :class:`~bee_contracts.BeeError` into a one-line error and exit status 1 (never a traceback)."""
+    from bee_contracts import BeeError
+
+    try:
+        yield
+    except BeeError as exc:
+        raise click.ClickException(exc.message) from None

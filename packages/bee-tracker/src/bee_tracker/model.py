@@ -111,6 +111,7 @@ HISTORY_LIMIT: Final = 20
 
 # -- time ---------------------------------------------------------------------------------------------------------
 
+_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$")
 #: A leap second (:60) is valid RFC 3339 that Python's datetime cannot hold: it is read as :59.
 _LEAP_SECOND = re.compile(r"(?<=[Tt ]\d\d:\d\d:)60")
@@ -118,7 +119,12 @@ _LEAP_SECOND = re.compile(r"(?<=[Tt ]\d\d:\d\d:)60")
 
 def now() -> str:
     """The current time as Beads writes it: RFC 3339, UTC, microseconds."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime(_FORMAT)
+
+
+def timestamp(seconds: float) -> str:
+    """Seconds since the epoch as :func:`now` writes a time."""
+    return datetime.fromtimestamp(seconds, UTC).strftime(_FORMAT)
 
 
 def epoch(timestamp: str | None) -> float | None:

@@ -161,6 +161,55 @@ class ContextPacketResult(TypedDict):
     overByBytes: NotRequired[int]
 
 
+class PlanNextArgs(TypedDict):
+    planId: str
+    limit: int
+
+
+class PlanNextStep(TypedDict):
+    id: str
+    title: str
+    contract: str
+
+
+class PlanNextOmitted(TypedDict):
+    ready: int
+    waiting: int
+    claimed: int
+    held: int
+    reported_complete: int
+
+
+class PlanNextResult(TypedDict):
+    planId: str
+    space: str
+    steps: list[PlanNextStep]
+    hasMore: bool
+    omitted: PlanNextOmitted
+
+
+class PlanShowArgs(TypedDict):
+    planId: str
+
+
+class PlanShowStep(TypedDict):
+    id: str
+    title: str
+    contract: str
+    state: Literal["ready", "waiting", "claimed", "held", "reported_complete"]
+    status: str
+    owner: str | None
+    after: list[str]
+
+
+class PlanShowResult(TypedDict):
+    planId: str
+    space: str
+    title: str
+    status: str
+    steps: list[PlanShowStep]
+
+
 class RepresentationDecodeArgs(TypedDict):
     packet: str
     budgetBytes: int

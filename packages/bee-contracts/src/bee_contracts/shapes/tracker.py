@@ -178,6 +178,103 @@ class HandoffResult(TypedDict):
     data: HandoffData
 
 
+class LeaseGetArgs(TypedDict):
+    id: str
+
+
+class LeaseGetData(TypedDict):
+    id: str
+    space: str
+    holder: str
+    checkout_id: str
+    ttl_seconds: int
+    joined_at: str
+    renewed_at: str
+    expires_at: str
+    left_at: str | None
+    live: bool
+    expires_in_seconds: float
+    now: str
+
+
+class LeaseGetResult(TypedDict):
+    data: LeaseGetData
+
+
+class LeaseJoinArgs(TypedDict):
+    space: str
+    checkout_id: str
+    ttl_seconds: int
+
+
+class LeaseJoinData(TypedDict):
+    id: str
+    space: str
+    holder: str
+    checkout_id: str
+    ttl_seconds: int
+    joined_at: str
+    renewed_at: str
+    expires_at: str
+    left_at: str | None
+    live: bool
+    expires_in_seconds: float
+    now: str
+    created: bool
+
+
+class LeaseJoinResult(TypedDict):
+    data: LeaseJoinData
+
+
+class LeaseLeaveArgs(TypedDict):
+    id: str
+
+
+class LeaseLeaveData(TypedDict):
+    id: str
+    space: str
+    holder: str
+    checkout_id: str
+    ttl_seconds: int
+    joined_at: str
+    renewed_at: str
+    expires_at: str
+    left_at: str | None
+    live: bool
+    expires_in_seconds: float
+    now: str
+    left: bool
+
+
+class LeaseLeaveResult(TypedDict):
+    data: LeaseLeaveData
+
+
+class LeaseRenewArgs(TypedDict):
+    id: str
+    ttl_seconds: NotRequired[int]
+
+
+class LeaseRenewData(TypedDict):
+    id: str
+    space: str
+    holder: str
+    checkout_id: str
+    ttl_seconds: int
+    joined_at: str
+    renewed_at: str
+    expires_at: str
+    left_at: str | None
+    live: bool
+    expires_in_seconds: float
+    now: str
+
+
+class LeaseRenewResult(TypedDict):
+    data: LeaseRenewData
+
+
 class LinkArgs(TypedDict):
     id: str
     target: str

@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 import click
 
-from bee_core.options import checkout_option, instance_option, json_option
+from bee_core.options import checkout_option, instance_option, json_option, reported
 
 if TYPE_CHECKING:
     from bee_core.artifacts.records import ArtifactRecord, DamagedRecord
@@ -39,17 +39,6 @@ def _store(checkout: Path, instance_root: Path | None) -> ArtifactStore:
     if not instance.exists:
         raise click.ClickException(f"no Bee instance at {instance.root}; run `bee init` first")
     return ArtifactStore(instance.path("artifacts"))
-
-
-@contextlib.contextmanager
-def _reported() -> Iterator[None]:
-    """Turn store failures into a one-line error and exit status 1."""
-    from bee_contracts import BeeError
-
-    try:
-        yield
-    except BeeError as exc:
-        raise click.ClickException(exc.message) from None
 
 
 def _human(size: int) -> str:
@@ -86,7 +75,7 @@ def add(
         source = open(file, "rb")  # noqa: SIM115 -- closed below, after the progress bar
         total = os.fstat(source.fileno()).st_size
         label = name or Path(file).name
-    with _reported(), source, _progress(total) as advance:
+    with reported(), source, _progress(total) as advance:
         added = store.add(source, name=label, media_type=media_type, progress=advance)
     record = added.record
     if as_json:
@@ -122,7 +111,7 @@ def _progress(total: int | None) -> Iterator[Callable[[int], None] | None]:
 def get(artifact_id: str, out: Path | None, force: bool, checkout: Path, instance_root: Path | None) -> None:
     """Write the exact bytes of artifact ID to stdout or --out (verified against the recorded sha256)."""
     store = _store(checkout, instance_root)
-    with _reported():
+    with reported():
         record = store.get(artifact_id)
         if out is None:
             store.serve(record, lambda record, path: _copy_verified(store, record, path, sys.stdout.buffer))
@@ -179,7 +168,7 @@ def _copy_verified(store: ArtifactStore, record: ArtifactRecord, path: Path, sin
 def list_(checkout: Path, instance_root: Path | None, as_json: bool) -> None:
     """List retained artifacts, oldest first, then any damaged records (on stderr) with how to repair them."""
     store = _store(checkout, instance_root)
-    with _reported():
+    with reported():
         listing = store.list()
     if as_json:
         shown = {
@@ -218,7 +207,7 @@ def show(artifact_id: str, checkout: Path, instance_root: Path | None) -> None:
     from bee_core.artifacts.records import DamagedRecord
 
     store = _store(checkout, instance_root)
-    with _reported():
+    with reported():
         found = store.lookup(artifact_id)
     if isinstance(found, DamagedRecord):
         click.echo(json.dumps({**found.public(), "intact": False, "damaged": True}, indent=2))
@@ -247,6 +236,6 @@ def show(artifact_id: str, checkout: Path, instance_root: Path | None) -> None:
 def rm(artifact_id: str, checkout: Path, instance_root: Path | None) -> None:
     """Remove artifact ID (its record and its stored bytes)."""
     store = _store(checkout, instance_root)
-    with _reported():
+    with reported():
         record = store.remove(artifact_id)
     click.echo(f"Removed {record.id} ({record.name})" if record else f"Removed {artifact_id} (its record was damaged)")

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from bee_core.handlers.compression_recover import bee_compression_recover
     from bee_core.handlers.context_compress import bee_context_compress
     from bee_core.handlers.context_packet import bee_context_packet
+    from bee_core.handlers.plan_next import bee_plan_next
+    from bee_core.handlers.plan_show import bee_plan_show
     from bee_core.handlers.representation_decode import bee_representation_decode
     from bee_core.handlers.representation_encode import bee_representation_encode
     from bee_core.handlers.skill_get import bee_skill_get
@@ -28,6 +30,8 @@ __all__ = [
     "bee_compression_recover",
     "bee_context_compress",
     "bee_context_packet",
+    "bee_plan_next",
+    "bee_plan_show",
     "bee_representation_decode",
     "bee_representation_encode",
     "bee_skill_get",

@@ -72,6 +72,23 @@ _MIGRATION_2 = [
     "CREATE INDEX kept_records_issue ON kept_records (issue_id)",
     "CREATE INDEX kept_records_identity ON kept_records (kind, identity)",
 ]
+# Migration 3: the leases that bind a checkout to a collaboration space (Bee's own extension, see
+# bee_tracker.leases). expires_epoch decides liveness; leaving sets it to the moment of leaving.
+_LEASES = """CREATE TABLE leases (
+  id TEXT PRIMARY KEY,
+  space TEXT NOT NULL,
+  holder TEXT NOT NULL,
+  checkout_id TEXT NOT NULL,
+  ttl_seconds INTEGER NOT NULL,
+  joined_at TEXT NOT NULL,
+  renewed_at TEXT NOT NULL,
+  expires_at TEXT NOT NULL,
+  expires_epoch {real} NOT NULL,
+  left_at TEXT)"""
+_MIGRATION_3 = [
+    "CREATE INDEX leases_binding ON leases (holder, space, checkout_id, expires_epoch)",
+    "CREATE INDEX leases_expiry ON leases (expires_epoch)",
+]
 SQLITE: list[list[str]] = [
     [
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -106,6 +123,7 @@ END""",
         _KEPT.format(key="INTEGER PRIMARY KEY AUTOINCREMENT"),
         *_MIGRATION_2,
     ],
+    [_LEASES.format(real="REAL"), *_MIGRATION_3],
 ]
 
 POSTGRES: list[list[str]] = [
@@ -129,6 +147,7 @@ POSTGRES: list[list[str]] = [
         "CREATE INDEX comments_issue ON comments (issue_id, seq)",
     ],
     [_EVENTS.format(key="BIGSERIAL PRIMARY KEY"), _KEPT.format(key="BIGSERIAL PRIMARY KEY"), *_MIGRATION_2],
+    [_LEASES.format(real="DOUBLE PRECISION"), *_MIGRATION_3],
 ]
 
 LATEST = len(SQLITE)

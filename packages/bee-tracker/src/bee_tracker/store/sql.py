@@ -54,9 +54,11 @@ class SqlStore:
     """The Beads store. Tools run through :meth:`run` (or :meth:`call` in-process); JSONL moves through
     :meth:`import_lines` and :meth:`export_lines`."""
 
-    def __init__(self, db: Database, *, prefix: str | None = None) -> None:
+    def __init__(self, db: Database, *, prefix: str | None = None, clock: Callable[[], str] = now) -> None:
         self.db = db
         self._prefix = prefix
+        #: The time of each call, as :func:`~bee_tracker.model.now` spells it (tests pass their own clock).
+        self._clock = clock
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -108,7 +110,7 @@ class SqlStore:
     def read(self, function: Callable[[Read, ArgsT], DataT], args: ArgsT) -> DataT:
         """Run a read-only tool function in one read transaction."""
         with self.db.read() as tx:
-            return function(Read(tx, now=now()), args)
+            return function(Read(tx, now=self._clock()), args)
 
     def write(self, tool: str, actor: str, args: ArgsT, function: Callable[[Write, ArgsT], DataT]) -> DataT:
         """Run a writing tool function in one write transaction, for ``actor``, as ``tool`` in the history.
@@ -138,7 +140,7 @@ class SqlStore:
                             details={"idempotency_key": key},
                         )
                     return cast(DataT, {**json.loads(found[2]), "replayed": True})
-            op = Write(tx, tool=tool, actor=actor, now=now(), prefix=self.prefix(tx))
+            op = Write(tx, tool=tool, actor=actor, now=self._clock(), prefix=self.prefix(tx))
             data = function(op, args)
             op.finish()
             if key is not None:

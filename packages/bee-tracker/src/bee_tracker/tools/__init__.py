@@ -21,6 +21,10 @@ from bee_tracker.tools import (
     create,
     get,
     handoff,
+    lease_get,
+    lease_join,
+    lease_leave,
+    lease_renew,
     link,
     ready,
     release,
@@ -32,7 +36,12 @@ ReadTool = Callable[[Read, Any], Mapping[str, Any]]
 WriteTool = Callable[[Write, Any], Mapping[str, Any]]
 
 #: The read-only tools (``readOnlyHint`` in the catalog), by name.
-READS: dict[str, ReadTool] = {"get": get.get, "ready": ready.ready, "search": search.search}
+READS: dict[str, ReadTool] = {
+    "get": get.get,
+    "lease_get": lease_get.lease_get,
+    "ready": ready.ready,
+    "search": search.search,
+}
 
 #: The tools that write, by name.
 WRITES: dict[str, WriteTool] = {
@@ -41,6 +50,9 @@ WRITES: dict[str, WriteTool] = {
     "complete": complete.complete,
     "create": create.create,
     "handoff": handoff.handoff,
+    "lease_join": lease_join.lease_join,
+    "lease_leave": lease_leave.lease_leave,
+    "lease_renew": lease_renew.lease_renew,
     "link": link.link,
     "release": release.release,
     "update": update.update,

@@ -1,0 +1,214 @@
+"""The collaboration binding: the tracker space this checkout joined, recorded in its instance.
+
+`bee collab join` writes it atomically to ``<instance>/collab.json`` and `bee collab leave` removes it. It names
+the tracker, the space, the lease the tracker holds for this checkout and the checkout's id — never the token.
+The token comes, on every use, from the file named at join (``--token-file``; re-read each time, so a rotated
+token is picked up) or else from ``$BEE_TRACKER_TOKEN`` in the environment of whoever talks to the tracker.
+
+The file says what was joined, not whether the lease is still live: only the tracker knows that, and every plan
+read asks it (:mod:`bee_core.collab.lease`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from bee_contracts import BeeError, ErrorCode, invalid
+from bee_core.instance import Instance
+from bee_hostkit.files import write_atomic
+
+#: The binding's file in the instance.
+BINDING_FILE = "collab.json"
+
+#: Where the token comes from when the binding names no token file.
+ENV_TOKEN = "BEE_TRACKER_TOKEN"  # noqa: S105 -- the variable's name, not a secret
+
+#: Largest token file read (a JWT is a few hundred bytes; this bounds a wrong path's cost).
+_TOKEN_FILE_MAX_BYTES = 64 * 1024
+
+_JOIN = "bee collab join --tracker URL --space SPACE"
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What `bee collab join` recorded: tracker, space, lease and checkout, and where the token comes from."""
+
+    #: The tracker's MCP endpoint, e.g. ``http://127.0.0.1:8765/mcp``.
+    tracker: str
+    space: str
+    lease_id: str
+    checkout_id: str
+    #: The actor the tracker recorded as the lease's holder (the token's actor at join).
+    holder: str
+    ttl_seconds: int
+    #: The token file named at join (absolute), or None for ``$BEE_TRACKER_TOKEN``.
+    token_file: Path | None
+    joined_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tracker": self.tracker,
+            "space": self.space,
+            "leaseId": self.lease_id,
+            "checkoutId": self.checkout_id,
+            "holder": self.holder,
+            "ttlSeconds": self.ttl_seconds,
+            "tokenFile": str(self.token_file) if self.token_file else None,
+            "joinedAt": self.joined_at,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Binding:
+        """Raises: ValueError: ``raw`` is not a binding this version wrote."""
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+        try:
+            token_file = raw["tokenFile"]
+            binding = cls(
+                tracker=str(raw["tracker"]),
+                space=str(raw["space"]),
+                lease_id=str(raw["leaseId"]),
+                checkout_id=str(raw["checkoutId"]),
+                holder=str(raw["holder"]),
+                ttl_seconds=int(raw["ttlSeconds"]),
+                token_file=Path(token_file) if token_file else None,
+                joined_at=str(raw["joinedAt"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"missing or malformed field {exc}") from None
+        return binding
+
+    def token(self) -> str:
+        """The bearer token for the tracker: the token file's content, else ``$BEE_TRACKER_TOKEN``.
+
+        Raises:
+            BeeError: ``unauthorized`` when there is none, or it cannot be read, or it is not a bearer token.
+        """
+        return read_token(self.token_file)
+
+
+def binding_path(instance: Instance) -> Path:
+    return instance.path(BINDING_FILE)
+
+
+def load(instance: Instance) -> Binding:
+    """The binding of ``instance``.
+
+    Raises:
+        BeeError: ``binding_not_live`` when the instance does not exist, the checkout never joined (or left), or
+            the binding file is damaged — each saying what to run.
+    """
+    found = load_optional(instance)
+    if found is None:
+        prefix = "" if instance.exists else f"no Bee instance at {instance.root} (run `bee init`), so "
+        raise BeeError(
+            ErrorCode.BINDING_NOT_LIVE,
+            f"{prefix}this checkout has no collaboration binding; join a space with `{_JOIN}`",
+            details={"binding": None},
+        )
+    return found
+
+
+def load_optional(instance: Instance) -> Binding | None:
+    """The binding of ``instance``, or None when there is none.
+
+    Raises:
+        BeeError: ``binding_not_live`` when the binding file exists but is damaged.
+    """
+    path = binding_path(instance)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _damaged(path, str(exc)) from None
+    try:
+        return Binding.from_json(json.loads(text))
+    except ValueError as exc:
+        raise _damaged(path, str(exc)) from None
+
+
+def save(instance: Instance, binding: Binding) -> None:
+    """Record ``binding`` in ``instance``: readers see the old binding or the new one, never a part."""
+    data = json.dumps(binding.to_json(), indent=2) + "\n"
+    write_atomic(binding_path(instance), data.encode("utf-8"))
+
+
+def remove(instance: Instance) -> bool:
+    """Remove the binding of ``instance``; return whether there was one."""
+    try:
+        binding_path(instance).unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def new_checkout_id() -> str:
+    """A fresh id for this checkout in a space: random, so it says nothing about the machine or its paths."""
+    return f"chk-{secrets.token_hex(8)}"
+
+
+def checked_tracker_url(url: str) -> str:
+    """``url`` when it is an absolute http(s) URL without credentials (the tracker's MCP endpoint).
+
+    Raises:
+        BeeError: ``invalid_argument`` saying what is wrong with it.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise invalid(f"the tracker URL must be http(s)://HOST[:PORT]/mcp, got {url[:200]!r}", argument="tracker")
+    if parts.username or parts.password:
+        raise invalid(
+            "the tracker URL must not carry credentials; give the token with --token-file or $BEE_TRACKER_TOKEN",
+            argument="tracker",
+        )
+    return url
+
+
+def read_token(token_file: Path | None) -> str:
+    """The bearer token in ``token_file`` (surrounding whitespace dropped), else in ``$BEE_TRACKER_TOKEN``.
+
+    Raises:
+        BeeError: ``unauthorized`` when there is none, the file cannot be read, or the text is not a bearer token.
+    """
+    if token_file is not None:
+        try:
+            with token_file.open("rb") as stream:
+                raw = stream.read(_TOKEN_FILE_MAX_BYTES + 1)
+        except OSError as exc:
+            raise BeeError(
+                ErrorCode.UNAUTHORIZED,
+                f"cannot read the tracker token file {token_file}: {exc.strerror or exc}; write the token there or "
+                f"join again with another --token-file",
+            ) from None
+        where = f"the token file {token_file}"
+        if len(raw) > _TOKEN_FILE_MAX_BYTES:
+            raise BeeError(ErrorCode.UNAUTHORIZED, f"{where} holds more than a token ({_TOKEN_FILE_MAX_BYTES} bytes)")
+        text = raw.decode("utf-8", errors="replace").strip()
+    else:
+        where = f"${ENV_TOKEN}"
+        text = os.environ.get(ENV_TOKEN, "").strip()
+        if not text:
+            raise BeeError(
+                ErrorCode.UNAUTHORIZED,
+                f"no tracker token: set ${ENV_TOKEN} (for example from `bee tracker token --actor YOU`) in the "
+                "environment that talks to the tracker, or join with --token-file FILE",
+            )
+    # A bearer token is visible ASCII (RFC 6750); anything else would never be accepted and must not reach a header.
+    if not text or not all("!" <= ch <= "~" for ch in text):
+        raise BeeError(ErrorCode.UNAUTHORIZED, f"{where} does not hold a bearer token (visible ASCII, no spaces)")
+    return text
+
+
+def _damaged(path: Path, problem: str) -> BeeError:
+    return BeeError(
+        ErrorCode.BINDING_NOT_LIVE,
+        f"the collaboration binding {path} is damaged ({problem}); join again with `{_JOIN}`",
+        details={"binding": str(path)},
+    )

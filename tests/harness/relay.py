@@ -1,0 +1,78 @@
+"""A TCP relay in front of a real server, for faults between client and server: slow requests, lost requests.
+
+It forwards bytes both ways, in a thread of its own. ``delay`` holds each chunk from the client that long;
+``swallow`` makes it stop forwarding the client's bytes from the first chunk that contains it, so that request
+(and any after it on that connection) reaches the server never and is never answered — a request lost on the way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from types import TracebackType
+
+
+class Relay:
+    def __init__(self, upstream_port: int, *, delay: float = 0.0, swallow: bytes | None = None) -> None:
+        self.upstream_port = upstream_port
+        self.delay = delay
+        self.swallow = swallow
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def __enter__(self) -> Relay:
+        self._thread.start()
+        assert self._ready.wait(10), "the relay did not start"
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        server = self._loop.run_until_complete(asyncio.start_server(self._relay, "127.0.0.1", 0))
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        try:
+            self._loop.run_forever()
+        finally:
+            server.close()
+            pending = asyncio.all_tasks(self._loop)
+            for task in pending:
+                task.cancel()
+            self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            self._loop.run_until_complete(server.wait_closed())
+            self._loop.close()
+
+    async def _relay(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+
+        async def to_server() -> None:
+            while chunk := await client_reader.read(65536):
+                if self.swallow is not None and self.swallow in chunk:
+                    await asyncio.Event().wait()  # lost: never forwarded, never answered
+                await asyncio.sleep(self.delay)
+                upstream_writer.write(chunk)
+                await upstream_writer.drain()
+            upstream_writer.close()
+
+        async def to_client() -> None:
+            while chunk := await upstream_reader.read(65536):
+                client_writer.write(chunk)
+                await client_writer.drain()
+            client_writer.close()
+
+        try:
+            await asyncio.gather(to_server(), to_client(), return_exceptions=True)
+        finally:
+            client_writer.close()
+            upstream_writer.close()
