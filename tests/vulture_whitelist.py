@@ -10,8 +10,11 @@ from uvicorn.server import ServerState
 
 from bee_core.artifacts.verify import Verifier
 from bee_core.packet.cache import ContentCache
+from bee_core.skills.remote import _Got, _Page
 from bee_design.bundle.references import _Collector
 
+_Page.model_config  # pydantic reads model_config: these skills/list and skills/get answers keep unknown keys
+_Got.model_config
 Verifier.rehashes  # observability counter: tests assert when the verifier re-hashes and when it trusts a stat
 ContentCache.misses  # observability counter: tests read the outline cache's hit rate
 RequestResponseCycle.disconnected  # set by the HTTP edge; uvicorn's ASGI receive() reads it

@@ -113,3 +113,28 @@ async def test_failures_are_the_envelope_as_text_without_structured_content_and_
     }
     body = error_of(await host.call("demo", {"n": "two"}))
     assert body["code"] == "invalid_argument" and "argument n must be an integer, got 'two'" in body["error"]
+
+
+async def test_a_coroutine_handler_runs_on_the_loop_and_is_cancelled_at_its_deadline():
+    async def answering(call: Call) -> dict:
+        return {"ok": call.args["mode"] == "fast"}
+
+    async def hanging(call: Call) -> dict:
+        await anyio.sleep(60)
+        return {"ok": True}
+
+    host = Host("h", [SPEC], {"demo": answering})
+    assert (await host.call("demo", {}))["structuredContent"] == {"ok": True}
+    host = Host("h", [SPEC], {"demo": hanging}, deadlines={"demo": 0.05})
+    with anyio.fail_after(5):
+        body = error_of(await host.call("demo", {}))
+    assert body["code"] == "deadline_exceeded"
+
+
+async def test_execute_is_the_call_path_without_rendering():
+    host = Host("h", [SPEC], {"demo": lambda call: {"ok": True}})
+    assert await host.execute("demo", {}) == {"ok": True}
+    with pytest.raises(BeeError) as info:
+        await host.execute("demo", {"n": "two"})
+    assert info.value.code is ErrorCode.INVALID_ARGUMENT
+    assert error_of(await host.call("demo", {"n": "two"})) == info.value.body()

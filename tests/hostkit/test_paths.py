@@ -199,3 +199,48 @@ def test_the_root_stays_the_opened_directory_when_renamed(files, tree):
     moved = tree.parent / "moved"
     tree.rename(moved)
     assert read(files, "src/a.py") == b"x = 1\n"
+
+
+def test_a_directory_opens_as_a_root_confined_to_itself(files, tree, tmp_path):
+    (tree / "src" / "inner").mkdir()
+    (tree / "src" / "inner" / "b.txt").write_text("b\n")
+    (tree / "src" / "inner" / "up").symlink_to("../a.py")
+    (tree / "src" / "inner" / "out").symlink_to(tmp_path / "secret.txt")
+    inner = files.directory("src/inner")
+    try:
+        assert inner.path == tree / "src" / "inner"
+        assert read(inner, "b.txt") == b"b\n"
+        # Inside the outer root, but outside this one: refused, like anything outside.
+        assert failure(inner, "up").code is ErrorCode.OUTSIDE_ROOT
+        assert failure(inner, "out").code is ErrorCode.OUTSIDE_ROOT
+        assert failure(inner, "../a.py").code is ErrorCode.OUTSIDE_ROOT
+    finally:
+        inner.close()
+
+
+def test_a_directory_through_a_symlink_is_its_real_place_and_never_outside(files, tree, tmp_path):
+    (tree / "alias").symlink_to("src")
+    (tree / "away").symlink_to(tmp_path)
+    inner = files.directory("alias")
+    assert inner.path == tree / "src" and read(inner, "a.py") == b"x = 1\n"
+    inner.close()
+    for path, code in [
+        ("away", ErrorCode.OUTSIDE_ROOT),
+        ("state/instance", ErrorCode.OUTSIDE_ROOT),
+        (".git", ErrorCode.OUTSIDE_ROOT),
+        ("src/a.py", ErrorCode.NOT_FOUND),
+        ("nope", ErrorCode.NOT_FOUND),
+    ]:
+        with pytest.raises(BeeError) as info:
+            files.directory(path)
+        assert info.value.code is code, path
+
+
+def test_a_directory_root_keeps_hiding_what_its_parent_hides(tree):
+    outer = ConfinedRoot(tree, hidden=[tree / "state" / "instance"])
+    state = outer.directory("state")
+    with pytest.raises(BeeError) as info:
+        read(state, "instance/secret")
+    assert info.value.code is ErrorCode.OUTSIDE_ROOT
+    state.close()
+    outer.close()

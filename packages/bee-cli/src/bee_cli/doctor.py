@@ -22,20 +22,26 @@ class Check:
     host: str
     era: str
     ok: bool
+    #: The view checked: "" for the host's own catalog, else the catalog of the view (such as "discovery").
+    view: str = ""
     protocol: str = ""
     tools: int = 0
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
 
 
-async def check_host(spec: HostEntry, checkout: Path, era: str, timeout: float = 60.0) -> Check:
-    """Spawn ``spec`` in ``checkout`` and compare what it serves with the installed contracts."""
+async def check_host(
+    spec: HostEntry, checkout: Path, era: str, timeout: float = 60.0, *, view: str = "", extra: tuple[str, ...] = ()
+) -> Check:
+    """Spawn ``spec`` (in ``view``, started with ``extra`` arguments) in ``checkout`` and compare what it serves
+    with the installed contracts: the version triple, and tools/list against the view's catalog."""
     from mcp import Client, StdioServerParameters
 
     expected = version_info()
-    catalog = [tool.to_wire() for tool in load_catalog(spec.name)]
-    params = StdioServerParameters(command=sys.executable, args=["-m", "bee_cli", *spec.argv(checkout)], cwd=checkout)
-    check = Check(spec.name, era, ok=False)
+    catalog = [tool.to_wire() for tool in load_catalog(view or spec.name)]
+    argv = ["-m", "bee_cli", *spec.argv(checkout), *extra]
+    params = StdioServerParameters(command=sys.executable, args=argv, cwd=checkout)
+    check = Check(spec.name, era, ok=False, view=view)
     started = time.perf_counter()
     try:
         with anyio.fail_after(timeout):
@@ -59,11 +65,12 @@ async def check_host(spec: HostEntry, checkout: Path, era: str, timeout: float =
 
 
 async def run_checks(checkout: Path) -> list[Check]:
-    """Check every installed stdio host (from the ``bee.hosts`` registry) in both protocol eras."""
+    """Check every installed stdio host (from the ``bee.hosts`` registry), in each of its views, in both eras."""
     checks = []
     for spec in installed_hosts():
         if spec.transport != "stdio":
             continue
-        for era in ERAS:
-            checks.append(await check_host(spec, checkout, era))
+        for view, extra in [("", ()), *spec.views]:
+            for era in ERAS:
+                checks.append(await check_host(spec, checkout, era, view=view, extra=extra))
     return checks

@@ -12,7 +12,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-HOSTS: tuple[str, ...] = ("core", "design", "tracker")
+#: The catalogs, by the name of the host (or view) that lists them. ``discovery`` is the core host's compact view
+#: (`bee mcp serve --discovery`): three tools that find, describe and invoke the ``core`` tools.
+HOSTS: tuple[str, ...] = ("core", "design", "discovery", "tracker")
 
 _HERE = Path(__file__).parent
 

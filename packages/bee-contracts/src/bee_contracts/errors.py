@@ -69,7 +69,9 @@ CODES: dict[ErrorCode, CodeInfo] = {
     ErrorCode.CONFLICT: CodeInfo("The object changed since the revision given (compare-and-swap failed).", False),
     ErrorCode.BUSY: CodeInfo("The host is at its admission limit; retry after a short wait.", True),
     ErrorCode.UNAVAILABLE: CodeInfo(
-        "A service the call depends on (the tracker) could not be reached or did not answer in time; retry.", True
+        "A service the call depends on (a skill provider, a tracker) could not be reached or did not answer in "
+        "time; the message names it. Retry later.",
+        True,
     ),
     ErrorCode.UNAUTHORIZED: CodeInfo("No valid credentials were presented.", False),
     ErrorCode.FORBIDDEN: CodeInfo("The caller may not do this (for example, release another actor's claim).", False),

@@ -33,6 +33,10 @@ class HostEntry:
     An HTTP host also says where it listens by default (``port``) and how it is handed a listening socket the
     supervisor bound (``fd_args``, repeated once per socket with ``{fd}`` replaced by the descriptor), so that
     replicas can share one address and a restart never closes it.
+
+    ``views`` are other views the same host serves, each ``(catalog, extra arguments)``: the core host's
+    discovery view is ``("discovery", ("--discovery",))``. A view is not another host (editor setup configures
+    the host once); ``bee doctor`` checks each view against its own catalog.
     """
 
     name: str
@@ -43,6 +47,7 @@ class HostEntry:
     version_args: tuple[str, ...] = ("--version", "--json")
     port: int | None = None
     fd_args: tuple[str, ...] = ()
+    views: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def argv(self, checkout: Path) -> list[str]:
         """The `bee` arguments that start this host for ``checkout``."""

@@ -38,6 +38,16 @@ COMPRESS_MAX_INPUT_TOKENS: Final = 8192
 COMPRESS_RATE_MIN: Final = 10
 COMPRESS_RATE_MAX: Final = 90
 
+#: Bounds of bee_skill_search's `limit` (matches in one answer).
+SKILL_SEARCH_LIMIT_MIN: Final = 1
+SKILL_SEARCH_LIMIT_MAX: Final = 20
+
+#: Largest skill body (a SKILL.md) the skill tools serve, in bytes.
+SKILL_BODY_MAX_BYTES: Final = 256 * KIB
+
+#: Most skills one bee_skill_resolve chain may hold (the skill and all its prerequisites).
+SKILL_CHAIN_MAX: Final = 32
+
 #: Default deadline of any other tool call, in seconds.
 DEFAULT_DEADLINE_SECONDS: Final = 30.0
 
@@ -61,4 +71,8 @@ def as_dict() -> dict[str, int | float]:
         "compressMaxInputTokens": COMPRESS_MAX_INPUT_TOKENS,
         "compressRateMin": COMPRESS_RATE_MIN,
         "compressRateMax": COMPRESS_RATE_MAX,
+        "skillSearchLimitMin": SKILL_SEARCH_LIMIT_MIN,
+        "skillSearchLimitMax": SKILL_SEARCH_LIMIT_MAX,
+        "skillBodyMaxBytes": SKILL_BODY_MAX_BYTES,
+        "skillChainMax": SKILL_CHAIN_MAX,
     }

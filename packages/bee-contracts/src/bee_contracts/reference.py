@@ -18,7 +18,12 @@ from bee_contracts.digest import contract_digest
 from bee_contracts.schemas import SCHEMAS, load_schema
 
 _HEADER = "<!-- Generated from bee-contracts by `./dev docs`; do not edit by hand. -->\n\n"
-_HOST_TITLES = {"core": "Core host (`bee mcp serve`)", "design": "Design host", "tracker": "Tracker host"}
+_HOST_TITLES = {
+    "core": "Core host (`bee mcp serve`)",
+    "design": "Design host",
+    "discovery": "Core host, discovery view (`bee mcp serve --discovery`)",
+    "tracker": "Tracker host",
+}
 
 
 def _type_of(schema: dict[str, Any]) -> str:

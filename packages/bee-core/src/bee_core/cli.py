@@ -25,6 +25,7 @@ def register(cli: click.Group) -> None:
     from bee_core.collab.cli import collab
     from bee_core.collab.plan_cli import plan
     from bee_core.compression.cli import compression
+    from bee_core.skills.cli import skill
 
     cli.add_command(init)
     cli.add_command(mcp)
@@ -32,6 +33,7 @@ def register(cli: click.Group) -> None:
     cli.add_command(compression)
     cli.add_command(collab)
     cli.add_command(plan)
+    cli.add_command(skill)
 
 
 @click.command()
@@ -64,17 +66,22 @@ def mcp() -> None:
     show_default="warning, or $BEE_LOG_LEVEL",
     help="Log level; logs go to stderr, never to the protocol stream.",
 )
-def serve(checkout: Path, instance_root: Path | None, log_level: str) -> None:
+@click.option(
+    "--discovery",
+    is_flag=True,
+    help="List three tools that search, describe and invoke the core tools, instead of the whole catalog.",
+)
+def serve(checkout: Path, instance_root: Path | None, log_level: str, discovery: bool) -> None:
     """Serve the core tools over stdio for an editor or agent (speaks both MCP protocol eras)."""
     logging.basicConfig(
         stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     from bee_core.context import CoreContext
-    from bee_core.tools import build_host
+    from bee_core.tools import build_discovery_host, build_host
     from bee_hostkit import serve_stdio
 
     try:
         ctx = CoreContext.open(checkout, instance_root)
     except NotADirectoryError as exc:
         raise click.BadParameter(str(exc), param_hint="--checkout") from None
-    serve_stdio(build_host(ctx))
+    serve_stdio(build_discovery_host(ctx) if discovery else build_host(ctx))

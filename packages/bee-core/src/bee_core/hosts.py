@@ -7,5 +7,6 @@ CORE = HostEntry(
     transport="stdio",
     args=("mcp", "serve", "--checkout", "{checkout}"),
     check="mcp",
-    title="Bee core: source packets, artifacts, JSON representation, prose compression",
+    title="Bee core: skills, source packets, artifacts, JSON representation, prose compression",
+    views=(("discovery", ("--discovery",)),),
 )

@@ -14,6 +14,7 @@ from bee_hostkit.deadline import Deadline, never
 from bee_hostkit.paths import ConfinedRoot
 
 if TYPE_CHECKING:
+    from bee_hostkit.discovery import discovery_host
     from bee_hostkit.host import CONTRACT_META_KEY, Handler, Host, serve_stdio
 
 _FROM_HOST = frozenset({"CONTRACT_META_KEY", "Handler", "Host", "serve_stdio"})
@@ -27,6 +28,7 @@ __all__ = [
     "Handler",
     "Host",
     "__version__",
+    "discovery_host",
     "local_call",
     "never",
     "serve_stdio",
@@ -39,4 +41,8 @@ def __getattr__(name: str) -> Any:
         from bee_hostkit import host
 
         return getattr(host, name)
+    if name == "discovery_host":
+        from bee_hostkit.discovery import discovery_host
+
+        return discovery_host
     raise AttributeError(f"module 'bee_hostkit' has no attribute {name!r}")

@@ -9,10 +9,11 @@ the SDK's low-level ``Server`` (both protocol eras); :func:`serve_stdio` runs th
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.to_thread
@@ -30,14 +31,17 @@ from bee_hostkit.validation import SchemaValidator
 
 logger = logging.getLogger("bee.hostkit")
 
-#: A tool handler: one validated call in, structured content out. Raise BeeError to fail.
-Handler = Callable[[Call[Any]], Mapping[str, Any]]
+#: A tool handler: one validated call in, structured content out. Raise BeeError to fail. A plain function runs
+#: in a worker thread; a coroutine function (a handler that only awaits other async work) runs on the event loop.
+Handler = Callable[[Call[Any]], Mapping[str, Any]] | Callable[[Call[Any]], Awaitable[Mapping[str, Any]]]
+_SyncHandler = Callable[[Call[Any]], Mapping[str, Any]]
+_AsyncHandler = Callable[[Call[Any]], Awaitable[Mapping[str, Any]]]
 
 #: Key under which every host stamps its version triple into ``_meta``.
 CONTRACT_META_KEY = "dev.bee/contract"
 
 #: Extra time a handler thread gets past its deadline before the host answers without it.
-_GRACE_SECONDS = 1.0
+GRACE_SECONDS = 1.0
 
 _STAMPED_METHODS = frozenset({"initialize", "server/discover", "tools/list"})
 
@@ -89,8 +93,7 @@ class Host:
         Raises:
             MCPError: -32602 for a tool that is not in the catalog (a protocol error, not a tool failure).
         """
-        spec = self._specs.get(name)
-        if spec is None:
+        if name not in self._specs:
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"unknown tool {name!r}; this host serves: {', '.join(self._specs)}",
@@ -104,31 +107,52 @@ class Host:
             return results.render_error(busy)
         self._in_flight += 1
         try:
+            return results.render(await self.execute(name, arguments, caller=caller))
+        except BeeError as failure:
+            return results.render_error(failure)
+        finally:
+            self._in_flight -= 1
+
+    async def execute(
+        self, name: str, arguments: Mapping[str, Any] | None, *, caller: str | None = None
+    ) -> Mapping[str, Any]:
+        """Validate, run and guard one call of a listed tool; the one path every call takes.
+
+        :meth:`call` renders what this returns or raises; the discovery view's invoke returns it as its own
+        answer, so a tool gives the same answer whichever way it is reached.
+
+        Raises:
+            BeeError: the tool's failure (``invalid_argument`` for arguments its schema refuses, ``deadline_exceeded``,
+                ``result_too_large``, or ``internal`` for an unexpected fault, whose details stay in the log).
+            KeyError: ``name`` is not in the catalog (callers check first).
+        """
+        spec = self._specs[name]
+        try:
             args = self._validators[name].validate(arguments)
             structured = await self._run(spec, args, caller)
             results.guard(structured)
-            return results.render(structured)
-        except BeeError as failure:
-            return results.render_error(failure)
+            return structured
+        except BeeError:
+            raise
         except Exception:
             # Handler internals never reach the wire: the log has the trace, the caller a safe message.
             logger.exception("tool %s failed unexpectedly", name)
-            internal = BeeError(
+            raise BeeError(
                 ErrorCode.INTERNAL,
                 f"{name} failed unexpectedly; the host log has the details",
                 outcome_unknown=not spec.annotations["readOnlyHint"],
-            )
-            return results.render_error(internal)
-        finally:
-            self._in_flight -= 1
+            ) from None
 
     async def _run(self, spec: ToolSpec, args: dict[str, Any], caller: str | None) -> Mapping[str, Any]:
         seconds = self.deadlines.get(spec.name, DEFAULT_DEADLINE_SECONDS)
         call = Call(spec.name, args, Deadline(seconds), caller)
         handler = self.handlers[spec.name]
         outcome: Mapping[str, Any] | None = None
-        with anyio.move_on_after(seconds + _GRACE_SECONDS):
-            outcome = await anyio.to_thread.run_sync(handler, call, abandon_on_cancel=True)
+        with anyio.move_on_after(seconds + GRACE_SECONDS):
+            if inspect.iscoroutinefunction(handler):
+                outcome = await cast(_AsyncHandler, handler)(call)
+            else:
+                outcome = await anyio.to_thread.run_sync(cast(_SyncHandler, handler), call, abandon_on_cancel=True)
         if outcome is None:
             # The handler is still running in its thread: for a write, whether it lands is unknown.
             raise BeeError(

@@ -152,13 +152,17 @@ class ConfinedRoot:
     """
 
     def __init__(self, path: Path, *, hidden: Iterable[Path] = ()) -> None:
-        self.path = path.resolve()
-        self._prefix = str(self.path).rstrip(os.sep) + os.sep
-        self._fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        self._closer = weakref.finalize(self, os.close, self._fd)
+        resolved = path.resolve()
+        self._adopt_directory(resolved, os.open(resolved, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
         self._hidden = tuple(
             inside.parts for inside in (self._relative(str(p.resolve())) for p in hidden) if inside is not None
         )
+
+    def _adopt_directory(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._prefix = str(self.path).rstrip(os.sep) + os.sep
+        self._fd = fd
+        self._closer = weakref.finalize(self, os.close, self._fd)
 
     def close(self) -> None:
         """Close the directory fd (also done when the root is garbage collected)."""
@@ -182,6 +186,27 @@ class ConfinedRoot:
                 ``.bee`` or a hidden directory; ``not_found`` when nothing is there; ``invalid_argument`` for an
                 empty path, a directory, a FIFO, socket or device, a symlink loop, or a file the host may not read.
         """
+        fd, _ = self._walk(path, directory=False)
+        return self._adopt(fd, path)
+
+    def directory(self, path: str) -> ConfinedRoot:
+        """Open the directory ``path`` (relative, forward slashes) as a root of its own, without a race.
+
+        The walk is :meth:`open`'s, so the directory is inside this root by construction; the new root then
+        confines every path opened through it to that directory (a symlink in it leading out, even to elsewhere
+        in this root, is refused). Directories this root hides stay hidden.
+
+        Raises:
+            BeeError: as :meth:`open`, and ``not_found`` when a component is not a directory.
+        """
+        fd, names = self._walk(path, directory=True)
+        inner = ConfinedRoot.__new__(ConfinedRoot)
+        inner._adopt_directory(self.path.joinpath(*names), fd)
+        inner._hidden = tuple(h[len(names) :] for h in self._hidden if h[: len(names)] == tuple(names))
+        return inner
+
+    def _walk(self, path: str, *, directory: bool) -> tuple[int, list[str]]:
+        """Walk ``path`` from the root's fd; return the fd of what it names and its real components."""
         pending = list(reversed(_parts(path)))  # a stack: the next component is at the end
         walked: list[tuple[str, int]] = []  # directories opened below the root: (name, fd)
         links = 0
@@ -197,7 +222,7 @@ class ConfinedRoot:
                 parent = walked[-1][1] if walked else self._fd
                 final = not pending
                 try:
-                    fd = os.open(name, _FILE_FLAGS if final else _DIRECTORY_FLAGS, dir_fd=parent)
+                    fd = os.open(name, _FILE_FLAGS if final and not directory else _DIRECTORY_FLAGS, dir_fd=parent)
                 except OSError as exc:
                     # O_NOFOLLOW refuses a symlink (ELOOP; ENOTDIR with O_DIRECTORY): resolve it ourselves.
                     if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
@@ -228,11 +253,16 @@ class ConfinedRoot:
                     else:
                         pending.extend(reversed([p for p in target.split("/") if p not in ("", ".")]))
                     continue
-                if final:
-                    return self._adopt(fd, path)
+                if final and not directory:
+                    return fd, [n for n, _ in walked]
                 walked.append((name, fd))
             # Every component was a directory (or the walk ended back in one through a symlink).
-            raise _not_a_file(path, "a directory")
+            if not directory:
+                raise _not_a_file(path, "a directory")
+            if not walked:
+                return os.dup(self._fd), []
+            name, fd = walked.pop()  # handed to the caller, so not closed below
+            return fd, [*(n for n, _ in walked), name]
         finally:
             for _, fd in walked:
                 os.close(fd)

@@ -240,3 +240,62 @@ class RepresentationEncodeResult(TypedDict):
     packetBytes: int
     packetTokens: int
     resultBytes: int
+
+
+class SkillGetArgs(TypedDict):
+    path: str
+
+
+class SkillGetResult(TypedDict):
+    path: str
+    name: str
+    description: str
+    provider: str
+    prerequisites: list[str]
+    body: str
+    sha256: str
+    bytes: int
+
+
+class SkillResolveArgs(TypedDict):
+    path: str
+
+
+class SkillResolveSkill(TypedDict):
+    path: str
+    name: str
+    description: str
+    provider: str
+    prerequisites: list[str]
+    body: str
+    sha256: str
+    bytes: int
+
+
+class SkillResolveResult(TypedDict):
+    path: str
+    skills: list[SkillResolveSkill]
+
+
+class SkillSearchArgs(TypedDict):
+    query: str
+    limit: int
+
+
+class SkillSearchMatch(TypedDict):
+    path: str
+    name: str
+    description: str
+    provider: str
+    score: float
+
+
+class SkillSearchUnreadableItem(TypedDict):
+    path: str
+    error: str
+
+
+class SkillSearchResult(TypedDict):
+    matches: list[SkillSearchMatch]
+    total: int
+    unreadable: list[SkillSearchUnreadableItem]

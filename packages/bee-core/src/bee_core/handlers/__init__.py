@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from bee_core.handlers.plan_show import bee_plan_show
     from bee_core.handlers.representation_decode import bee_representation_decode
     from bee_core.handlers.representation_encode import bee_representation_encode
+    from bee_core.handlers.skill_get import bee_skill_get
+    from bee_core.handlers.skill_resolve import bee_skill_resolve
+    from bee_core.handlers.skill_search import bee_skill_search
 
 __all__ = [
     "bee_artifact_query",
@@ -31,6 +34,9 @@ __all__ = [
     "bee_plan_show",
     "bee_representation_decode",
     "bee_representation_encode",
+    "bee_skill_get",
+    "bee_skill_resolve",
+    "bee_skill_search",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, {name: f"{__name__}.{name.removeprefix('bee_')}" for name in __all__})
