@@ -225,6 +225,6 @@ def board_routes(
     names = {"127.0.0.1", "localhost", "[::1]", *allowed_hosts}
 
     async def home(request: Request) -> Response:
-        return RedirectResponse(PREFIX, status_code=303)
+        return RedirectResponse(PREFIX + "/", status_code=303)
 
     return [Mount(PREFIX, app=BoardHeaders(inner, names)), Route("/", home, methods=["GET"])]

@@ -3,7 +3,7 @@
 This module decides *what* the graph shows; :mod:`.dot` hands it to Graphviz, which decides where it goes.
 
 - For an epic (or any issue with children) the neighbourhood is its whole tree of ``parent-child`` descendants
-  plus what each of them is blocked by; for any other issue it is everything within two links of it, both ways.
+  plus what they are blocked by, link after link; for any other issue, everything within two links of it, both ways.
   Either is bounded (:data:`TREE_NODES`, :data:`AROUND_NODES`), and what was left out is counted.
 - **Cycles**: the tracker refuses a link that would close a cycle through the dependencies that decide readiness,
   but imported data may hold one. Every such cycle among the shown issues is found (strongly connected components)
@@ -165,7 +165,8 @@ def _links_to(tx: Tx, ids: Iterable[str]) -> list[Link]:
 
 
 def _tree(tx: Tx, focus: str) -> tuple[set[str], int]:
-    """The focus, its descendants through parent-child links, and their blockers, at most :data:`TREE_NODES`."""
+    """The focus, its descendants through parent-child links, and what they are blocked by, transitively; at most
+    :data:`TREE_NODES`."""
     chosen = {focus}
     frontier = [focus]
     left_out = 0
@@ -176,10 +177,14 @@ def _tree(tx: Tx, focus: str) -> tuple[set[str], int]:
         children = children[: max(0, room)]
         chosen.update(children)
         frontier = children
-    blockers = sorted({link.target for link in _links_from(tx, chosen) if link.kind in BLOCKING_TYPES} - chosen)
-    room = TREE_NODES - len(chosen)
-    left_out += max(0, len(blockers) - room)
-    chosen.update(blockers[: max(0, room)])
+    # Then what they wait for, link after link: the chains a critical path runs along.
+    frontier = sorted(chosen)
+    while frontier:
+        blockers = sorted({link.target for link in _links_from(tx, frontier) if link.kind in BLOCKING_TYPES} - chosen)
+        room = TREE_NODES - len(chosen)
+        left_out += max(0, len(blockers) - room)
+        frontier = blockers[: max(0, room)]
+        chosen.update(frontier)
     return chosen, left_out
 
 
