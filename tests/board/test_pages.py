@@ -209,7 +209,7 @@ def test_every_page_and_answer_carries_the_security_headers(web, lite):
         answer = web.get(path)
         assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY, path
         assert answer.headers["x-frame-options"] == "DENY"
-        assert answer.headers["referrer-policy"] == "no-referrer"
+        assert answer.headers["referrer-policy"] == "same-origin"
         assert answer.headers["x-content-type-options"] == "nosniff"
         expected_cache = None if path.startswith("/board/static/") else "no-store"
         assert answer.headers.get("cache-control") == expected_cache, path

@@ -2,8 +2,10 @@
 
 Headers: a strict Content-Security-Policy (everything from this origin only; no inline script or style, no
 ``eval``, no plugins, no framing, forms post only here), ``X-Frame-Options: DENY``, ``Referrer-Policy:
-no-referrer``, ``X-Content-Type-Options: nosniff``, a same-origin opener and resource policy, a Permissions-Policy
-that turns off what the board never uses, and ``Cache-Control: no-store`` (pages show who is signed in and hold
+same-origin`` (no address of a board page ever reaches another site; ``no-referrer`` would also make browsers
+send ``Origin: null`` with the board's own forms, which the CSRF check reads), ``X-Content-Type-Options:
+nosniff``, a same-origin opener and resource policy, a Permissions-Policy that turns off what the board never
+uses, and ``Cache-Control: no-store`` (pages show who is signed in and hold
 CSRF tokens; the vendored library and stylesheet may be cached). A response that sets one of these itself (the
 graph's SVG, with an even stricter policy) keeps its own.
 
@@ -26,7 +28,7 @@ CONTENT_SECURITY_POLICY = (
 HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"x-content-type-options", b"nosniff"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
