@@ -169,3 +169,34 @@ def test_the_root_leads_to_the_board(web):
     answer = web.get("/")
     assert answer.status_code == 303 and answer.headers["location"] == "/board/"
     assert web.get("/board").status_code in (307, 308)  # and the board to its own root
+
+
+def test_a_links_token_never_reaches_the_access_log(web):
+    import logging
+
+    from bee_tracker.board.signin import HideLinkTokens
+
+    [hiding] = [f for f in logging.getLogger("uvicorn.access").filters if isinstance(f, HideLinkTokens)]
+    token = mint_link_token(SECRET, ALICE)
+    record = logging.LogRecord(
+        "uvicorn.access",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:5000", "GET", f"/board/link?token={token}", "1.1", 303),
+        None,
+    )
+    assert hiding.filter(record) is True
+    assert token not in record.getMessage() and "/board/link?token=(hidden)" in record.getMessage()
+    other = logging.LogRecord(
+        "uvicorn.access",
+        logging.INFO,
+        __file__,
+        1,
+        '%s - "%s %s HTTP/%s" %d',
+        ("127.0.0.1:5000", "GET", "/board/?label=x", "1.1", 200),
+        None,
+    )
+    hiding.filter(other)
+    assert "/board/?label=x" in other.getMessage()
