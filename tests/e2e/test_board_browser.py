@@ -362,3 +362,17 @@ def test_the_pages_pass_axe_and_have_screenshots(watched, tracker, tokens):
     watched.go(f"/board/graph/{EPIC}")
     watched.shot("graph")
     assert watched.dialogs == [] and watched.errors == []
+
+
+def test_a_huge_query_string_is_refused_at_the_edge_and_a_long_one_by_the_board(tracker, tokens):
+    import httpx
+
+    base = f"http://127.0.0.1:{tracker.port}"
+    assert httpx.get(f"{base}/board/?label={'x' * 9000}", timeout=30).status_code == 414
+    with httpx.Client(base_url=base, timeout=30) as http:
+        page = http.get("/board/signin").text
+        form = page.split('name="form_token" value="', 1)[1].split('"', 1)[0]
+        signed = http.post("/board/signin", data={"form_token": form, "token": tokens(ANN)}, headers={"origin": base})
+        assert signed.status_code == 303
+        long = http.get(f"/board/search?q={'q' * 2000}")
+        assert long.status_code == 400 and "q parameter is longer than 1000 characters" in long.text
