@@ -108,17 +108,19 @@ def worker_app(config: TrackerConfig, log_level: str) -> Starlette:
 
 
 def check_store(config: TrackerConfig) -> None:
-    """Open, migrate and check the store once, then close it: what every worker's startup does, done before any
-    worker starts, so a broken store stops `serve` with its error instead of stopping workers one by one.
+    """Open, migrate and check the store once and register the custom statuses and types, then close it: what
+    every worker's startup does, done before any worker starts, so that a problem stops `serve` with its message.
 
     Raises:
-        BeeError: the store cannot be opened, migrated or read.
+        BeeError: the store cannot be opened, migrated or read, or a custom status or type is refused.
     """
     from bee_tracker.store import open_store
 
     store = open_store(config.store, prefix=config.prefix, max_connections=1)
     try:
         store.check()
+        if config.custom_statuses or config.custom_types:
+            store.register(statuses=config.custom_statuses, types=config.custom_types)
     finally:
         store.close()
 
