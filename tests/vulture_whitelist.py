@@ -10,6 +10,7 @@ from uvicorn.server import ServerState
 
 from bee_core.artifacts.verify import Verifier
 from bee_core.packet.cache import ContentCache
+from bee_design.bundle.references import _Collector
 
 Verifier.rehashes  # observability counter: tests assert when the verifier re-hashes and when it trusts a stat
 ContentCache.misses  # observability counter: tests read the outline cache's hit rate
@@ -17,3 +18,6 @@ RequestResponseCycle.disconnected  # set by the HTTP edge; uvicorn's ASGI receiv
 ServerState.total_requests  # counted by the HTTP edge as uvicorn's own protocol does; uvicorn reads it
 handler = None
 handler.__qualname__  # set so logs and tracebacks name the tracker tool a bound handler runs
+_Collector.handle_startendtag  # html.parser.HTMLParser calls these overrides while parsing a design file
+_Collector.handle_endtag
+_Collector.handle_data

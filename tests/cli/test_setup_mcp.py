@@ -23,6 +23,18 @@ URL = "http://127.0.0.1:8765/mcp"
 EDITORS = ("claude", "cursor", "windsurf", "vscode")
 
 
+CORE_AND_TRACKER = [
+    EntryPoint(name="core", value="bee_core.hosts:CORE", group=registry.ENTRY_POINT_GROUP),
+    EntryPoint(name="tracker", value="bee_tracker.hosts:TRACKER", group=registry.ENTRY_POINT_GROUP),
+]
+
+
+@pytest.fixture(autouse=True)
+def hosts(monkeypatch):
+    """The registry these tests see: core and tracker, whatever else happens to be installed."""
+    monkeypatch.setattr(registry, "entry_points", lambda group: list(CORE_AND_TRACKER))
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     folder = tmp_path / "home"
@@ -338,7 +350,7 @@ def test_the_entries_come_from_the_host_registry(project, home, monkeypatch):
     design = HostEntry("design", "stdio", ("design", "mcp", "--stdio", "--root", "{checkout}"), "mcp")
     monkeypatch.setattr(sys.modules[__name__], "DESIGN", design, raising=False)
     points = [
-        EntryPoint(name="core", value="bee_core.hosts:CORE", group=registry.ENTRY_POINT_GROUP),
+        CORE_AND_TRACKER[0],
         EntryPoint(name="design", value=f"{__name__}:DESIGN", group=registry.ENTRY_POINT_GROUP),
     ]
     monkeypatch.setattr(registry, "entry_points", lambda group: points)

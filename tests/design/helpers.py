@@ -1,0 +1,144 @@
+"""Helpers the design tests share: a checkout with source, the fixture bundle, a static server, images, evidence."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from bee_design.bundle.manifest import Manifest
+from bee_design.bundle.reading import read_bundle
+from bee_design.bundle.store import BundleStore
+from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, file_name
+from bee_design.digests import of_bytes
+from bee_design.layout import DesignFiles
+
+SHOP = Path(__file__).resolve().parents[1] / "fixtures" / "design" / "shop"
+
+SOURCES = {
+    "src/ShopPage.tsx": "export function ShopPage() {\n  return <main id='app'>Shop</main>;\n}\n",
+    "src/BuyButton.tsx": "export const BuyButton = () => <button className='buy'>Buy now</button>;\n",
+}
+
+
+def make_root(target: Path) -> Path:
+    """A checkout with a little source to map design elements to."""
+    for relative, text in SOURCES.items():
+        (target / relative).parent.mkdir(parents=True, exist_ok=True)
+        (target / relative).write_text(text)
+    return target
+
+
+def import_shop(root: Path, source: Path = SHOP, bundle: str = "shop", *, replace: bool = False) -> Manifest:
+    return BundleStore(DesignFiles(root)).add(read_bundle(source), bundle, replace=replace).manifest
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def static_server(directory: Path) -> Iterator[str]:
+    """Serve ``directory`` on 127.0.0.1 (a free port); yields the base URL ending in ``/``."""
+    handler = functools.partial(_Quiet, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def page_image(
+    width: int = 120, height: int = 80, *, shift: int = 0, color: tuple[int, int, int] = (47, 111, 219)
+) -> np.ndarray:
+    """A white page with a dark bar, a coloured box and a thin diagonal line (anti-aliasing to judge)."""
+    from PIL import ImageDraw
+
+    image = Image.new("RGBA", (width, height), (255, 255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((0, 0 + shift, width - 1, 11 + shift), fill=(29, 36, 51, 255))
+    draw.rectangle((20, 30 + shift, 60, 50 + shift), fill=(*color, 255))
+    draw.line((70, 20 + shift, 110, 70 + shift), fill=(0, 0, 0, 255), width=2)
+    return np.asarray(image).copy()
+
+
+def save_png(path: Path, pixels: np.ndarray) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(pixels, "RGBA").save(path)
+    return path.read_bytes()
+
+
+def write_evidence(
+    folder: Path,
+    shots: dict[tuple[str, str], np.ndarray],
+    *,
+    producer: str = PRODUCER,
+    browser: str = "156.0.8078.114",
+    fonts: tuple[str, ...] = ("DejaVu Sans",),
+) -> Path:
+    """An evidence folder as `bee design capture` writes it, from images made in the test (no browser)."""
+    captures = []
+    for (name, viewport), pixels in shots.items():
+        data = save_png(folder / file_name(name, viewport), pixels)
+        height, width = pixels.shape[:2]
+        captures.append(
+            {
+                "name": name,
+                "url": f"http://127.0.0.1/{name}",
+                "viewport": viewport,
+                "width": width,
+                "height": height,
+                "file": file_name(name, viewport),
+                "sha256": of_bytes(data),
+                "bytes": len(data),
+                "imageWidth": width,
+                "imageHeight": height,
+                "fonts": [{"family": f, "postScriptName": "", "custom": False, "glyphs": 10} for f in fonts],
+            }
+        )
+    record = {
+        "schemaVersion": 1,
+        "producer": producer,
+        "version": "0.1.0",
+        "capturedAt": "2026-01-01T00:00:00+00:00",
+        "browser": {
+            "name": "chromium",
+            "version": browser,
+            "executable": "/usr/bin/chromium",
+            "flags": [],
+            "commandLine": "",
+        },
+        "settings": {},
+        "captures": captures,
+    }
+    (folder / EVIDENCE_FILE).write_text(json.dumps(record))
+    return folder
+
+
+@contextlib.asynccontextmanager
+async def design_client(root: Path, era: str, *, cwd: Path | None = None) -> Any:
+    """A real `bee design mcp --stdio --root ROOT` subprocess, spoken to by the official MCP client in ``era``."""
+    from mcp import Client, StdioServerParameters
+
+    from tests.conftest import bee_executable
+
+    params = StdioServerParameters(
+        command=str(bee_executable()),
+        args=["design", "mcp", "--stdio", "--root", str(root)],
+        cwd=cwd or root,
+    )
+    async with Client(params, mode=era, read_timeout_seconds=60) as client:
+        yield client
