@@ -28,7 +28,7 @@ from tests.harness.tracker import TrackerProcess, tracker_client
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(
-        not Path(browser_executable()).exists() and not os.environ.get("CI"),
+        not Path(browser_executable()).exists() and not os.environ.get("BEE_REQUIRE_CHROMIUM"),
         reason="Chromium is not installed (CI installs Debian's chromium)",
     ),
 ]

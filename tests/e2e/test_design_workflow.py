@@ -16,7 +16,7 @@ pytestmark = [
     pytest.mark.e2e,
     pytest.mark.anyio,
     pytest.mark.skipif(
-        not Path(browser_executable()).exists() and not os.environ.get("CI"),
+        not Path(browser_executable()).exists() and not os.environ.get("BEE_REQUIRE_CHROMIUM"),
         reason="Chromium is not installed (CI installs Debian's chromium)",
     ),
 ]

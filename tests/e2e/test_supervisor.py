@@ -329,7 +329,8 @@ def test_bee_up_initialises_the_checkout_and_supervises_the_tracker_until_ctrl_c
         text = out.read_text()
         assert up.poll() is None, text
         assert f"http://127.0.0.1:{port}/mcp" in text
-        assert "tracker token --actor you@example.com" in text and "setup-mcp --tool claude" in text
+        assert "tracker token --actor you@example.com" in text and "setup-mcp --tool claude --project" in text
+        assert "--tracker-url http://127.0.0.1:" in text
         assert (checkout / ".bee" / "tracker" / "signing-key").exists()
         assert health(port).status_code == 200
 

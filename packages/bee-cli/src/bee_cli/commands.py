@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
 
+from bee_cli.setup_mcp import EDITORS, TOKEN_ENV
+
 
 def register(cli: click.Group) -> None:
     cli.add_command(doctor)
+    cli.add_command(setup_mcp)
 
 
 @click.command()
@@ -45,3 +49,110 @@ def doctor(checkout: Path, as_json: bool) -> None:
         raise click.ClickException("no stdio host is installed (install bee-core)")
     if not all(check.ok for check in checks):
         raise SystemExit(1)
+
+
+@click.command(name="setup-mcp")
+@click.option(
+    "--tool",
+    "tool",
+    type=click.Choice(sorted(EDITORS)),
+    required=True,
+    help="The editor whose MCP configuration file to write.",
+)
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=".",
+    show_default=True,
+    help="Checkout the stdio hosts serve; the project files (.mcp.json, .cursor/, .vscode/) are written there. "
+    "Windsurf's file is per user (~/.codeium/windsurf/mcp_config.json).",
+)
+@click.option("--remove", "removing", is_flag=True, help="Remove Bee's entries instead; never creates a file.")
+@click.option(
+    "--tracker-url",
+    envvar="BEE_TRACKER_URL",
+    default=None,
+    help="The tracker's MCP endpoint (http://HOST:PORT/mcp); default $BEE_TRACKER_URL. Without it no tracker "
+    "entry is written.",
+)
+@click.option(
+    "--tracker-token-env",
+    default=None,
+    help=f"Environment variable the editor reads the tracker token from when it connects (default {TOKEN_ENV}). "
+    "VS Code's default is to prompt once and keep the token in its secret storage.",
+)
+@click.option(
+    "--literal-token",
+    is_flag=True,
+    help="Write the token itself, read now from that environment variable, instead of a reference to it; the "
+    "file is then made readable by you only. Keep such a file out of version control.",
+)
+def setup_mcp(
+    *,
+    tool: str,
+    project: Path,
+    removing: bool,
+    tracker_url: str | None,
+    tracker_token_env: str | None,
+    literal_token: bool,
+) -> None:
+    """Add the installed hosts to an editor's MCP configuration (or --remove them), keeping everything else.
+
+    Stdio hosts (core, and design when installed) are started as `bee … --checkout PROJECT`; the tracker gets an
+    HTTP entry with an Authorization header when its URL is given. Invalid JSON in the file is reported with its
+    line and column and the file is left as it is.
+    """
+    from bee_cli.jsonfile import ConfigFileError
+    from bee_cli.setup_mcp import TrackerAccess, apply, bee_command, check_env_name, check_token, check_url
+    from bee_contracts.hosts import installed_hosts
+
+    editor = EDITORS[tool]
+    project = project.resolve()
+    urls: dict[str, TrackerAccess] = {}
+    env_name = tracker_token_env or (None if editor.token_prompt and not literal_token else TOKEN_ENV)
+    try:
+        if env_name is not None:
+            check_env_name(env_name)
+        if tracker_url and not removing:
+            literal = check_token(env_name, os.environ.get(env_name)) if literal_token and env_name else None
+            urls["tracker"] = TrackerAccess(check_url(tracker_url), token_env=env_name, literal=literal)
+        elif literal_token and not removing:
+            raise ValueError("--literal-token needs --tracker-url (or $BEE_TRACKER_URL)")
+        outcome = apply(
+            editor,
+            installed_hosts(),
+            project=project,
+            home=Path.home(),
+            command=bee_command(),
+            urls=urls,
+            removing=removing,
+        )
+    except (ConfigFileError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {exc.filename or 'the configuration'}: {exc.strerror}") from None
+    if removing and not outcome.changes:
+        state = "has no Bee entries" if outcome.path.exists() else "does not exist"
+        click.echo(f"{editor.title}: nothing to remove ({outcome.path} {state})")
+        return
+    click.echo(f"{editor.title}: {outcome.path}{'' if outcome.written else ' (already up to date)'}")
+    for change in outcome.changes:
+        click.echo(f"  {change.action:<9} {change.name}")
+    for name in outcome.skipped:
+        click.echo(f"  {'skipped':<9} {name} (give --tracker-url to add it)")
+    if removing:
+        return
+    if editor.per_user:
+        click.echo(f"This file is per user: its stdio entries serve {project}; run setup-mcp again to switch.")
+    access = urls.get("tracker")
+    if access is None:
+        return
+    if access.literal is not None:
+        click.echo("The file holds the tracker token: it is readable by you only; keep it out of version control.")
+    elif access.token_env is None:
+        click.echo(f"{editor.title} asks for the tracker token the first time it starts bee-tracker.")
+    else:
+        click.echo(
+            f"{editor.title} reads the tracker token from ${access.token_env}: start it where that is set, e.g. "
+            f"export {access.token_env}=$(bee tracker token --actor you@example.com) for a local tracker."
+        )

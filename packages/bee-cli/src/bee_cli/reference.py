@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 
@@ -38,7 +39,8 @@ def render(cli: click.Group | None = None) -> str:
         usage = " ".join(command.collect_usage_pieces(ctx))
         sections.append(f"\n## `{' '.join(path)}`\n\n```\n{' '.join(path)} {usage}\n```\n")
         if command.help:
-            sections.append("\n" + command.help.strip() + "\n")
+            # Click keeps a docstring's indentation (it cleans it only when printing --help).
+            sections.append("\n" + inspect.cleandoc(command.help) + "\n")
         rows = []
         for param in command.get_params(ctx):
             record = param.get_help_record(ctx)

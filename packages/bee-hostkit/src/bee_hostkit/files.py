@@ -1,36 +1,6 @@
-"""The one atomic file write: readers see the old file or the whole new one, never a part, even after a crash."""
+"""The one atomic file write, re-exported: it lives in :mod:`bee_contracts.files` so that bee-cli, which does not
+depend on the host runtime, writes files the same way."""
 
-from __future__ import annotations
+from bee_contracts.files import write_atomic
 
-import contextlib
-import os
-import tempfile
-from pathlib import Path
-
-
-def write_atomic(path: Path, data: bytes, *, scratch: Path | None = None) -> None:
-    """Write ``data`` to ``path`` through a temporary file, fsync it, rename it over ``path``, fsync the directory.
-
-    ``scratch`` is where the temporary file lives (default: beside ``path``; it must be on the same file system),
-    for stores that sweep their own leftovers after an interrupted write.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    folder = scratch or path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    # The rename itself is durable only once the directory entry is on disk.
-    with contextlib.suppress(OSError):
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+__all__ = ["write_atomic"]

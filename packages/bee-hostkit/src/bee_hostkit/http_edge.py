@@ -379,6 +379,50 @@ def edge_protocol(limits: EdgeLimits) -> type[EdgeProtocol]:
     return type("BoundEdgeProtocol", (EdgeProtocol,), {"limits": limits, "admission": admission})
 
 
+@functools.cache
+def _protocol_of_this_process(limits: EdgeLimits) -> type[EdgeProtocol]:
+    return edge_protocol(limits)
+
+
+@dataclass(frozen=True)
+class EdgeProtocolFactory:
+    """What :func:`edge_protocol` gives, in a form that can be pickled: uvicorn sends its configuration to each
+    worker process by pickling it, and a class made at run time cannot be. Called by uvicorn once per connection,
+    like a protocol class; each process binds its own class on first use, so each counts its own admission."""
+
+    limits: EdgeLimits
+
+    def __call__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> EdgeProtocol:
+        return _protocol_of_this_process(self.limits)(config, server_state, app_state, _loop)
+
+
+def uvicorn_settings(
+    *, host: str, port: int, log_level: str, access_log: bool, graceful_shutdown_seconds: int
+) -> dict[str, Any]:
+    """The uvicorn settings every Bee HTTP host runs with, one process or several."""
+    return {
+        "host": host,
+        "port": port,
+        # Not uvloop: it runs libuv without the GIL and takes the GIL back for every callback (each accept, each
+        # read), and hosts run handlers in worker threads that hold it. Under overload, 1,000 connections then
+        # waited up to 4 s in the kernel's accept queue, before the edge could count or shed them (p99 2.2-3.1 s
+        # against 1.0-1.3 s with asyncio, which handles a whole batch of events per GIL hold; uvloop was 10-20 %
+        # faster only below the limit).
+        "loop": "asyncio",
+        "ws": "none",  # nothing here speaks WebSocket: an Upgrade header is ignored, never handed to a library
+        "log_level": log_level,
+        "access_log": access_log,
+        "lifespan": "on",
+        "timeout_graceful_shutdown": graceful_shutdown_seconds,
+    }
+
+
 def serve_http(
     app: Any,
     *,
@@ -393,7 +437,8 @@ def serve_http(
     """Serve ``app`` with uvicorn on asyncio's event loop through :class:`EdgeProtocol` until SIGTERM or SIGINT.
 
     With ``fds`` it serves on those inherited listening sockets (bound by a supervisor, shared by replicas) instead
-    of binding ``host:port``; ``host`` and ``port`` then only name the address in logs.
+    of binding ``host:port``; ``host`` and ``port`` then only name the address in logs. Several processes:
+    :func:`bee_hostkit.http_workers.serve_http_workers`.
     """
     import contextlib
     import socket
@@ -401,24 +446,14 @@ def serve_http(
 
     import uvicorn
 
-    config = uvicorn.Config(
-        app,
+    settings = uvicorn_settings(
         host=host,
         port=port,
-        http=edge_protocol(limits),
-        # Not uvloop: it runs libuv without the GIL and takes the GIL back for every callback (each accept, each
-        # read), and hosts run handlers in worker threads that hold it. Under overload, 1,000 connections then
-        # waited up to 4 s in the kernel's accept queue, before the edge could count or shed them (p99 2.2-3.1 s
-        # against 1.0-1.3 s with asyncio, which handles a whole batch of events per GIL hold; uvloop was 10-20 %
-        # faster only below the limit).
-        loop="asyncio",
-        ws="none",  # nothing here speaks WebSocket: an Upgrade header is ignored, never handed to a library
         log_level=log_level,
         access_log=access_log,
-        lifespan="on",
-        timeout_graceful_shutdown=graceful_shutdown_seconds,
+        graceful_shutdown_seconds=graceful_shutdown_seconds,
     )
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(uvicorn.Config(app, http=edge_protocol(limits), **settings))
     # socket.socket(fileno=) reads the family from the descriptor (uvicorn's own fd option assumes a Unix socket).
     sockets = [socket.socket(fileno=fd) for fd in fds] or None
     with contextlib.suppress(KeyboardInterrupt):

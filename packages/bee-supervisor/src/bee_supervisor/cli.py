@@ -240,13 +240,17 @@ def up(checkout: Path, port: int | None) -> None:
             return
         bee = _shown_bee()
         lines = [f"Bee is up ({supervisor.spec.logs} holds the logs). Ctrl-C stops it."]
+        urls: dict[str, str] = {}
         for service in supervisor.spec.services:
             if service.listen is not None:
                 host, service_port = service.listen
-                lines.append(f"  {service.name:<21}http://{host}:{service_port}/mcp")
+                urls[service.name] = f"http://{host}:{service_port}/mcp"
+                lines.append(f"  {service.name:<21}{urls[service.name]}")
+        # The editor entry reads the token from $BEE_TRACKER_TOKEN; setup-mcp never writes the token itself.
+        tracker = f" --tracker-url {urls['tracker']}" if "tracker" in urls else ""
         lines += [
-            f"  mint a token:        {bee} tracker token --actor you@example.com",
-            f"  set up your editor:  {bee} setup-mcp --tool claude",
+            f"  mint a token:        export BEE_TRACKER_TOKEN=$({bee} tracker token --actor you@example.com)",
+            f"  set up your editor:  {bee} setup-mcp --tool claude --project {checkout}{tracker}",
             f"  status:              {bee} supervise status",
         ]
         click.echo("\n".join(lines))

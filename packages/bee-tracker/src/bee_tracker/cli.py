@@ -7,9 +7,7 @@ Registered through the ``bee.commands`` entry point; heavy imports happen inside
 from __future__ import annotations
 
 import json
-import logging
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,47 +174,43 @@ def init(home: Path | None) -> None:
     show_default="info, or $BEE_LOG_LEVEL",
 )
 @click.option("--access-log/--no-access-log", default=False, show_default=True, help="Log each HTTP request line.")
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Worker processes serving one port (PostgreSQL only). --max-in-flight and --max-connections are totals, "
+    "divided evenly among them.",
+)
 def serve(
-    home: Path | None, store_url: str | None, log_level: str, access_log: bool, fds: tuple[int, ...], **values: Any
+    *,
+    home: Path | None,
+    store_url: str | None,
+    log_level: str,
+    access_log: bool,
+    workers: int,
+    fds: tuple[int, ...],
+    **values: Any,
 ) -> None:
     """Serve the tracker tools and the engineering-backlog skill at http://HOST:PORT/mcp (JWT required)."""
-    from bee_hostkit.http_edge import serve_http
-    from bee_tracker.server import build_app, edge_limits
-    from bee_tracker.store import open_store
+    from bee_contracts import BeeError
+    from bee_tracker.serving import serve as run
 
-    logging.basicConfig(
-        stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    # The SDK logs every stateless request at info; only its warnings are worth an operator's attention.
-    logging.getLogger("mcp").setLevel(max(logging.WARNING, logging.getLevelName(log_level.upper())))
     for fd in fds:
         if not _is_socket(fd):
             raise click.UsageError(f"--fd {fd} is not an open socket this process inherited")
+    if fds and workers > 1:
+        raise click.UsageError("--fd and --workers do not combine: a supervisor runs one process per inherited socket")
     values["allowed_hosts"] = tuple(values["allowed_hosts"])
     values["custom_statuses"] = tuple(values["custom_statuses"])
     values["custom_types"] = tuple(values["custom_types"])
     config = _config(home, store_url, **values)
     try:
-        limits = edge_limits(config)
+        run(config, workers=workers, log_level=log_level, access_log=access_log, fds=fds)
     except ValueError as exc:
-        raise click.UsageError(f"cannot use these HTTP limits: {exc}") from None
-    if config.store_in_home:
-        from bee_tracker.home import init_home
-
-        init_home(config.home)
-    verifier = _verifier(config)
-    # Not migrated here: the app's startup migrates and checks the store before uvicorn listens.
-    store = open_store(config.store, prefix=config.prefix, migrate=False, max_connections=config.max_connections)
-    app = build_app(store, verifier, config)
-    serve_http(
-        app,
-        host=config.host,
-        port=config.port,
-        limits=limits,
-        log_level=log_level,
-        access_log=access_log,
-        fds=fds,
-    )
+        raise click.UsageError(str(exc)) from None
+    except BeeError as exc:
+        raise click.ClickException(f"the store cannot be used: {exc.message}") from None
 
 
 def _is_socket(fd: int) -> bool:
@@ -226,31 +220,6 @@ def _is_socket(fd: int) -> bool:
         return stat.S_ISSOCK(os.fstat(fd).st_mode)
     except OSError:
         return False
-
-
-def _verifier(config: TrackerConfig) -> Any:
-    from bee_tracker.auth import hmac_verifier, jwks_verifier, pem_verifier
-    from bee_tracker.home import ensure_key
-
-    options = {
-        "issuer": config.issuer,
-        "audience": config.audience,
-        "actor_claim": config.actor_claim,
-        "max_lifetime_seconds": config.max_token_lifetime_seconds,
-    }
-    chosen = [x for x in (config.jwks, config.jwt_public_key_file, config.jwt_secret_file) if x]
-    if len(chosen) > 1:
-        raise click.UsageError("give at most one of --jwks, --jwt-public-key, --jwt-secret-file")
-    try:
-        if config.jwks:
-            return jwks_verifier(config.jwks, **options)
-        if config.jwt_public_key_file:
-            return pem_verifier(config.jwt_public_key_file.read_bytes(), **options)
-        if config.jwt_secret_file:
-            return hmac_verifier(config.jwt_secret_file.read_bytes().strip(), **options)
-    except (ValueError, OSError) as exc:
-        raise click.UsageError(f"cannot use the configured key: {exc}") from None
-    return hmac_verifier(ensure_key(config.home)[0], **options)
 
 
 @tracker.command()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 import mcp_types as types
@@ -151,7 +152,8 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
     info = version_info()
 
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "host": "tracker", **info})
+        # The pid tells an operator (and the tests) which of several workers answered.
+        return JSONResponse({"status": "ok", "host": "tracker", **info, "pid": os.getpid()})
 
     def startup() -> None:
         # Verify the store before listening: a broken database keeps the server from starting at all.

@@ -12,7 +12,6 @@ read asks it (:mod:`bee_core.collab.lease`).
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from urllib.parse import urlsplit
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_core.instance import Instance
+from bee_core.remote import TokenSource
 from bee_hostkit.files import write_atomic
 
 #: The binding's file in the instance.
@@ -28,9 +28,6 @@ BINDING_FILE = "collab.json"
 
 #: Where the token comes from when the binding names no token file.
 ENV_TOKEN = "BEE_TRACKER_TOKEN"  # noqa: S105 -- the variable's name, not a secret
-
-#: Largest token file read (a JWT is a few hundred bytes; this bounds a wrong path's cost).
-_TOKEN_FILE_MAX_BYTES = 64 * 1024
 
 _JOIN = "bee collab join --tracker URL --space SPACE"
 
@@ -90,7 +87,7 @@ class Binding:
         Raises:
             BeeError: ``unauthorized`` when there is none, or it cannot be read, or it is not a bearer token.
         """
-        return read_token(self.token_file)
+        return token_source(self.token_file).read()
 
 
 def binding_path(instance: Instance) -> Path:
@@ -171,39 +168,21 @@ def checked_tracker_url(url: str) -> str:
     return url
 
 
-def read_token(token_file: Path | None) -> str:
-    """The bearer token in ``token_file`` (surrounding whitespace dropped), else in ``$BEE_TRACKER_TOKEN``.
-
-    Raises:
-        BeeError: ``unauthorized`` when there is none, the file cannot be read, or the text is not a bearer token.
-    """
+def token_source(token_file: Path | None) -> TokenSource:
+    """Where the tracker token is read from, on every use: ``token_file``, else ``$BEE_TRACKER_TOKEN``."""
     if token_file is not None:
-        try:
-            with token_file.open("rb") as stream:
-                raw = stream.read(_TOKEN_FILE_MAX_BYTES + 1)
-        except OSError as exc:
-            raise BeeError(
-                ErrorCode.UNAUTHORIZED,
-                f"cannot read the tracker token file {token_file}: {exc.strerror or exc}; write the token there or "
-                f"join again with another --token-file",
-            ) from None
-        where = f"the token file {token_file}"
-        if len(raw) > _TOKEN_FILE_MAX_BYTES:
-            raise BeeError(ErrorCode.UNAUTHORIZED, f"{where} holds more than a token ({_TOKEN_FILE_MAX_BYTES} bytes)")
-        text = raw.decode("utf-8", errors="replace").strip()
-    else:
-        where = f"${ENV_TOKEN}"
-        text = os.environ.get(ENV_TOKEN, "").strip()
-        if not text:
-            raise BeeError(
-                ErrorCode.UNAUTHORIZED,
-                f"no tracker token: set ${ENV_TOKEN} (for example from `bee tracker token --actor YOU`) in the "
-                "environment that talks to the tracker, or join with --token-file FILE",
-            )
-    # A bearer token is visible ASCII (RFC 6750); anything else would never be accepted and must not reach a header.
-    if not text or not all("!" <= ch <= "~" for ch in text):
-        raise BeeError(ErrorCode.UNAUTHORIZED, f"{where} does not hold a bearer token (visible ASCII, no spaces)")
-    return text
+        return TokenSource(
+            file=token_file,
+            whose="the tracker",
+            remedy="write the token there (for a local tracker, `bee tracker token --actor YOU` makes one), or join "
+            "again with another --token-file",
+        )
+    return TokenSource(
+        env=ENV_TOKEN,
+        whose="the tracker",
+        remedy="set it (for example from `bee tracker token --actor YOU`) in the environment that talks to the "
+        "tracker, or join with --token-file FILE",
+    )
 
 
 def _damaged(path: Path, problem: str) -> BeeError:

@@ -121,7 +121,7 @@ def join(
         tokens = token_file.resolve() if token_file else existing.token_file if existing else None
         lease = _call(
             url,
-            bindings.read_token(tokens),
+            bindings.token_source(tokens).read(),
             "lease_join",
             {"space": space, "checkout_id": checkout_id, "ttl_seconds": ttl_seconds},
         )

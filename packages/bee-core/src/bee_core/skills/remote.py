@@ -8,32 +8,31 @@ reads the SKILL.md with ``resources/read``, and serves it only when its bytes ma
 frontmatter matches the entry's field for field (``hash_mismatch`` otherwise; nothing is served). Only
 ``skill://<skill-path>/SKILL.md`` skills with a manifest are served: a skill without digests cannot be verified.
 
-Every exchange with the server is bounded by the timeout :meth:`McpProvider.open` is given; an unreachable or
-silent server is ``unavailable`` (retryable), naming the provider. The mapping from transport and protocol failures
-to Bee's codes is :meth:`McpProvider._mapped`, the one place it happens.
+The session is :func:`bee_core.remote.session`: every exchange with the server is bounded by the timeout
+:meth:`McpProvider.open` is given, and transport and HTTP failures are mapped there (an unreachable or silent server
+is ``unavailable``, retryable, naming the provider). What is the Skills extension's own is read here: a server that
+does not declare the extension, or does not serve its methods, or answers something that is not MCP, is
+``unsupported``.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
-import httpx2
 import mcp_types
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bee_contracts import BeeError, ErrorCode
 from bee_contracts.limits import SKILL_BODY_MAX_BYTES
+from bee_core import remote
 from bee_core.skills import frontmatter
 from bee_core.skills.config import McpConfig
 from bee_core.skills.model import Listing, Loaded, Skill, SkillSource, text_of, too_large
@@ -43,12 +42,9 @@ EXTENSION_ID = "io.modelcontextprotocol/skills"
 #: Pages of skills/list read, and skills kept, before the listing stops (and says so).
 MAX_PAGES = 50
 MAX_SKILLS = 1000
-#: A token file larger than this is not a token.
-MAX_TOKEN_FILE_BYTES = 64 * 1024
 
 _SKILL_URI = re.compile(r"skill://(?P<path>[^?#]+)/SKILL\.md")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-_TOKEN = re.compile(r"[!-~]+")
 
 
 class _Page(BaseModel):
@@ -191,128 +187,54 @@ class McpProvider:
     def __init__(self, config: McpConfig) -> None:
         self.name = config.name
         self.url = config.url
-        self.token_env = config.token_env
-        self.token_file = config.token_file
+        name = f"skill provider {self.name!r} ({self.url})"
+        details = {"provider": self.name}
+        mint = "for a Bee tracker, `bee tracker token --actor YOU` mints one"
+        self.token_source: remote.TokenSource | None = None
+        if config.token_env:
+            remedy = f"set it in the environment the editor starts `bee mcp serve` with ({mint})"
+            self.token_source = remote.TokenSource(
+                env=config.token_env, owner=name, whose="its", remedy=remedy, details=details
+            )
+        elif config.token_file:
+            remedy = f"write the token there ({mint})"
+            self.token_source = remote.TokenSource(
+                file=Path(config.token_file), owner=name, whose="its", remedy=remedy, details=details
+            )
+        self.server = remote.Server(
+            self.url,
+            name,
+            details=details,
+            token_from=self.token_source.where if self.token_source else None,
+            refusal_remedy=mint,
+        )
 
     def where(self) -> str:
         return self.url
 
-    def _failed(self, code: ErrorCode, message: str, *, retryable: bool | None = None) -> BeeError:
-        return BeeError(
-            code,
-            f"skill provider {self.name!r} ({self.url}) {message}",
-            details={"provider": self.name},
-            retryable=retryable,
-        )
-
-    def token(self) -> str | None:
-        """The token from the provider's variable or file, read now (None when it names no token source).
-
-        Raises:
-            BeeError: ``unauthorized`` when the source is unset, unreadable or holds no token.
-        """
-        if self.token_env:
-            value = os.environ.get(self.token_env, "").strip()
-            source = f"${self.token_env}"
-            if not value:
-                raise self._failed(
-                    ErrorCode.UNAUTHORIZED,
-                    f"takes its token from {source}, which is not set where the host runs; set it in the "
-                    "environment the editor starts `bee mcp serve` with",
-                )
-        elif self.token_file:
-            source = self.token_file
-            try:
-                with Path(self.token_file).open("rb") as stream:
-                    value = stream.read(MAX_TOKEN_FILE_BYTES + 1).decode("utf-8", "replace").strip()
-            except OSError as exc:
-                raise self._failed(
-                    ErrorCode.UNAUTHORIZED, f"cannot read its token file {source} ({exc.strerror})"
-                ) from None
-            if not value or len(value) > MAX_TOKEN_FILE_BYTES:
-                raise self._failed(ErrorCode.UNAUTHORIZED, f"finds no token in {source}")
-        else:
-            return None
-        if not _TOKEN.fullmatch(value):
-            raise self._failed(ErrorCode.UNAUTHORIZED, f"finds a token in {source} that is not one line of ASCII")
-        return value
-
     @asynccontextmanager
     async def open(self, timeout: float) -> AsyncIterator[SkillSource]:
-        token = self.token()
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        statuses: list[int] = []
+        """The provider's skills, over a session of at most ``timeout`` seconds.
 
-        async def note_status(response: httpx2.Response) -> None:
-            if response.status_code >= 400:
-                statuses.append(response.status_code)
-
-        try:
-            with anyio.fail_after(timeout):
-                async with (
-                    httpx2.AsyncClient(
-                        headers=headers,
-                        timeout=httpx2.Timeout(timeout, connect=min(timeout, 5.0)),
-                        event_hooks={"response": [note_status]},
-                    ) as http,
-                    Client(
-                        streamable_http_client(self.url, http_client=http),
-                        mode="auto",
-                        cache=None,
-                        read_timeout_seconds=timeout,
-                    ) as client,
-                ):
-                    if EXTENSION_ID not in (client.server_capabilities.extensions or {}):
-                        raise self._failed(
-                            ErrorCode.UNSUPPORTED,
-                            f"does not declare the Skills extension ({EXTENSION_ID}); it serves no skills",
-                        )
-                    yield McpSource(self.name, client)
-        except TimeoutError:
-            raise self._failed(
-                ErrorCode.UNAVAILABLE, f"did not answer within {timeout:g} seconds; retry later"
-            ) from None
-        except Exception as exc:
-            raise self._mapped(exc, statuses) from None
-
-    def _mapped(self, exc: Exception, statuses: list[int]) -> BeeError:
-        """The one mapping of what the client raised (often inside exception groups) to a Bee error."""
-        leaves = _leaves(exc)
-        for leaf in leaves:
-            if isinstance(leaf, BeeError):
-                return leaf
-        if 401 in statuses:
-            source = f"${self.token_env}" if self.token_env else self.token_file or "no token"
-            return self._failed(
-                ErrorCode.UNAUTHORIZED,
-                f"refused the token from {source} (HTTP 401); for a Bee tracker mint one with `bee tracker token`",
-            )
-        if 403 in statuses:
-            return self._failed(ErrorCode.FORBIDDEN, "refused access to its skills (HTTP 403)")
-        for leaf in leaves:
-            if isinstance(leaf, httpx2.TimeoutException | TimeoutError):
-                return self._failed(ErrorCode.UNAVAILABLE, "did not answer in time; retry later")
-            if isinstance(leaf, httpx2.TransportError | OSError):
-                return self._failed(
-                    ErrorCode.UNAVAILABLE, f"cannot be reached ({type(leaf).__name__}: {leaf}); retry later"
+        Raises:
+            BeeError: ``unauthorized`` when its token source holds no usable token (read now, never stored);
+                ``unsupported`` when the server does not declare the Skills extension; every failure of the
+                session, mapped by :func:`bee_core.remote.session` and :meth:`_answer`.
+        """
+        token = self.token_source.read() if self.token_source else None
+        async with remote.session(self.server, token, within=timeout, mode="auto", answers=self._answer) as client:
+            if EXTENSION_ID not in (client.server_capabilities.extensions or {}):
+                raise self.server.error(
+                    ErrorCode.UNSUPPORTED,
+                    f"does not declare the Skills extension ({EXTENSION_ID}); it serves no skills",
                 )
-            if isinstance(leaf, ValidationError):
-                return self._failed(ErrorCode.UNSUPPORTED, "answered with something that is not MCP")
-        if statuses:
-            status = statuses[-1]
-            if status == 404:
-                return self._failed(ErrorCode.UNAVAILABLE, "has no MCP endpoint there (HTTP 404); check the URL")
-            return self._failed(ErrorCode.UNAVAILABLE, f"failed with HTTP {status}; retry later")
-        for leaf in leaves:
-            if isinstance(leaf, MCPError):
-                if leaf.error.code == mcp_types.METHOD_NOT_FOUND:
-                    return self._failed(ErrorCode.UNSUPPORTED, "does not serve the Skills extension's methods")
-                return self._failed(ErrorCode.UNAVAILABLE, f"answered with an error: {leaf.error.message}")
-        raise exc
+            yield McpSource(self.name, client)
 
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    """The exceptions inside ``exc``, exception groups (which the client's task groups raise) flattened."""
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]
+    def _answer(self, leaf: Exception) -> BeeError | None:
+        """An answer that is not MCP, or a method of the Skills extension the server does not serve: ``unsupported``
+        (retrying cannot help)."""
+        if isinstance(leaf, ValidationError):
+            return self.server.error(ErrorCode.UNSUPPORTED, "answered with something that is not MCP")
+        if isinstance(leaf, MCPError) and leaf.error.code == mcp_types.METHOD_NOT_FOUND:
+            return self.server.error(ErrorCode.UNSUPPORTED, "does not serve the Skills extension's methods")
+        return None

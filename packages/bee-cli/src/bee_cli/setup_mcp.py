@@ -1,0 +1,384 @@
+"""`bee setup-mcp`: the entries that start the installed hosts, in each editor's own configuration format.
+
+The hosts come from the ``bee.hosts`` registry (:mod:`bee_contracts.hosts`): every stdio host gets an entry that
+starts it in the checkout, and an HTTP host (the tracker) gets one when its URL is given, with an ``Authorization``
+header that refers to the token rather than holding it, in the syntax each editor expands:
+
+============  =========================================  ==============  ===========================
+editor        file                                       servers under   token reference
+============  =========================================  ==============  ===========================
+claude        ``<project>/.mcp.json``                    ``mcpServers``  ``${NAME}``
+cursor        ``<project>/.cursor/mcp.json``             ``mcpServers``  ``${env:NAME}``
+windsurf      ``~/.codeium/windsurf/mcp_config.json``    ``mcpServers``  ``${env:NAME}``
+vscode        ``<project>/.vscode/mcp.json`` (JSONC)     ``servers``     ``${input:bee-tracker-token}``
+============  =========================================  ==============  ===========================
+
+Bee's entries are named ``bee-<host>``; nothing else in the file is touched.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from bee_cli.jsonfile import ConfigFileError, JsonDocument, json_type, read_document, write_document
+from bee_contracts.hosts import HostEntry
+
+#: The environment variable the tracker's token is read from by default.
+TOKEN_ENV = "BEE_TRACKER_TOKEN"  # noqa: S105 (the variable's name, not a secret)
+#: The id of the VS Code input that prompts for the tracker's token (kept in VS Code's secret storage).
+TOKEN_INPUT_ID = "bee-tracker-token"  # noqa: S105 (the input's id, not a secret)
+#: Every entry Bee writes is named this prefix plus the host's name.
+ENTRY_PREFIX = "bee-"
+
+_BEARER_TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")  # RFC 6750's b64token: what a bearer header may carry
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Editor:
+    """One editor's MCP configuration format."""
+
+    name: str
+    title: str
+    #: Where the file is, from the project folder and the user's home folder.
+    location: Callable[[Path, Path], Path]
+    #: The object that maps server names to their entries.
+    servers_key: str
+    #: The key of a remote server's URL.
+    url_key: str = "url"
+    #: The ``type`` of stdio and HTTP entries, when the editor wants one.
+    stdio_type: str | None = None
+    http_type: str | None = None
+    #: How a value refers to an environment variable (``{}`` is its name).
+    env_reference: str = "${{env:{}}}"
+    #: Whether the editor can prompt for the token and keep it in its secret storage (the default there).
+    token_prompt: bool = False
+    #: Whether the editor reads the file as JSON with comments.
+    jsonc: bool = False
+    #: Whether the file is the user's, for every project (then entries still start the hosts in one checkout).
+    per_user: bool = False
+
+    def path(self, project: Path, home: Path) -> Path:
+        return self.location(project, home)
+
+
+EDITORS: dict[str, Editor] = {
+    editor.name: editor
+    for editor in (
+        # Claude Code: project scope; ${VAR} and ${VAR:-default} are expanded in command, args, env, url, headers.
+        Editor(
+            "claude",
+            "Claude Code",
+            lambda project, _: project / ".mcp.json",
+            "mcpServers",
+            stdio_type="stdio",
+            http_type="http",
+            env_reference="${{{}}}",
+        ),
+        # Cursor: a server with `command` is stdio, one with `url` is remote; ${env:NAME} is interpolated.
+        Editor("cursor", "Cursor", lambda project, _: project / ".cursor" / "mcp.json", "mcpServers"),
+        # Windsurf: one file per user; remote servers take `serverUrl`; ${env:NAME} is interpolated in headers.
+        Editor(
+            "windsurf",
+            "Windsurf",
+            lambda _, home: home / ".codeium" / "windsurf" / "mcp_config.json",
+            "mcpServers",
+            url_key="serverUrl",
+            per_user=True,
+        ),
+        # VS Code: `servers` with a `type`, secrets through `inputs` (promptString, password), JSON with comments.
+        Editor(
+            "vscode",
+            "VS Code",
+            lambda project, _: project / ".vscode" / "mcp.json",
+            "servers",
+            stdio_type="stdio",
+            http_type="http",
+            token_prompt=True,
+            jsonc=True,
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class TrackerAccess:
+    """How an editor reaches the tracker: its URL and where its bearer token comes from.
+
+    ``token_env`` names the environment variable the editor expands when it connects (None: the editor's own
+    secret prompt, VS Code's input). ``literal`` is the token itself, written into the file only when the user
+    asked for it.
+    """
+
+    url: str
+    token_env: str | None = None
+    literal: str | None = field(default=None, repr=False)
+
+
+def check_url(url: str) -> str:
+    """``url`` if it is an http(s) URL with a host.
+
+    Raises:
+        ValueError: it is not.
+    """
+    found = re.fullmatch(r"https?://[^/?#\s]+(?:[/?#]\S*)?", url)
+    if found is None:
+        raise ValueError(f"{url!r} is not an http:// or https:// URL (the tracker's is http://HOST:PORT/mcp)")
+    return url
+
+
+def check_token(name: str, value: str | None) -> str:
+    """The bearer token held in the environment variable ``name`` (never shown in an error).
+
+    Raises:
+        ValueError: the variable is unset or empty, or holds something that cannot be a bearer token.
+    """
+    if not value:
+        raise ValueError(f"${name} is not set: set it to the tracker token (e.g. from `bee tracker token`)")
+    if _BEARER_TOKEN.fullmatch(value) is None:
+        raise ValueError(f"${name} does not hold a bearer token (letters, digits and -._~+/= only)")
+    return value
+
+
+def check_env_name(name: str) -> str:
+    """``name`` if it can name an environment variable.
+
+    Raises:
+        ValueError: it cannot.
+    """
+    if _ENV_NAME.fullmatch(name) is None:
+        raise ValueError(f"{name!r} is not an environment variable name (letters, digits and _)")
+    return name
+
+
+def bee_command() -> list[str]:
+    """How an editor starts `bee`: the script installed beside this interpreter (an absolute path, because editors
+    started from a desktop do not have the virtual environment on their PATH), else this interpreter with -m."""
+    # Not resolved: a virtual environment's python is a symlink to the base interpreter, outside the environment.
+    script = Path(sys.executable).parent / "bee"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "bee_cli"]
+
+
+def entry_name(host: HostEntry) -> str:
+    return ENTRY_PREFIX + host.name
+
+
+def _prompted(tracker: TrackerAccess) -> bool:
+    return tracker.literal is None and tracker.token_env is None
+
+
+def _authorization(editor: Editor, tracker: TrackerAccess) -> str:
+    if tracker.literal is not None:
+        return f"Bearer {tracker.literal}"
+    if tracker.token_env is not None:
+        return "Bearer " + editor.env_reference.format(tracker.token_env)
+    if not editor.token_prompt:
+        raise ValueError(f"{editor.title} cannot prompt for a token: name the environment variable that holds it")
+    return f"Bearer ${{input:{TOKEN_INPUT_ID}}}"
+
+
+def entries(
+    editor: Editor,
+    hosts: Sequence[HostEntry],
+    *,
+    checkout: Path,
+    command: Sequence[str],
+    urls: Mapping[str, TrackerAccess],
+) -> dict[str, dict[str, Any]]:
+    """Bee's entries for ``editor``: one per stdio host, started as ``command`` + the host's arguments in
+    ``checkout``, and one per HTTP host that has an entry in ``urls``."""
+    found: dict[str, dict[str, Any]] = {}
+    for host in hosts:
+        entry: dict[str, Any] = {}
+        if host.transport == "stdio":
+            if editor.stdio_type:
+                entry["type"] = editor.stdio_type
+            entry["command"] = command[0]
+            entry["args"] = [*command[1:], *host.argv(checkout)]
+        elif host.name in urls:
+            access = urls[host.name]
+            if editor.http_type:
+                entry["type"] = editor.http_type
+            entry[editor.url_key] = access.url
+            entry["headers"] = {"Authorization": _authorization(editor, access)}
+        else:
+            continue
+        found[entry_name(host)] = entry
+    return found
+
+
+def token_input() -> dict[str, Any]:
+    """The VS Code input that prompts once for the tracker's token and keeps it in VS Code's secret storage."""
+    return {
+        "type": "promptString",
+        "id": TOKEN_INPUT_ID,
+        "description": "Bee tracker token (a JWT; for a local tracker: bee tracker token --actor YOU)",
+        "password": True,
+    }
+
+
+Action = Literal["added", "updated", "unchanged", "removed"]
+
+
+@dataclass(frozen=True)
+class Change:
+    name: str
+    action: Action
+
+
+def _object_at(document: JsonDocument, key: str) -> dict[str, Any]:
+    value = document.data.setdefault(key, {})
+    if not isinstance(value, dict):
+        raise ConfigFileError(document.path, f'"{key}" is a JSON {json_type(value)}, not an object; fix it')
+    return value
+
+
+def _list_at(document: JsonDocument, key: str) -> list[Any]:
+    value = document.data.setdefault(key, [])
+    if not isinstance(value, list):
+        raise ConfigFileError(document.path, f'"{key}" is a JSON {json_type(value)}, not an array; fix it')
+    return value
+
+
+def _is_token_input(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("id") == TOKEN_INPUT_ID
+
+
+def _merge_entry(existing: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+    """``existing`` with Bee's keys set: keys the user added (and their order) stay, and so do headers Bee does not
+    set."""
+    merged = dict(existing)
+    for key, value in ours.items():
+        if key == "headers" and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def merge(
+    document: JsonDocument, editor: Editor, wanted: dict[str, dict[str, Any]], *, prompt: bool = False
+) -> list[Change]:
+    """Set Bee's entries in ``document``, and with ``prompt`` the input that prompts for the token (VS Code).
+
+    Raises:
+        ConfigFileError: the servers (or inputs) are not an object (array), or an entry Bee owns is not an object.
+    """
+    changes = []
+    servers = _object_at(document, editor.servers_key)
+    for name, ours in wanted.items():
+        existing = servers.get(name)
+        if existing is not None and not isinstance(existing, dict):
+            kind = json_type(existing)
+            raise ConfigFileError(
+                document.path, f'"{editor.servers_key}.{name}" is a JSON {kind}, not an object; fix or remove it'
+            )
+        merged = _merge_entry(existing or {}, ours)
+        action: Action = "added" if existing is None else "unchanged" if merged == existing else "updated"
+        servers[name] = merged
+        changes.append(Change(name, action))
+    if prompt:
+        inputs = _list_at(document, "inputs")
+        ours = token_input()
+        at = next((k for k, item in enumerate(inputs) if _is_token_input(item)), None)
+        if at is None:
+            inputs.append(ours)
+            changes.append(Change(f"input {TOKEN_INPUT_ID}", "added"))
+        elif inputs[at] != ours:
+            inputs[at] = {**inputs[at], **ours}
+            changes.append(Change(f"input {TOKEN_INPUT_ID}", "updated"))
+    return changes
+
+
+def remove(document: JsonDocument, editor: Editor, names: Sequence[str]) -> list[Change]:
+    """Remove Bee's entries ``names`` (and VS Code's token input) from ``document``; everything else stays."""
+    changes = []
+    servers = document.data.get(editor.servers_key)
+    if isinstance(servers, dict):
+        for name in names:
+            if servers.pop(name, None) is not None:
+                changes.append(Change(name, "removed"))
+    inputs = document.data.get("inputs")
+    if isinstance(inputs, list):
+        kept = [item for item in inputs if not _is_token_input(item)]
+        if len(kept) != len(inputs):
+            if kept:
+                document.data["inputs"] = kept
+            else:  # emptied by taking Bee's input out: an empty list of inputs says nothing
+                del document.data["inputs"]
+            changes.append(Change(f"input {TOKEN_INPUT_ID}", "removed"))
+    return changes
+
+
+@dataclass
+class Outcome:
+    """What `setup-mcp` did to one file."""
+
+    path: Path
+    changes: list[Change]
+    written: bool
+    #: HTTP hosts left out because no URL was given for them.
+    skipped: list[str] = field(default_factory=list)
+
+
+def apply(
+    editor: Editor,
+    hosts: Sequence[HostEntry],
+    *,
+    project: Path,
+    home: Path,
+    command: Sequence[str],
+    urls: Mapping[str, TrackerAccess],
+    removing: bool = False,
+) -> Outcome:
+    """Merge Bee's entries into ``editor``'s file (or, ``removing``, take them out) and write it if it changed.
+
+    A tracker whose ``token_env`` is None is given VS Code's token prompt (other editors refuse it).
+
+    Removing never creates a file. The file is written atomically; one holding a literal token is made readable by
+    its owner only.
+
+    Raises:
+        ConfigFileError: the file is not valid JSON (JSONC for VS Code), has an unexpected shape, or has comments
+            that a rewrite would lose.
+        ValueError: ``urls`` names a host that is not an installed HTTP host, or asks for a prompt the editor lacks.
+        OSError: the file cannot be written.
+    """
+    http_hosts = {host.name for host in hosts if host.transport == "http"}
+    unknown = sorted(set(urls) - http_hosts)
+    if unknown:
+        raise ValueError(f"no installed HTTP host is named {', '.join(unknown)}: install its package (bee-tracker)")
+    path = editor.path(project, home)
+    document = read_document(path, jsonc=editor.jsonc)
+    if removing:
+        if document is None:
+            return Outcome(path, [], written=False)
+        changes = remove(document, editor, [entry_name(host) for host in hosts])
+    else:
+        document = document or JsonDocument(path.resolve(), {})
+        wanted = entries(editor, hosts, checkout=project, command=command, urls=urls)
+        changes = merge(document, editor, wanted, prompt=any(_prompted(access) for access in urls.values()))
+    if all(change.action == "unchanged" for change in changes):
+        return Outcome(path, changes, written=False, skipped=_skipped(hosts, urls, removing))
+    if document.comment is not None:
+        line, column = document.comment
+        raise ConfigFileError(
+            path,
+            "a comment, which rewriting would lose: remove the comments, or make these changes by hand: "
+            + ", ".join(f"{change.action} {change.name}" for change in changes if change.action != "unchanged"),
+            line,
+            column,
+        )
+    write_document(document, secret=any(access.literal for access in urls.values()) and not removing)
+    return Outcome(path, changes, written=True, skipped=_skipped(hosts, urls, removing))
+
+
+def _skipped(hosts: Sequence[HostEntry], urls: Mapping[str, TrackerAccess], removing: bool) -> list[str]:
+    if removing:
+        return []
+    return [entry_name(host) for host in hosts if host.transport == "http" and host.name not in urls]

@@ -1,0 +1,315 @@
+"""One MCP client over Streamable HTTP for everything bee-core reaches on the network.
+
+bee-core reaches two kinds of remote MCP servers: the tracker (:mod:`bee_core.collab.tracker`) and skill
+providers (:mod:`bee_core.skills.remote`). Both are reached here, the same way: the official SDK client over httpx2
+(the SDK's own HTTP client), with a bearer token read fresh from its source on every use (:class:`TokenSource`),
+bounded waits and one shared TLS context (:func:`session`). A failure on the way becomes a
+:class:`~bee_contracts.BeeError` in one place, :meth:`Exchange.failure`, naming the server the way its caller
+does (:class:`Server`):
+
+- the server's HTTP edge refusing a request: 401 ``unauthorized``, 403 ``forbidden``, 429 or 503 ``busy``, any
+  other status ``unavailable``;
+- a request that gets no answer within its timeout, or a server that cannot be reached: ``unavailable``
+  (retryable);
+- the whole exchange outlasting its bound: ``deadline_exceeded`` when the bound is the caller's deadline,
+  ``unavailable`` when it is the server's own time limit;
+- an error answer the caller did not handle, or an answer that is not MCP: ``unavailable``, unless the caller
+  reads it otherwise (``answers``).
+
+What differs between callers on purpose stays with them: the tracker client's unknown outcome of unanswered writes
+and its reading of tool errors; the skills client's check for the Skills extension and its ``unsupported`` for
+answers that are not MCP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from bee_contracts import BeeError, ErrorCode
+from bee_hostkit import Deadline
+
+#: The longest one HTTP request may take to answer (less when the exchange's bound is nearer).
+REQUEST_TIMEOUT_SECONDS = 10.0
+#: The longest opening a connection may take: a server that does not accept within this is not there.
+CONNECT_TIMEOUT_SECONDS = 5.0
+#: A token file larger than this is not a token (a JWT is a few hundred bytes; this bounds a wrong path's cost).
+MAX_TOKEN_FILE_BYTES = 64 * 1024
+#: The most of a refusal's body read for its reason.
+_REASON_CHARS = 300
+
+#: How a caller reads one exception of a failed exchange before the generic mapping does: a BeeError, or None.
+Answers = Callable[[Exception], BeeError | None]
+
+
+@dataclass(frozen=True)
+class Server:
+    """A server bee-core reaches, as its errors name it."""
+
+    url: str
+    #: The server as the subject of a sentence: "the tracker at URL", "skill provider 'team' (URL)".
+    name: str
+    #: What every error about it carries in its details, e.g. ``{"tracker": URL}``.
+    details: Mapping[str, Any] = field(default_factory=dict)
+    #: Where the token it is sent comes from, for the message when it refuses it (None: no token is sent).
+    token_from: str | None = None
+    #: What to do when it refuses the token.
+    refusal_remedy: str = ""
+
+    def error(self, code: ErrorCode, message: str, *, retryable: bool | None = None, **details: Any) -> BeeError:
+        """``code`` with the message "<server> <message>" and the server's details (plus ``details``)."""
+        return BeeError(code, f"{self.name} {message}", details={**self.details, **details}, retryable=retryable)
+
+
+@dataclass(frozen=True)
+class TokenSource:
+    """Where a bearer token is read from, on every use: a file, or an environment variable.
+
+    Reading it again each time picks up a rotated token. The token is never stored or logged: :meth:`read` returns
+    it for one session's ``Authorization`` header.
+    """
+
+    #: Exactly one of ``file`` and ``env``.
+    file: Path | None = None
+    env: str | None = None
+    #: Who needs the token, as its errors say: ``("Bee", "the tracker")`` reads "Bee cannot read the tracker token
+    #: file …", ``("skill provider 'team' (URL)", "its")`` reads "skill provider 'team' (URL) cannot read its …".
+    owner: str = "Bee"
+    whose: str = "the"
+    #: What to do when there is no usable token, closing every error.
+    remedy: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if (self.file is None) == (self.env is None):
+            raise ValueError("a token source is a file or an environment variable")
+
+    @property
+    def where(self) -> str:
+        """The file, or ``$VARIABLE``."""
+        return str(self.file) if self.file is not None else f"${self.env}"
+
+    def read(self) -> str:
+        """The token, surrounding whitespace dropped.
+
+        Raises:
+            BeeError: ``unauthorized`` when the variable is unset or empty, the file cannot be read or is larger
+                than :data:`MAX_TOKEN_FILE_BYTES`, or the text is not a bearer token (visible ASCII, no spaces).
+        """
+        if self.file is not None:
+            where = f"{self.whose} token file {self.file}"
+            try:
+                with self.file.open("rb") as stream:
+                    raw = stream.read(MAX_TOKEN_FILE_BYTES + 1)
+            except OSError as exc:
+                raise self._unusable(f"cannot read {where} ({exc.strerror or exc})") from None
+            if len(raw) > MAX_TOKEN_FILE_BYTES:
+                raise self._unusable(
+                    f"cannot use {where}: it holds more than a token (over {MAX_TOKEN_FILE_BYTES} bytes)"
+                )
+            text = raw.decode("utf-8", errors="replace").strip()
+        else:
+            where = f"{self.whose} token in ${self.env}"
+            text = os.environ.get(str(self.env), "").strip()
+            if not text:
+                raise self._unusable(f"takes {self.whose} token from ${self.env}, which is not set where Bee runs")
+        # A bearer token is visible ASCII (RFC 6750); anything else would never be accepted and must not reach a header.
+        if not text or not all("!" <= ch <= "~" for ch in text):
+            raise self._unusable(
+                f"cannot use {where}: it does not hold a bearer token (one line of visible ASCII, no spaces)"
+            )
+        return text
+
+    def _unusable(self, problem: str) -> BeeError:
+        remedy = f"; {self.remedy}" if self.remedy else ""
+        return BeeError(ErrorCode.UNAUTHORIZED, f"{self.owner} {problem}{remedy}", details=dict(self.details) or None)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An HTTP status of 400 or more that the server's edge answered a request with, and its stated reason."""
+
+    status: int
+    reason: str = ""
+
+
+class Exchange:
+    """One session's bounds, what the server's HTTP edge refused, and the one mapping of its failures.
+
+    ``within`` bounds the whole session: a :class:`~bee_hostkit.Deadline` is the caller's deadline (running out of
+    it is ``deadline_exceeded``); a number of seconds is the server's own time limit (running out is
+    ``unavailable``). Each HTTP request gets at most :data:`REQUEST_TIMEOUT_SECONDS`, and less than the whole bound,
+    so that one silent request fails as ``unavailable`` a little before the bound would end the session.
+    """
+
+    def __init__(self, server: Server, within: Deadline | float, answers: Answers | None = None) -> None:
+        self.server = server
+        self.deadline = within if isinstance(within, Deadline) else None
+        self.seconds = within.remaining if isinstance(within, Deadline) else within
+        self.request_seconds = min(REQUEST_TIMEOUT_SECONDS, self.seconds * 0.9)
+        self.answers = answers
+        #: The refusal the latest request was answered with, if it was one (the SDK says only "Server returned an
+        #: error response"); an answer that is not a refusal clears it, so one that was recovered from (such as the
+        #: ``server/discover`` probe of a legacy server) never explains a later failure.
+        self.refusal: Refusal | None = None
+
+    @property
+    def timeout(self) -> httpx2.Timeout:
+        return httpx2.Timeout(self.request_seconds, connect=min(self.request_seconds, CONNECT_TIMEOUT_SECONDS))
+
+    async def note(self, response: httpx2.Response) -> None:
+        """The client's response hook: remember whether the server's edge refused this request."""
+        if response.request.method != "POST":
+            return  # the optional GET stream and the DELETE of a session are refused by servers that offer neither
+        if response.status_code < 400:
+            self.refusal = None
+            return
+        await response.aread()
+        try:
+            body = json.loads(response.text)
+        except ValueError:
+            body = None
+        if isinstance(body, dict) and "jsonrpc" in body and "error" in body:
+            self.refusal = None  # a JSON-RPC error at an HTTP status: an answer, which the SDK raises as MCPError
+            return
+        reason = body.get("error_description") or body.get("error") if isinstance(body, dict) else None
+        self.refusal = Refusal(response.status_code, str(reason)[:_REASON_CHARS] if reason else "")
+
+    def failure(self, exc: Exception) -> BeeError:
+        """``exc`` (often exception groups, from the client's task groups) as the one BeeError it means."""
+        leaves = _leaves(exc)
+        for leaf in leaves:
+            if isinstance(leaf, BeeError):
+                return leaf
+        if self.refusal is not None:
+            return self._refused(self.refusal)
+        server = self.server
+        for leaf in leaves:
+            if isinstance(leaf, TimeoutError):  # the bound of the whole session (anyio's fail_after)
+                if self.deadline is not None:
+                    return server.error(
+                        ErrorCode.DEADLINE_EXCEEDED,
+                        f"did not finish answering within the call's {self.deadline.seconds:g}-second deadline; "
+                        "nothing partial was delivered",
+                    )
+                return server.error(
+                    ErrorCode.UNAVAILABLE, f"did not answer within {self.seconds:g} seconds; retry later"
+                )
+            if isinstance(leaf, httpx2.TimeoutException) or (
+                isinstance(leaf, MCPError) and leaf.error.code == types.REQUEST_TIMEOUT
+            ):
+                return server.error(
+                    ErrorCode.UNAVAILABLE, f"did not answer within {self.request_seconds:g} seconds; retry shortly"
+                )
+            if isinstance(leaf, httpx2.TransportError | OSError):
+                why = f"{type(leaf).__name__}: {str(leaf)[:_REASON_CHARS]}" if str(leaf) else type(leaf).__name__
+                return server.error(
+                    ErrorCode.UNAVAILABLE, f"cannot be reached ({why}); check that it is running, then retry"
+                )
+        if self.answers is not None:
+            for leaf in leaves:
+                if isinstance(leaf, Exception) and (read := self.answers(leaf)) is not None:
+                    return read
+        for leaf in leaves:
+            if isinstance(leaf, MCPError):
+                return server.error(
+                    ErrorCode.UNAVAILABLE,
+                    f"answered with an error ({leaf.error.message[:_REASON_CHARS]}); retry, and check the URL "
+                    "names its MCP endpoint",
+                )
+        return server.error(
+            ErrorCode.UNAVAILABLE,
+            f"did not answer as an MCP server ({type(leaves[0]).__name__}); retry, and check the URL names its MCP "
+            "endpoint",
+        )
+
+    def _refused(self, refusal: Refusal) -> BeeError:
+        """A request the server's HTTP edge refused before any MCP handler ran."""
+        server, status = self.server, refusal.status
+        said = f"HTTP {status}: {refusal.reason}" if refusal.reason else f"HTTP {status}"
+        if status == 401:
+            sent = f"the token from {server.token_from}" if server.token_from else "a request without a token"
+            remedy = f"; {server.refusal_remedy}" if server.refusal_remedy else ""
+            return server.error(ErrorCode.UNAUTHORIZED, f"refused {sent} ({said}){remedy}", status=status)
+        if status == 403:
+            return server.error(ErrorCode.FORBIDDEN, f"refused this request ({said})", status=status)
+        if status in (429, 503):
+            return server.error(
+                ErrorCode.BUSY,
+                f"is at its limit of requests in flight ({said}); retry shortly",
+                status=status,
+                retryAfterSeconds=1,
+            )
+        return server.error(
+            ErrorCode.UNAVAILABLE, f"answered {said}; check the URL names its MCP endpoint, then retry", status=status
+        )
+
+
+@asynccontextmanager
+async def session(
+    server: Server,
+    token: str | None,
+    *,
+    within: Deadline | float,
+    mode: str,
+    answers: Answers | None = None,
+) -> AsyncIterator[Client]:
+    """An open MCP client session with ``server``, as the bearer of ``token`` (None: no Authorization header).
+
+    ``within`` bounds the session and its requests (see :class:`Exchange`); ``mode`` is the SDK client's protocol
+    mode ("auto" probes ``server/discover`` and falls back to the handshake; a protocol version speaks only it).
+    ``answers`` reads an exception the caller gives its own meaning before the generic mapping does.
+
+    Raises:
+        BeeError: every failure of opening or using the session, the body's included, mapped as the module says.
+            Cancellation and interrupts pass through unchanged.
+    """
+    exchange = Exchange(server, within, answers)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        with anyio.fail_after(exchange.seconds):
+            async with (
+                httpx2.AsyncClient(
+                    headers=headers,
+                    timeout=exchange.timeout,
+                    follow_redirects=False,
+                    verify=_tls(),
+                    event_hooks={"response": [exchange.note]},
+                ) as http,
+                Client(
+                    streamable_http_client(server.url, http_client=http),
+                    mode=mode,
+                    cache=None,
+                    read_timeout_seconds=exchange.request_seconds,
+                ) as client,
+            ):
+                yield client
+    except Exception as exc:  # a group holding a cancellation is a BaseException and passes through
+        raise exchange.failure(exc) from None
+
+
+@cache
+def _tls() -> ssl.SSLContext:
+    """The TLS settings every connection shares: loading the trust store costs ~50 ms, so it is done once."""
+    return httpx2.create_ssl_context()
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside ``exc``, exception groups flattened."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]

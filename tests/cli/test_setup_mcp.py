@@ -1,0 +1,416 @@
+"""`bee setup-mcp`: each editor's own file format, merged with what is there, removed without a trace, and never a
+file overwritten that Bee cannot read back faithfully."""
+
+import json
+import stat
+import sys
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bee_cli import make_cli
+from bee_cli.commands import register as register_cli
+from bee_cli.setup_mcp import bee_command
+from bee_contracts import hosts as registry
+
+TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZGEifQ.c2lnbmF0dXJl"  # made up
+URL = "http://127.0.0.1:8765/mcp"
+EDITORS = ("claude", "cursor", "windsurf", "vscode")
+
+
+CORE_AND_TRACKER = [
+    EntryPoint(name="core", value="bee_core.hosts:CORE", group=registry.ENTRY_POINT_GROUP),
+    EntryPoint(name="tracker", value="bee_tracker.hosts:TRACKER", group=registry.ENTRY_POINT_GROUP),
+]
+
+
+@pytest.fixture(autouse=True)
+def hosts(monkeypatch):
+    """The registry these tests see: core and tracker, whatever else happens to be installed."""
+    monkeypatch.setattr(registry, "entry_points", lambda group: list(CORE_AND_TRACKER))
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.delenv("BEE_TRACKER_URL", raising=False)
+    monkeypatch.delenv("BEE_TRACKER_TOKEN", raising=False)
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path):
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    return folder
+
+
+def config_path(tool: str, project: Path, home: Path) -> Path:
+    return {
+        "claude": project / ".mcp.json",
+        "cursor": project / ".cursor" / "mcp.json",
+        "windsurf": home / ".codeium" / "windsurf" / "mcp_config.json",
+        "vscode": project / ".vscode" / "mcp.json",
+    }[tool]
+
+
+def run(*args: str, env: dict[str, str] | None = None):
+    return CliRunner().invoke(make_cli([register_cli]), ["setup-mcp", *args], env=env)
+
+
+def core_entry(tool: str, project: Path) -> dict:
+    command = bee_command()
+    entry = {"command": command[0], "args": [*command[1:], "mcp", "serve", "--checkout", str(project)]}
+    return {"type": "stdio", **entry} if tool in ("claude", "vscode") else entry
+
+
+EXPECTED_TRACKER = {
+    "claude": {"type": "http", "url": URL, "headers": {"Authorization": "Bearer ${BEE_TRACKER_TOKEN}"}},
+    "cursor": {"url": URL, "headers": {"Authorization": "Bearer ${env:BEE_TRACKER_TOKEN}"}},
+    "windsurf": {"serverUrl": URL, "headers": {"Authorization": "Bearer ${env:BEE_TRACKER_TOKEN}"}},
+    "vscode": {"type": "http", "url": URL, "headers": {"Authorization": "Bearer ${input:bee-tracker-token}"}},
+}
+
+
+@pytest.mark.parametrize("tool", EDITORS)
+def test_each_editor_gets_its_own_format(tool, project, home):
+    result = run("--tool", tool, "--project", str(project), "--tracker-url", URL)
+    assert result.exit_code == 0, result.output
+    written = json.loads(config_path(tool, project, home).read_text())
+    key = "servers" if tool == "vscode" else "mcpServers"
+    assert list(written) == ([key, "inputs"] if tool == "vscode" else [key])
+    assert written[key] == {"bee-core": core_entry(tool, project), "bee-tracker": EXPECTED_TRACKER[tool]}
+    if tool == "vscode":
+        [prompt] = written["inputs"]
+        assert prompt["id"] == "bee-tracker-token" and prompt["type"] == "promptString" and prompt["password"] is True
+    assert "added     bee-core" in result.output and "added     bee-tracker" in result.output
+
+
+@pytest.mark.parametrize("tool", EDITORS)
+def test_without_a_tracker_url_only_the_stdio_hosts_are_written(tool, project, home):
+    result = run("--tool", tool, "--project", str(project))
+    assert result.exit_code == 0, result.output
+    written = json.loads(config_path(tool, project, home).read_text())
+    assert list(written["servers" if tool == "vscode" else "mcpServers"]) == ["bee-core"]
+    assert "inputs" not in written
+    assert "skipped   bee-tracker" in result.output
+
+
+def test_the_tracker_url_can_come_from_the_environment(project, home):
+    result = run("--tool", "claude", "--project", str(project), env={"BEE_TRACKER_URL": URL})
+    assert result.exit_code == 0, result.output
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["bee-tracker"]["url"] == URL
+
+
+@pytest.mark.parametrize("tool", EDITORS)
+def test_merging_keeps_other_servers_unknown_keys_their_order_and_the_indentation(tool, project, home):
+    path = config_path(tool, project, home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = "servers" if tool == "vscode" else "mcpServers"
+    theirs = {
+        "zeta": 1,
+        key: {
+            "github": {"command": "npx", "args": ["-y", "github-mcp"], "env": {"GITHUB_TOKEN": "${env:GH}"}},
+            "bee-core": {"command": "old", "disabled": False, "alwaysAllow": ["bee_context_packet"]},
+            "remote": {"url": "https://example.com/mcp"},
+        },
+        "alpha": {"nested": [1, 2, {"b": None, "a": True}]},
+    }
+    if tool == "vscode":
+        theirs["inputs"] = [{"type": "promptString", "id": "gh", "password": True}]
+    path.write_text(json.dumps(theirs, indent=4) + "\n")
+    result = run("--tool", tool, "--project", str(project), "--tracker-url", URL)
+    assert result.exit_code == 0, result.output
+    text = path.read_text()
+    assert text.startswith('{\n    "zeta": 1,\n    "')  # four spaces, as it was
+    written = json.loads(text)
+    assert list(written) == list(theirs)
+    servers = written[key]
+    assert list(servers) == ["github", "bee-core", "remote", "bee-tracker"]
+    assert servers["github"] == theirs[key]["github"] and servers["remote"] == theirs[key]["remote"]
+    # Bee's own entry keeps what the user added to it; Bee's keys are set.
+    assert servers["bee-core"]["disabled"] is False and servers["bee-core"]["alwaysAllow"] == ["bee_context_packet"]
+    assert {k: v for k, v in servers["bee-core"].items() if k not in ("disabled", "alwaysAllow")} == core_entry(
+        tool, project
+    )
+    assert written["alpha"] == theirs["alpha"]
+    if tool == "vscode":
+        assert [item["id"] for item in written["inputs"]] == ["gh", "bee-tracker-token"]
+    assert "updated   bee-core" in result.output
+
+
+def test_a_header_the_user_added_to_the_tracker_entry_stays(project, home):
+    path = project / ".mcp.json"
+    entry = {"type": "http", "url": "http://old/mcp", "headers": {"X-Team": "blue", "Authorization": "Bearer x"}}
+    path.write_text(json.dumps({"mcpServers": {"bee-tracker": entry}}))
+    assert run("--tool", "claude", "--project", str(project), "--tracker-url", URL).exit_code == 0
+    headers = json.loads(path.read_text())["mcpServers"]["bee-tracker"]["headers"]
+    assert headers == {"X-Team": "blue", "Authorization": "Bearer ${BEE_TRACKER_TOKEN}"}
+
+
+@pytest.mark.parametrize("tool", EDITORS)
+def test_running_again_changes_nothing(tool, project, home):
+    args = ("--tool", tool, "--project", str(project), "--tracker-url", URL)
+    assert run(*args).exit_code == 0
+    path = config_path(tool, project, home)
+    before = path.read_bytes(), path.stat().st_mtime_ns
+    again = run(*args)
+    assert again.exit_code == 0 and "already up to date" in again.output
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+@pytest.mark.parametrize("tool", EDITORS)
+def test_remove_takes_out_only_bees_entries(tool, project, home):
+    path = config_path(tool, project, home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = "servers" if tool == "vscode" else "mcpServers"
+    theirs = {key: {"github": {"command": "npx"}}, "inputs": [{"id": "gh"}], "other": True}
+    path.write_text(json.dumps(theirs))
+    assert run("--tool", tool, "--project", str(project), "--tracker-url", URL).exit_code == 0
+    result = run("--tool", tool, "--project", str(project), "--remove")
+    assert result.exit_code == 0, result.output
+    assert "removed   bee-core" in result.output and "removed   bee-tracker" in result.output
+    assert json.loads(path.read_text()) == theirs
+    again = run("--tool", tool, "--project", str(project), "--remove")
+    assert again.exit_code == 0 and "has no Bee entries" in again.output
+
+
+@pytest.mark.parametrize("tool", EDITORS)
+def test_remove_never_creates_a_file(tool, project, home):
+    result = run("--tool", tool, "--project", str(project), "--remove")
+    assert result.exit_code == 0, result.output
+    assert "does not exist" in result.output
+    assert list(project.iterdir()) == [] and list(home.iterdir()) == []  # not even a folder
+
+
+INVALID = {
+    "a trailing comma": ('{\n  "mcpServers": {\n    "x": {"command": "y"},\n  }\n}\n', 4, 3),
+    "a missing comma": ('{\n  "mcpServers": {}\n  "other": 1\n}\n', 3, 3),
+    "a comment": ('{\n  // my servers\n  "mcpServers": {}\n}\n', 2, 3),
+    "truncated": ('{\n  "mcpServers": {\n    "x": {"comm', 3, 11),
+}
+
+
+@pytest.mark.parametrize("tool", ["claude", "cursor", "windsurf"])
+@pytest.mark.parametrize("case", sorted(INVALID))
+def test_invalid_json_is_reported_with_line_and_column_and_never_overwritten(tool, case, project, home):
+    text, line, column = INVALID[case]
+    path = config_path(tool, project, home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    for extra in ([], ["--remove"]):
+        result = run("--tool", tool, "--project", str(project), *extra)
+        assert result.exit_code == 1
+        assert f"{path} at line {line}, column {column}: not valid JSON" in result.output
+        assert path.read_text() == text
+
+
+def test_vscode_reads_json_with_comments_but_will_not_rewrite_them(project, home):
+    path = project / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    text = '{\n  "servers": {\n    /* shared with the team */\n    "github": {"command": "npx",},\n  },\n}\n'
+    path.write_text(text)
+    result = run("--tool", "vscode", "--project", str(project))
+    assert result.exit_code == 1
+    assert f"{path} at line 3, column 5: a comment, which rewriting would lose" in result.output
+    assert "added bee-core" in result.output  # what to add by hand
+    assert path.read_text() == text
+    # A broken JSONC file is reported like a broken JSON one.
+    path.write_text('{\n  "servers": {\n    "github": {"command": "npx"}\n    "x": 1\n  }\n}\n')
+    result = run("--tool", "vscode", "--project", str(project))
+    assert result.exit_code == 1 and "at line 4, column 5: not valid JSON with comments" in result.output
+    path.write_text('{"servers": {} /* never closed')
+    result = run("--tool", "vscode", "--project", str(project))
+    assert result.exit_code == 1 and "at line 1, column 16: a /* comment is never closed" in result.output
+
+
+def test_vscode_trailing_commas_are_accepted_and_dropped(project, home):
+    path = project / ".vscode" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{\n  "servers": {\n    "github": {"command": "npx", "args": ["a,]", "b",],},\n  },\n}\n')
+    result = run("--tool", "vscode", "--project", str(project))
+    assert result.exit_code == 0, result.output
+    servers = json.loads(path.read_text())["servers"]
+    assert servers["github"] == {"command": "npx", "args": ["a,]", "b"]}  # a comma inside a string is kept
+    assert list(servers) == ["github", "bee-core"]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"mcpServers": {"a": {}, "a": {}}}', "the key 'a' appears twice in one object"),
+        ('{"mcpServers": []}', '"mcpServers" is a JSON array, not an object'),
+        ('{"mcpServers": {"bee-core": "bee"}}', '"mcpServers.bee-core" is a JSON string, not an object'),
+        ('[{"mcpServers": {}}]', "the top level is a JSON array, not an object"),
+        ('{"timeout": NaN}', "NaN is not JSON"),
+    ],
+)
+def test_a_file_bee_cannot_merge_faithfully_is_refused_and_left_alone(text, problem, project, home):
+    path = project / ".mcp.json"
+    path.write_text(text)
+    result = run("--tool", "claude", "--project", str(project))
+    assert result.exit_code == 1 and problem in result.output
+    assert path.read_text() == text
+
+
+def test_an_empty_file_is_an_empty_configuration(project, home):
+    (project / ".mcp.json").write_text("\n")
+    assert run("--tool", "claude", "--project", str(project)).exit_code == 0
+    assert list(json.loads((project / ".mcp.json").read_text())["mcpServers"]) == ["bee-core"]
+
+
+@pytest.mark.parametrize("tool", EDITORS)
+def test_the_token_is_a_reference_unless_asked_for_and_never_printed(tool, project, home):
+    path = config_path(tool, project, home)
+    env = {"BEE_TRACKER_TOKEN": TOKEN}
+    result = run("--tool", tool, "--project", str(project), "--tracker-url", URL, env=env)
+    assert result.exit_code == 0, result.output
+    assert TOKEN not in path.read_text() and TOKEN not in result.output
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    result = run("--tool", tool, "--project", str(project), "--tracker-url", URL, "--literal-token", env=env)
+    assert result.exit_code == 0, result.output
+    assert TOKEN not in result.output and "readable by you only" in result.output
+    entry = json.loads(path.read_text())["servers" if tool == "vscode" else "mcpServers"]["bee-tracker"]
+    assert entry["headers"]["Authorization"] == f"Bearer {TOKEN}"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_the_token_variable_can_be_named(project, home):
+    result = run("--tool", "cursor", "--project", str(project), "--tracker-url", URL, "--tracker-token-env", "TEAM_JWT")
+    assert result.exit_code == 0, result.output
+    entry = json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["bee-tracker"]
+    assert entry["headers"] == {"Authorization": "Bearer ${env:TEAM_JWT}"}
+    # VS Code prompts by default, and uses the variable when one is named.
+    result = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL, "--tracker-token-env", "TEAM_JWT")
+    assert result.exit_code == 0, result.output
+    written = json.loads((project / ".vscode" / "mcp.json").read_text())
+    assert written["servers"]["bee-tracker"]["headers"] == {"Authorization": "Bearer ${env:TEAM_JWT}"}
+    assert "inputs" not in written
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "problem"),
+    [
+        (["--literal-token"], {}, "$BEE_TRACKER_TOKEN is not set"),
+        (["--literal-token"], {"BEE_TRACKER_TOKEN": "two words"}, "$BEE_TRACKER_TOKEN does not hold a bearer token"),
+        (["--tracker-token-env", "NOT-A-NAME"], {}, "'NOT-A-NAME' is not an environment variable name"),
+    ],
+)
+def test_bad_token_settings_are_refused_before_anything_is_written(args, env, problem, project, home):
+    result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL, *args, env=env)
+    assert result.exit_code == 1 and problem in result.output
+    assert "two words" not in result.output
+    assert not (project / ".mcp.json").exists()
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:8765/mcp", "ftp://host/mcp", "http:///mcp", "http://host /mcp"])
+def test_a_tracker_url_that_is_not_http_is_refused(url, project, home):
+    result = run("--tool", "claude", "--project", str(project), "--tracker-url", url)
+    assert result.exit_code == 1 and "is not an http:// or https:// URL" in result.output
+    assert not (project / ".mcp.json").exists()
+
+
+def test_a_symlinked_file_is_written_through_its_link(project, home):
+    dotfiles = home / "dotfiles" / "mcp_config.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"mcpServers": {"mine": {"command": "x"}}}')
+    link = home / ".codeium" / "windsurf" / "mcp_config.json"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(dotfiles)
+    assert run("--tool", "windsurf", "--project", str(project)).exit_code == 0
+    assert link.is_symlink()
+    assert list(json.loads(dotfiles.read_text())["mcpServers"]) == ["mine", "bee-core"]
+
+
+def test_the_files_permission_bits_are_kept(project, home):
+    path = project / ".mcp.json"
+    path.write_text("{}")
+    path.chmod(0o640)
+    assert run("--tool", "claude", "--project", str(project)).exit_code == 0
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_an_unwritable_folder_is_a_clear_error(project, home):
+    # A folder nobody may create files in, root included (permission bits would not stop root): procfs.
+    (project / ".cursor").symlink_to("/proc/self")
+    result = run("--tool", "cursor", "--project", str(project))
+    assert result.exit_code == 1 and "cannot write" in result.output, result.output
+
+
+def test_the_entries_come_from_the_host_registry(project, home, monkeypatch):
+    from bee_contracts.hosts import HostEntry
+
+    design = HostEntry("design", "stdio", ("design", "mcp", "--stdio", "--root", "{checkout}"), "mcp")
+    monkeypatch.setattr(sys.modules[__name__], "DESIGN", design, raising=False)
+    points = [
+        CORE_AND_TRACKER[0],
+        EntryPoint(name="design", value=f"{__name__}:DESIGN", group=registry.ENTRY_POINT_GROUP),
+    ]
+    monkeypatch.setattr(registry, "entry_points", lambda group: points)
+    result = run("--tool", "claude", "--project", str(project))
+    assert result.exit_code == 0, result.output
+    servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
+    assert list(servers) == ["bee-core", "bee-design"]
+    assert servers["bee-design"]["args"][-5:] == ["design", "mcp", "--stdio", "--root", str(project)]
+    # The tracker's package is "not installed" here: a tracker URL has no host to go with.
+    result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL)
+    assert result.exit_code == 1 and "no installed HTTP host is named tracker" in result.output
+    # And removing takes out only what the registry names.
+    assert run("--tool", "claude", "--project", str(project), "--remove").exit_code == 0
+    assert json.loads((project / ".mcp.json").read_text()) == {"mcpServers": {}}
+
+
+def test_a_path_that_cannot_be_read_is_a_clear_error(project, home):
+    (project / ".cursor").write_text("not a folder")
+    result = run("--tool", "cursor", "--project", str(project))
+    assert result.exit_code == 1 and "mcp.json: unreadable: Not a directory" in result.output
+    assert (project / ".cursor").read_text() == "not a folder"
+
+
+# -- the merge as a property -------------------------------------------------------------------------------------
+
+_scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+_values = st.recursive(
+    _scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+)
+_names = st.text(min_size=1, max_size=8).filter(lambda name: not name.startswith("bee-"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    tool=st.sampled_from(EDITORS),
+    others=st.dictionaries(_names, st.dictionaries(st.text(max_size=6), _values, max_size=3), max_size=4),
+    extra=st.dictionaries(st.text(max_size=6).filter(lambda k: k not in ("mcpServers", "servers", "inputs")), _values),
+    indent=st.sampled_from([2, 4, "\t"]),
+)
+def test_setting_up_then_removing_gives_back_every_other_byte_of_meaning(tool, others, extra, indent):
+    import tempfile
+
+    from bee_cli.setup_mcp import EDITORS as FORMATS
+    from bee_cli.setup_mcp import TrackerAccess, apply
+    from bee_contracts.hosts import installed_hosts
+
+    editor = FORMATS[tool]
+    with tempfile.TemporaryDirectory() as folder:
+        project, home = Path(folder) / "repo", Path(folder) / "home"
+        project.mkdir()
+        path = editor.path(project, home)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        original = {**extra, editor.servers_key: others}
+        path.write_text(json.dumps(original, indent=indent))
+        common = {"project": project, "home": home, "command": ["/bin/bee"]}
+        access = {"tracker": TrackerAccess(URL, token_env=None if editor.token_prompt else "T")}
+        apply(editor, installed_hosts(), urls=access, **common)
+        merged = json.loads(path.read_text())
+        assert {k: v for k, v in merged[editor.servers_key].items() if not k.startswith("bee-")} == others
+        assert {k: v for k, v in merged.items() if k not in (editor.servers_key, "inputs")} == extra
+        apply(editor, installed_hosts(), urls={}, removing=True, **common)
+        restored = json.loads(path.read_text())
+        assert restored == original
+        assert list(restored) == list(original) and list(restored[editor.servers_key]) == list(others)

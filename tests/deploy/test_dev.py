@@ -1,0 +1,38 @@
+"""./dev and the Hatch workspace agree: one Hatch release, every package a member, listed in dependency order."""
+
+import importlib.machinery
+import importlib.util
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_dev():
+    loader = importlib.machinery.SourceFileLoader("bee_dev", str(ROOT / "dev"))
+    spec = importlib.util.spec_from_loader("bee_dev", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_dev_installs_the_hatch_release_the_workspace_requires():
+    dev = load_dev()
+    required = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["requires-hatch"]
+    assert f"hatch{required}" == dev.HATCH
+
+
+def test_every_package_is_a_member_and_comes_after_the_bee_packages_it_needs():
+    dev = load_dev()
+    assert sorted(dev.PACKAGES) == sorted(path.name for path in (ROOT / "packages").iterdir() if path.is_dir())
+    for position, name in enumerate(dev.PACKAGES):
+        needed = dev.bee_dependencies(name)
+        assert needed[-1] == name and set(needed) <= set(dev.PACKAGES[: position + 1]), (name, needed)
+    assert dev.bee_dependencies("bee-tracker") == ["bee-contracts", "bee-hostkit", "bee-tracker"]
+
+
+def test_the_readmes_two_commands_are_still_the_quick_start():
+    readme = (ROOT / "README.md").read_text()
+    quick_start = re.search(r"```sh\n(.*?)```", readme, re.DOTALL)
+    assert quick_start and quick_start.group(1).split("\n")[:2] == ["./dev up", "./dev test"]

@@ -1,0 +1,72 @@
+"""The entries `bee setup-mcp` writes work: each editor's stdio entries start the installed hosts, and its tracker
+entry, with the Authorization header expanded the way that editor expands it, reaches a real tracker."""
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from bee_contracts import load_catalog
+from bee_contracts.hosts import installed_hosts
+from tests.conftest import bee_executable
+from tests.harness.tracker import tracker_client
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+EDITORS = {
+    "claude": (".mcp.json", "mcpServers", "url"),
+    "cursor": (".cursor/mcp.json", "mcpServers", "url"),
+    "windsurf": (".codeium/windsurf/mcp_config.json", "mcpServers", "serverUrl"),
+    "vscode": (".vscode/mcp.json", "servers", "url"),
+}
+
+
+def expand(value: str, env: dict[str, str], prompted: str) -> str:
+    """What each editor sends: ${NAME} (Claude Code), ${env:NAME} (Cursor, Windsurf), ${input:id} (VS Code's
+    prompt, answered with ``prompted``)."""
+    value = re.sub(r"\$\{input:[^}]+\}", prompted, value)
+    return re.sub(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: env[m.group(1)], value)
+
+
+async def test_every_editors_entries_start_the_stdio_hosts_and_reach_the_tracker(checkout, tmp_path, tracker_factory):
+    tracker = tracker_factory()
+    token = tracker.token("ada@example.com")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "BEE_TRACKER_URL": tracker.url, "BEE_TRACKER_TOKEN": token}
+    subprocess.run([str(bee_executable()), "init", "--checkout", str(checkout)], check=True, capture_output=True)
+    stdio_hosts = [host.name for host in installed_hosts() if host.transport == "stdio"]
+    assert "core" in stdio_hosts
+    tracker_tools = [tool.name for tool in load_catalog("tracker")]
+    for tool, (file, key, url_key) in EDITORS.items():
+        completed = subprocess.run(
+            [str(bee_executable()), "setup-mcp", "--tool", tool, "--project", str(checkout)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+        assert token not in completed.stdout + completed.stderr
+        base = home if tool == "windsurf" else checkout
+        servers = json.loads((base / file).read_text())[key]
+
+        # Every installed stdio host (core, and design when it is installed) starts from its entry, wherever the
+        # editor starts it: the entry must not depend on the working directory.
+        assert {f"bee-{name}" for name in stdio_hosts} | {"bee-tracker"} == set(servers)
+        for name in stdio_hosts:
+            entry = servers[f"bee-{name}"]
+            params = StdioServerParameters(command=entry["command"], args=entry["args"], cwd=tmp_path)
+            async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
+                assert [t.name for t in (await client.list_tools()).tools] == [t.name for t in load_catalog(name)]
+
+        remote = servers["bee-tracker"]
+        assert token not in json.dumps(remote)
+        scheme, _, sent = expand(remote["headers"]["Authorization"], env, prompted=token).partition(" ")
+        assert scheme == "Bearer"
+        async with tracker_client(remote[url_key], sent) as client:
+            assert [t.name for t in (await client.list_tools()).tools] == tracker_tools

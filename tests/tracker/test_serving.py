@@ -1,0 +1,36 @@
+"""How `bee tracker serve --workers N` shares its limits among the workers, and what it refuses."""
+
+from pathlib import Path
+
+import pytest
+
+from bee_tracker.config import TrackerConfig
+from bee_tracker.serving import worker_share
+
+PG = "postgresql://bee@127.0.0.1:5432/bee"
+
+
+def test_the_limits_are_totals_divided_evenly_among_the_workers():
+    config = TrackerConfig(home=Path("/nowhere"), store_url=PG, max_in_flight=100, max_connections=20)
+    share = worker_share(config, 3)
+    assert (share.max_in_flight, share.max_connections) == (33, 6)  # rounded down: never more than the totals
+    assert (config.max_in_flight, config.max_connections) == (100, 20)
+    assert worker_share(config, 2).max_in_flight == 50
+
+
+@pytest.mark.parametrize("store", [None, "/tmp/tracker.db", "sqlite:///tmp/tracker.db"])
+def test_several_workers_need_postgresql(store, monkeypatch):
+    monkeypatch.delenv("BEE_TRACKER_STORE", raising=False)
+    with pytest.raises(ValueError, match="--workers 2 needs a PostgreSQL store"):
+        worker_share(TrackerConfig(home=Path("/nowhere"), store_url=store), 2)
+
+
+def test_the_store_may_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv("BEE_TRACKER_STORE", PG)
+    assert worker_share(TrackerConfig(home=Path("/nowhere")), 2).max_connections == 10
+
+
+def test_a_limit_smaller_than_the_number_of_workers_is_refused():
+    config = TrackerConfig(home=Path("/nowhere"), store_url=PG, max_in_flight=3)
+    with pytest.raises(ValueError, match="--max-in-flight 3 cannot be shared by 4 workers"):
+        worker_share(config, 4)
