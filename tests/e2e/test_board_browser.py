@@ -35,6 +35,7 @@ pytestmark = [
 
 EXPORT = FIXTURES / "beads" / "gastownhall__beads__tombstones.jsonl"
 EPIC = "bd-hlsw"  # an open epic of that export, with a critical path
+DEMO = "bd-demo"  # an epic of the tests' own, whose graph shows every kind of link (see _demo_lines)
 ANN, BOB = "ann@example.com", "bob@example.com"
 AXE = NODE_MODULES / "axe-core" / "axe.min.js"
 SHOTS = os.environ.get("BEE_BOARD_SCREENSHOTS")
@@ -76,6 +77,31 @@ def _xss_lines() -> list[str]:
     return [json.dumps(first), json.dumps(second)]
 
 
+def _demo_lines() -> list[str]:
+    """A small epic whose graph shows everything at once: claims, blocked links, a cycle and the critical path
+    (the real exports' open epics are small), for the graph's screenshot."""
+    stamp = "2026-01-02T00:00:00Z"
+
+    def issue(issue_id: str, title: str, *links: tuple[str, str], **fields: Any) -> str:
+        record = {"id": issue_id, "title": title, "status": "open", "priority": 3, "issue_type": "task"}
+        record.update(created_at=stamp, updated_at=stamp, **fields)
+        record["dependencies"] = [{"issue_id": issue_id, "depends_on_id": t, "type": k} for k, t in links]
+        return json.dumps(record)
+
+    child = ("parent-child", DEMO)
+    return [
+        issue(DEMO, "Ship the web board", issue_type="epic"),
+        issue(f"{DEMO}.1", "Sessions in the store", child, status="closed", closed_at=stamp),
+        issue(f"{DEMO}.2", "Sign-in page", child, status="in_progress", assignee=ANN),
+        issue(f"{DEMO}.3", "Dependency graph", child, ("blocks", f"{DEMO}.2")),
+        issue(f"{DEMO}.4", "Screenshots in the docs", child, ("blocks", f"{DEMO}.3")),
+        issue(f"{DEMO}.5", "Accessibility audit", child, ("blocks", "bd-demoaxe"), ("blocks", "bd-demoloop1")),
+        issue("bd-demoaxe", "Pin axe-core", status="closed", closed_at=stamp),
+        issue("bd-demoloop1", "Imported loop, part one", ("blocks", "bd-demoloop2")),
+        issue("bd-demoloop2", "Imported loop, part two", ("waits-for", "bd-demoloop1")),
+    ]
+
+
 def _bee(*args: str) -> str:
     completed = subprocess.run(
         [str(Path(sys.executable).parent / "bee"), "tracker", *args],
@@ -93,7 +119,7 @@ def tracker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TrackerProcess
     _bee("init", "--home", str(home))
     _bee("import", "--home", str(home), str(EXPORT))
     extra = home.parent / "xss.jsonl"
-    extra.write_text("\n".join(_xss_lines()) + "\n")
+    extra.write_text("\n".join([*_xss_lines(), *_demo_lines()]) + "\n")
     _bee("import", "--home", str(home), str(extra))
     server = TrackerProcess(home)
     server.start()
@@ -189,13 +215,15 @@ class Watched:
     def ids(self, column: str) -> list[str]:
         return [text.strip() for text in self.page.locator(f"section.column-{column} .card h3 .id").all_inner_texts()]
 
-    def shot(self, name: str, *, full_page: bool = False) -> None:
+    def shot(self, name: str, *, full_page: bool = False, element: str | None = None) -> None:
         if SHOTS:
             Path(SHOTS).mkdir(parents=True, exist_ok=True)
             self.page.evaluate("document.fonts.ready")
-            self.page.screenshot(
-                path=str(Path(SHOTS) / f"board-{name}.png"), full_page=full_page, animations="disabled", caret="hide"
-            )
+            path = str(Path(SHOTS) / f"board-{name}.png")
+            if element:
+                self.page.locator(element).screenshot(path=path, animations="disabled", caret="hide")
+            else:
+                self.page.screenshot(path=path, full_page=full_page, animations="disabled", caret="hide")
 
     def close(self) -> None:
         self.context.close()
@@ -359,8 +387,9 @@ def test_the_pages_pass_axe_and_have_screenshots(watched, tracker, tokens):
         audit(name)
         if name != "not-found":
             watched.shot(name, full_page=full)
-    watched.go(f"/board/graph/{EPIC}")
-    watched.shot("graph")
+    watched.go(f"/board/graph/{DEMO}")
+    assert watched.page.locator("svg").count() == 1
+    watched.shot("graph", element="svg")
     assert watched.dialogs == [] and watched.errors == []
 
 
