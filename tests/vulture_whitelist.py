@@ -12,6 +12,8 @@ from bee_core.artifacts.verify import Verifier
 from bee_core.packet.cache import ContentCache
 from bee_core.skills.remote import _Got, _Page
 from bee_design.bundle.references import _Collector
+from bee_tracker.board.columns import Board, Card, Column, Options
+from bee_tracker.board.epics import Progress
 
 _Page.model_config  # pydantic reads model_config: these skills/list and skills/get answers keep unknown keys
 _Got.model_config
@@ -24,3 +26,11 @@ handler.__qualname__  # set so logs and tracebacks name the tracker tool a bound
 _Collector.handle_startendtag  # html.parser.HTMLParser calls these overrides while parsing a design file
 _Collector.handle_endtag
 _Collector.handle_data
+# The board's templates read these (Jinja2 looks them up by name while rendering).
+Card.blocked_by
+Column.cards
+Board.elsewhere
+Options.assignees
+Progress.epic
+Progress.in_progress
+Progress.percent

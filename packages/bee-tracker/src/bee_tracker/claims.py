@@ -17,8 +17,12 @@ from bee_tracker.store.records import IssueRow
 
 def holder(issue: IssueRow) -> str | None:
     """Who holds the claim on ``issue``, or None when it is not claimed."""
-    assignee = issue.fields["assignee"]
-    if not assignee or issue.fields["status"] == "closed":
+    return holder_of(issue.fields["assignee"], issue.fields["status"])
+
+
+def holder_of(assignee: str | None, status: str | None) -> str | None:
+    """Who holds the claim on an issue with this assignee and status (as ``get`` shows them), or None."""
+    if not assignee or status == "closed":
         return None
     return str(assignee)
 

@@ -250,6 +250,43 @@ def token(home: Path | None, actor: str, ttl_seconds: int, issuer: str | None, a
     click.echo(mint(secret, actor, ttl_seconds=ttl_seconds, issuer=issuer, audience=audience))
 
 
+@tracker.command(name="open")
+@_home
+@click.option("--actor", required=True, help="Who signs in (becomes sub and email, as with `bee tracker token`).")
+@click.option(
+    "--url",
+    default=f"http://127.0.0.1:{DEFAULT_PORT}",
+    show_default=True,
+    help="Where the tracker serves (the board is at URL/board/).",
+)
+@click.option("--issuer", default=None, help="The `iss` the server requires, if any.")
+@click.option("--audience", default=None, help="The `aud` the server requires, if any.")
+@click.option("--browser", is_flag=True, help="Also open the link in the default web browser.")
+def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audience: str | None, browser: bool) -> None:
+    """Print a link that signs ACTOR in to the web board: it works once, within 60 seconds. Uses the home's signing
+    key, like `bee tracker token`."""
+    from urllib.parse import urlencode
+
+    from bee_contracts import BeeError
+    from bee_tracker.board.links import LINK_MAX_SECONDS, mint_link_token
+    from bee_tracker.home import read_key
+
+    if not url.startswith(("http://", "https://")):
+        raise click.UsageError("--url must start with http:// or https://")
+    try:
+        secret = read_key(_config(home, None).home)
+    except BeeError as exc:
+        raise click.ClickException(exc.message) from None
+    token = mint_link_token(secret, actor, issuer=issuer, audience=audience, lifetime=LINK_MAX_SECONDS)
+    link = f"{url.rstrip('/')}/board/link?{urlencode({'token': token})}"
+    click.echo(link)
+    click.echo(f"(signs {actor} in once, within {LINK_MAX_SECONDS} seconds)", err=True)
+    if browser:
+        import webbrowser
+
+        webbrowser.open(link)
+
+
 @tracker.command(name="import")
 @_home
 @_store

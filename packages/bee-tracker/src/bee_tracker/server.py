@@ -143,7 +143,9 @@ def edge_limits(config: TrackerConfig) -> EdgeLimits:
 
 
 def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Starlette:
-    """The tracker's ASGI app: POST /mcp (JWT required) and GET /health."""
+    """The tracker's ASGI app: POST /mcp (JWT required), GET /health, and the web board at /board/ (sessions)."""
+    from bee_tracker.board import board_routes
+
     host = build_host(store, config)
     server = host.build_server()
     add_skills(server)
@@ -165,7 +167,15 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
         server,
         security=local_security(config.host, config.port, config.allowed_hosts),
         wrappers=[lambda app: BearerAuth(app, verifier)],
-        routes=[Route("/health", health, methods=["GET"])],
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            *board_routes(
+                store,
+                verifier,
+                allowed_hosts=(config.host, *config.allowed_hosts),
+                deadline_seconds=config.deadline_seconds,
+            ),
+        ],
         on_startup=startup,
         on_shutdown=store.close,
     )

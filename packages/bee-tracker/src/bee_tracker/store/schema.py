@@ -89,6 +89,23 @@ _MIGRATION_3 = [
     "CREATE INDEX leases_binding ON leases (holder, space, checkout_id, expires_epoch)",
     "CREATE INDEX leases_expiry ON leases (expires_epoch)",
 ]
+# Migration 4: the web board (bee_tracker.board). A signed-in person's session, found by the sha256 of its cookie
+# (the cookie itself is never stored), with its CSRF token; the one-time sign-in links already spent, kept until
+# they would have expired anyway; and an index that makes the board's change check (the newest activity) cheap.
+_BOARD_SESSIONS = """CREATE TABLE board_sessions (
+  id_sha TEXT PRIMARY KEY,
+  actor TEXT NOT NULL,
+  csrf TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  expires_epoch {real} NOT NULL)"""
+_BOARD_LINKS = """CREATE TABLE board_links (
+  jti_sha TEXT PRIMARY KEY,
+  expires_epoch {real} NOT NULL)"""
+_MIGRATION_4 = [
+    "CREATE INDEX board_sessions_expiry ON board_sessions (expires_epoch)",
+    "CREATE INDEX board_links_expiry ON board_links (expires_epoch)",
+    "CREATE INDEX issues_activity ON issues (last_activity_at)",
+]
 SQLITE: list[list[str]] = [
     [
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -124,6 +141,7 @@ END""",
         *_MIGRATION_2,
     ],
     [_LEASES.format(real="REAL"), *_MIGRATION_3],
+    [_BOARD_SESSIONS.format(real="REAL"), _BOARD_LINKS.format(real="REAL"), *_MIGRATION_4],
 ]
 
 POSTGRES: list[list[str]] = [
@@ -148,6 +166,7 @@ POSTGRES: list[list[str]] = [
     ],
     [_EVENTS.format(key="BIGSERIAL PRIMARY KEY"), _KEPT.format(key="BIGSERIAL PRIMARY KEY"), *_MIGRATION_2],
     [_LEASES.format(real="DOUBLE PRECISION"), *_MIGRATION_3],
+    [_BOARD_SESSIONS.format(real="DOUBLE PRECISION"), _BOARD_LINKS.format(real="DOUBLE PRECISION"), *_MIGRATION_4],
 ]
 
 LATEST = len(SQLITE)

@@ -1,0 +1,301 @@
+"""The board's pages (all GET, all for a signed-in person): board, issue, graph, epics, search, new issue.
+
+Every page reads through the tracker's own functions: the columns from :mod:`.columns` (the ``ready`` tool's own
+conditions), an issue through the ``get`` tool, search through the ``search`` tool, each for the signed-in actor.
+Query parameters are bounded like the tools' arguments; a bad one is a 400 page saying which.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from bee_contracts import BeeError, ErrorCode
+from bee_tracker import claims
+from bee_tracker.board import changes, columns, dot, epics, graph
+from bee_tracker.board.app import POLL_SECONDS, PREFIX, Board
+from bee_tracker.board.sessions import Session
+from bee_tracker.board.signin import signed_out_page
+from bee_tracker.store.ops import Read
+
+#: Results per search page.
+SEARCH_PAGE = 50
+#: Longest value of any one query parameter (the search text's own limit is the tool's, 1,000 characters).
+_MAX_PARAM_CHARS = {"q": 1000, "label": 100, "type": 64, "assignee": 320, "status": 64, "since": 64}
+#: The strictest policy for the graph's SVG, which needs nothing at all: no script, no style sheet, no fetch.
+_SVG_POLICY = "default-src 'none'; frame-ancestors 'none'; sandbox"
+
+
+class BadQuery(Exception):
+    """A query parameter the board does not take; the message says which and why."""
+
+
+def _param(request: Request, name: str) -> str | None:
+    value = request.query_params.get(name)
+    if value is None or not value.strip():
+        return None
+    if len(value) > _MAX_PARAM_CHARS.get(name, 100):
+        raise BadQuery(f"the {name} parameter is longer than {_MAX_PARAM_CHARS.get(name, 100)} characters")
+    return value.strip()
+
+
+def _number(request: Request, name: str, low: int, high: int) -> int | None:
+    value = _param(request, name)
+    if value is None:
+        return None
+    if not value.isdigit() or not low <= int(value) <= high:
+        raise BadQuery(f"the {name} parameter must be a whole number from {low} to {high}")
+    return int(value)
+
+
+def filters_of(request: Request) -> columns.Filters:
+    """The board's filters from the query string.
+
+    Raises:
+        BadQuery: a value is too long or not a priority.
+    """
+    return columns.Filters(
+        label=_param(request, "label"),
+        issue_type=_param(request, "type"),
+        assignee=_param(request, "assignee"),
+        priority=_number(request, "priority", 0, 4),
+    )
+
+
+def _filter_query(filters: columns.Filters) -> dict[str, str]:
+    query = {"label": filters.label, "type": filters.issue_type, "assignee": filters.assignee}
+    shown = {k: v for k, v in query.items() if v is not None}
+    if filters.priority is not None:
+        shown["priority"] = str(filters.priority)
+    return shown
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    board: columns.Board
+    fingerprint: str
+    options: columns.Options | None
+
+
+def _snapshot(op: Read, args: dict[str, Any]) -> Snapshot:
+    """The board, the store's fingerprint and (for the full page) the filter options, from one transaction."""
+    return Snapshot(
+        board=columns.board(op, args["filters"]),
+        fingerprint=changes.fingerprint(op, {}),
+        options=columns.options(op) if args["options"] else None,
+    )
+
+
+def _bad_query(board: Board, request: Request, session: Session, exc: BadQuery) -> Response:
+    return board.problem(request, session, 400, "Not understood", f"{exc}; change the address or use the form.")
+
+
+async def board_page(board: Board, request: Request) -> Response:
+    session = await board.session_of(request)
+    if session is None:
+        return signed_out_page(board, request)
+    try:
+        filters = filters_of(request)
+    except BadQuery as exc:
+        return _bad_query(board, request, session, exc)
+    snapshot = await board.run(board.store.read, _snapshot, {"filters": filters, "options": True})
+    return board.page(
+        request,
+        "board.html",
+        session,
+        snap=snapshot,
+        query=_filter_query(filters),
+        forms=_forms(session),
+        here=str(request.url.path) + (f"?{request.url.query}" if request.url.query else ""),
+    )
+
+
+async def columns_fragment(board: Board, request: Request) -> Response:
+    """The columns alone, for the page's poll: 204 (nothing to swap) while the store's fingerprint is unchanged."""
+    session = await board.session_of(request)
+    if session is None:
+        return board.templates.TemplateResponse(request, "_signed_out.html", {}, status_code=401)
+    try:
+        filters = filters_of(request)
+        since = _param(request, "since")
+    except BadQuery as exc:
+        return Response(str(exc), status_code=400, media_type="text/plain")
+    if since is not None and since == await board.run(board.store.read, changes.fingerprint, {}):
+        return Response(status_code=204)
+    snapshot = await board.run(board.store.read, _snapshot, {"filters": filters, "options": False})
+    here = f"{PREFIX}/" + (f"?{request.url.query}" if request.url.query else "")
+    return board.page(
+        request,
+        "_columns.html",
+        session,
+        snap=snapshot,
+        query=_filter_query(filters),
+        forms=_forms(session),
+        here=here,
+    )
+
+
+def _forms(session: Session) -> dict[str, str]:
+    """What every write form carries: the session's CSRF token (each form also gets a fresh idempotency key from
+    the template's ``idempotency_key()``, so the same form submitted twice acts once)."""
+    return {"csrf": session.csrf}
+
+
+async def issue_view(
+    board: Board,
+    request: Request,
+    session: Session,
+    issue_id: str,
+    *,
+    status_code: int = 200,
+    notice: str | None = None,
+    notice_kind: str = "error",
+) -> Response:
+    """The issue page, optionally with a notice (why a write was not done); 404 page for an unknown id."""
+    try:
+        got = await board.call("get", session.actor, {"id": issue_id, "comments_limit": 200})
+        hood = await board.run(board.store.read, graph.neighbourhood, {"id": issue_id})
+    except BeeError as exc:
+        return board.failed(request, session, exc)
+    issue = got["issue"]
+    holder = claims.holder_of(issue.get("assignee"), issue.get("status"))
+    return board.page(
+        request,
+        "issue.html",
+        session,
+        status_code,
+        got=got,
+        issue=issue,
+        holder=holder,
+        mine=holder == session.actor,
+        hood=hood,
+        notice=notice,
+        notice_kind=notice_kind,
+        forms=_forms(session),
+        priorities=range(5),
+        poll_seconds=POLL_SECONDS * 2,
+    )
+
+
+async def issue_page(board: Board, request: Request) -> Response:
+    session = await board.session_of(request)
+    if session is None:
+        return signed_out_page(board, request)
+    return await issue_view(board, request, session, request.path_params["issue_id"])
+
+
+async def issue_changes(board: Board, request: Request) -> Response:
+    """For the issue page's poll: 204 while the issue's activity revision is the page's, else a notice."""
+    session = await board.session_of(request)
+    if session is None:
+        return board.templates.TemplateResponse(request, "_signed_out.html", {}, status_code=401)
+    issue_id = request.path_params["issue_id"]
+    try:
+        since = _number(request, "since", 0, 2**62)
+    except BadQuery as exc:
+        return Response(str(exc), status_code=400, media_type="text/plain")
+    now = await board.run(board.store.read, changes.issue_revision, {"id": issue_id})
+    if now is not None and now == since:
+        return Response(status_code=204)
+    return board.templates.TemplateResponse(request, "_issue_changed.html", {"issue_id": issue_id, "gone": now is None})
+
+
+async def graph_svg(board: Board, request: Request) -> Response:
+    """The dependency graph of an issue's neighbourhood as SVG, drawn by Graphviz."""
+    session = await board.session_of(request)
+    if session is None:
+        return Response("Sign in to see the graph.", status_code=401, media_type="text/plain")
+    try:
+        hood = await board.run(board.store.read, graph.neighbourhood, {"id": request.path_params["issue_id"]})
+        svg = await board.run(dot.render_svg, dot.dot_source(hood))
+    except BeeError as exc:
+        status = 404 if exc.code == ErrorCode.NOT_FOUND else 503 if exc.code == ErrorCode.UNAVAILABLE else 500
+        return Response(exc.message, status_code=status, media_type="text/plain")
+    return Response(
+        svg,
+        media_type="image/svg+xml",
+        headers={"content-security-policy": _SVG_POLICY, "content-disposition": "inline; filename=graph.svg"},
+    )
+
+
+async def epics_page(board: Board, request: Request) -> Response:
+    session = await board.session_of(request)
+    if session is None:
+        return signed_out_page(board, request)
+    listed = await board.run(board.store.read, epics.epics, {})
+    return board.page(request, "epics.html", session, listed=listed)
+
+
+async def search_page(board: Board, request: Request) -> Response:
+    """The ``search`` tool's answer for the query string (text, status, type, assignee, label), a page at a time."""
+    session = await board.session_of(request)
+    if session is None:
+        return signed_out_page(board, request)
+    try:
+        text = _param(request, "q")
+        status = _param(request, "status")
+        args: dict[str, Any] = {"limit": SEARCH_PAGE, "offset": _number(request, "offset", 0, 10**6) or 0}
+        for name, value in (
+            ("query", text),
+            ("issue_type", _param(request, "type")),
+            ("assignee", _param(request, "assignee")),
+        ):
+            if value is not None:
+                args[name] = value
+        if status is not None:
+            args["status"] = [status]
+        if (label := _param(request, "label")) is not None:
+            args["labels"] = [label]
+    except BadQuery as exc:
+        return _bad_query(board, request, session, exc)
+    searched = any(k in args for k in ("query", "status", "issue_type", "assignee", "labels"))
+    found: dict[str, Any] | None = None
+    if searched:
+        try:
+            found = await board.call("search", session.actor, args)
+        except BeeError as exc:
+            return board.failed(request, session, exc)
+    statuses = await board.run(lambda: board.store.vocabulary()["statuses"])
+    return board.page(
+        request,
+        "search.html",
+        session,
+        found=found,
+        args=args,
+        statuses=statuses,
+        query={k: v for k, v in request.query_params.items() if k != "offset"},
+        page_size=SEARCH_PAGE,
+    )
+
+
+async def new_page(board: Board, request: Request) -> Response:
+    session = await board.session_of(request)
+    if session is None:
+        return signed_out_page(board, request)
+    return await new_view(board, request, session)
+
+
+async def new_view(
+    board: Board,
+    request: Request,
+    session: Session,
+    *,
+    values: dict[str, str] | None = None,
+    notice: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    vocabulary = await board.run(board.store.vocabulary)
+    return board.page(
+        request,
+        "new.html",
+        session,
+        status_code,
+        types=vocabulary["types"],
+        values=values or {"priority": "2", "issue_type": "task", "parent": request.query_params.get("parent", "")},
+        notice=notice,
+        forms=_forms(session),
+        priorities=range(5),
+    )

@@ -1,0 +1,25 @@
+import pytest
+
+from bee_tracker.store import open_store
+from tests.board.helpers import client
+
+
+@pytest.fixture
+def store(store_url):
+    opened = open_store(store_url, prefix="t")
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def lite(tmp_path):
+    """A SQLite store, for the tests whose subject is the board rather than the store."""
+    opened = open_store(str(tmp_path / "tracker.db"), prefix="t")
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def web(lite, tmp_path):
+    with client(lite, tmp_path) as test_client:
+        yield test_client

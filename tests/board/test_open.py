@@ -1,0 +1,41 @@
+"""`bee tracker open`: a link that signs a person in once, within 60 seconds, from the home's signing key."""
+
+from urllib.parse import parse_qs, urlsplit
+
+from click.testing import CliRunner
+
+from bee_cli.main import make_cli
+from bee_tracker.auth import hmac_verifier
+from bee_tracker.board.links import LINK_MAX_SECONDS, claims_of, link_claims
+from bee_tracker.cli import register
+from bee_tracker.home import ensure_key
+
+
+def open_link(home, *args):
+    return CliRunner().invoke(
+        make_cli([register]), ["tracker", "open", "--home", str(home), "--actor", "ann@example.com", *args]
+    )
+
+
+def test_open_prints_a_link_whose_token_the_tracker_accepts_once_within_a_minute(tmp_path):
+    secret, _ = ensure_key(tmp_path / "home")
+    result = open_link(tmp_path / "home", "--url", "http://tracker.internal:9000/", "--audience", "bee")
+    assert result.exit_code == 0, result.output
+    link = result.stdout.strip()
+    parts = urlsplit(link)
+    assert (parts.scheme, parts.netloc, parts.path) == ("http", "tracker.internal:9000", "/board/link")
+    [token] = parse_qs(parts.query)["token"]
+    assert hmac_verifier(secret, audience="bee").actor(token) == "ann@example.com"
+    claims = claims_of(token)
+    assert claims["exp"] - claims["iat"] == LINK_MAX_SECONDS and claims["aud"] == "bee"
+    assert link_claims(token).link_id == claims["jti"]
+    again = urlsplit(open_link(tmp_path / "home").stdout.strip())
+    assert parse_qs(again.query)["token"] != [token]  # every link is new
+
+
+def test_open_needs_the_homes_key_and_a_web_address(tmp_path):
+    missing = open_link(tmp_path / "nowhere")
+    assert missing.exit_code == 1 and "no signing key" in missing.output
+    ensure_key(tmp_path / "home")
+    bad = open_link(tmp_path / "home", "--url", "ftp://x")
+    assert bad.exit_code == 2 and "--url must start with http://" in bad.output
