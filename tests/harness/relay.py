@@ -8,6 +8,7 @@ It forwards bytes both ways, in a thread of its own. ``delay`` holds each chunk 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from types import TracebackType
 
@@ -21,6 +22,9 @@ class Relay:
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._connections: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._closing = asyncio.Event()
 
     @property
     def url(self) -> str:
@@ -34,6 +38,7 @@ class Relay:
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
+        asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
 
@@ -41,25 +46,44 @@ class Relay:
         asyncio.set_event_loop(self._loop)
         server = self._loop.run_until_complete(asyncio.start_server(self._relay, "127.0.0.1", 0))
         self.port = server.sockets[0].getsockname()[1]
+        self._server = server
         self._ready.set()
         try:
             self._loop.run_forever()
         finally:
-            server.close()
-            pending = asyncio.all_tasks(self._loop)
-            for task in pending:
-                task.cancel()
-            self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-            self._loop.run_until_complete(server.wait_closed())
             self._loop.close()
 
+    async def _close(self) -> None:
+        """Stop accepting, end every connection by closing its sockets (rather than cancelling its task, whose
+        cancellation Python 3.11's stream server reports as an error), and wait for them."""
+        self._server.close()
+        self._closing.set()
+        for writer in list(self._writers):
+            writer.close()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        await self._server.wait_closed()
+
     async def _relay(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
-        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        self._writers.add(client_writer)
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        except OSError:
+            client_writer.close()
+            self._connections.discard(task)
+            return
+        self._writers.add(upstream_writer)
+        if self._closing.is_set():
+            upstream_writer.close()
+            client_writer.close()
 
         async def to_server() -> None:
             while chunk := await client_reader.read(65536):
                 if self.swallow is not None and self.swallow in chunk:
-                    await asyncio.Event().wait()  # lost: never forwarded, never answered
+                    await self._closing.wait()  # lost: never forwarded, never answered
+                    return
                 await asyncio.sleep(self.delay)
                 upstream_writer.write(chunk)
                 await upstream_writer.drain()
@@ -74,5 +98,9 @@ class Relay:
         try:
             await asyncio.gather(to_server(), to_client(), return_exceptions=True)
         finally:
-            client_writer.close()
-            upstream_writer.close()
+            for writer in (client_writer, upstream_writer):
+                writer.close()
+                with contextlib.suppress(OSError):
+                    await writer.wait_closed()
+                self._writers.discard(writer)
+            self._connections.discard(task)

@@ -29,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import median, write_report  # noqa: E402
 
-from tests.harness.postgres import PostgresServer, binaries, free_port  # noqa: E402
+from tests.harness.postgres import PostgresServer, binaries  # noqa: E402
+from tests.harness.tracker import TrackerProcess  # noqa: E402
 
 BEE = Path(sys.executable).parent / "bee"
 EXPORT = ROOT / "tests" / "fixtures" / "beads" / "gastownhall__beads__sqlite-era.jsonl"
@@ -91,13 +92,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def timed(http: httpx.Client, path: str, rounds: int = ROUNDS, status: int = 200) -> dict[str, float]:
+def timed(
+    http: httpx.Client, path: str, rounds: int = ROUNDS, status: int = 200, call: dict[str, Any] | None = None
+) -> dict[str, float]:
+    """GET ``path`` (or POST the JSON-RPC ``call`` to it) ``rounds`` times, one at a time."""
     samples = []
     for _ in range(rounds):
         started = time.perf_counter()
-        answer = http.get(path)
+        answer = http.get(path) if call is None else http.post(path, json=call)
         samples.append((time.perf_counter() - started) * 1000)
         assert answer.status_code == status, (path, answer.status_code, answer.text[:300])
+        assert call is None or not answer.json()["result"].get("isError"), answer.text[:300]
     return {
         "p50_ms": round(median(samples), 2),
         "p95_ms": round(percentile(samples, 0.95), 2),
@@ -106,33 +111,10 @@ def timed(http: httpx.Client, path: str, rounds: int = ROUNDS, status: int = 200
 
 
 def measure(store: str, home: Path) -> dict[str, Any]:
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            str(BEE),
-            "tracker",
-            "serve",
-            "--home",
-            str(home),
-            "--store",
-            store,
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
+    server = TrackerProcess(home, store, "--log-level", "warning")
+    server.start()
+    base = server.url.removesuffix("/mcp")
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
         with httpx.Client(base_url=base, timeout=60, follow_redirects=False) as http:
             form = re.search(r'name="form_token" value="([^"]+)"', http.get("/board/signin").text).group(1)
             token = bee("token", "--home", str(home), "--actor", ACTOR).strip()
@@ -144,6 +126,13 @@ def measure(store: str, home: Path) -> dict[str, Any]:
             epic = "gen-00000"
             results: dict[str, Any] = {"columns": counts, "page_bytes": len(page.encode())}
             results["board page"] = timed(http, "/board/")
+            # Side by side, the practical floor: the same Ready column (its first 50 cards) as an agent gets it,
+            # one `ready` call over /mcp in JSON, with no page around it and none of the other three columns.
+            ready = {"name": "ready", "arguments": {"limit": 50}}
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": ready}
+            mcp_headers = {"authorization": f"Bearer {token}", "accept": "application/json, text/event-stream"}
+            with httpx.Client(base_url=base, timeout=60, headers=mcp_headers) as agent:
+                results["ready tool, 50 cards (MCP, JSON)"] = timed(agent, "/mcp", call=call)
             results["board page, filtered"] = timed(http, "/board/?type=task&priority=1")
             results["poll, unchanged (204)"] = timed(http, poll, status=204)
             results["columns fragment"] = timed(http, "/board/columns")
@@ -154,15 +143,17 @@ def measure(store: str, home: Path) -> dict[str, Any]:
             results["graph SVG, cached"] = timed(http, f"/board/graph/{epic}")
             results["search"] = timed(http, "/board/search?q=generated+storage")
             results["epics"] = timed(http, "/board/epics", rounds=max(5, ROUNDS // 4))
-            before = cpu_seconds(server.pid)
+            assert server.process is not None
+            before = cpu_seconds(server.process.pid)
             polls = ROUNDS * 5
             for _ in range(polls):
                 assert http.get(poll).status_code == 204
-            results["server CPU per unchanged poll (ms)"] = round((cpu_seconds(server.pid) - before) * 1000 / polls, 3)
+            results["server CPU per unchanged poll (ms)"] = round(
+                (cpu_seconds(server.process.pid) - before) * 1000 / polls, 3
+            )
             return results
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        server.stop()
 
 
 def main() -> None:

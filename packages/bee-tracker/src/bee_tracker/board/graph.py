@@ -136,32 +136,28 @@ def _batches(ids: Iterable[str]) -> Iterable[list[str]]:
         yield batch
 
 
+#: The links whose source (``_FROM``) or target (``_TO``, from issues the store holds) is among a batch of ids.
+_FROM = "SELECT issue_id, depends_on_id, type FROM dependencies WHERE issue_id IN ({}) ORDER BY issue_id, position"
+_TO = (
+    "SELECT d.issue_id, d.depends_on_id, d.type FROM dependencies d JOIN issues s ON s.id = d.issue_id "
+    "WHERE d.depends_on_id IN ({}) ORDER BY d.issue_id"
+)
+
+
+def _links(tx: Tx, query: str, ids: Iterable[str]) -> list[Link]:
+    return [
+        Link(source, kind, target)
+        for batch in _batches(sorted(ids))
+        for source, target, kind in tx.rows(*_in(query, batch))
+    ]
+
+
 def _links_from(tx: Tx, ids: Iterable[str]) -> list[Link]:
-    links = []
-    for batch in _batches(sorted(ids)):
-        for source, target, kind in tx.rows(
-            *_in(
-                "SELECT issue_id, depends_on_id, type FROM dependencies WHERE issue_id IN ({}) "
-                "ORDER BY issue_id, position",
-                batch,
-            )
-        ):
-            links.append(Link(source, kind, target))
-    return links
+    return _links(tx, _FROM, ids)
 
 
 def _links_to(tx: Tx, ids: Iterable[str]) -> list[Link]:
-    links = []
-    for batch in _batches(sorted(ids)):
-        for source, target, kind in tx.rows(
-            *_in(
-                "SELECT d.issue_id, d.depends_on_id, d.type FROM dependencies d JOIN issues s ON s.id = d.issue_id "
-                "WHERE d.depends_on_id IN ({}) ORDER BY d.issue_id",
-                batch,
-            )
-        ):
-            links.append(Link(source, kind, target))
-    return links
+    return _links(tx, _TO, ids)
 
 
 def _tree(tx: Tx, focus: str) -> tuple[set[str], int]:
