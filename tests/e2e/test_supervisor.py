@@ -341,6 +341,13 @@ def test_bee_up_initialises_the_checkout_and_supervises_the_tracker_until_ctrl_c
         listed = httpx.post(f"http://127.0.0.1:{port}/mcp", json=request, headers=headers, timeout=30, trust_env=False)
         assert listed.status_code == 200 and listed.json()["result"]["tools"]
 
+        # So does the printed board command: its one-time link signs a person in to the supervised tracker's board.
+        assert f"tracker open --actor you@example.com --url http://127.0.0.1:{port} --browser" in text
+        link = bee_in(checkout, "tracker", "open", "--actor", "you@example.com", "--url", f"http://127.0.0.1:{port}")
+        with httpx.Client(trust_env=False, timeout=30, follow_redirects=True) as browser:
+            board = browser.get(link.stdout.strip())
+            assert board.status_code == 200 and "Signed in as" in board.text and str(board.url).endswith("/board/")
+
         shown = json.loads(bee_in(checkout, "supervise", "status", "--json").stdout)
         assert shown["running"] and shown["pid"] == up.pid
         [tracker] = shown["replicas"]

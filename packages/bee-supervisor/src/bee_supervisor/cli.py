@@ -251,6 +251,11 @@ def up(checkout: Path, port: int | None) -> None:
         lines += [
             f"  mint a token:        export BEE_TRACKER_TOKEN=$({bee} tracker token --actor you@example.com)",
             f"  set up your editor:  {bee} setup-mcp --tool claude --project {checkout}{tracker}",
+        ]
+        if "tracker" in urls:
+            board = urls["tracker"].removesuffix("/mcp")
+            lines.append(f"  open the web board:  {bee} tracker open --actor you@example.com --url {board} --browser")
+        lines += [
             f"  status:              {bee} supervise status",
         ]
         click.echo("\n".join(lines))
