@@ -101,16 +101,8 @@ async def board_page(board: Board, request: Request) -> Response:
         filters = filters_of(request)
     except BadQuery as exc:
         return _bad_query(board, request, session, exc)
-    snapshot = await board.run(board.store.read, _snapshot, {"filters": filters, "options": True})
-    return board.page(
-        request,
-        "board.html",
-        session,
-        snap=snapshot,
-        query=_filter_query(filters),
-        forms=_forms(session),
-        here=str(request.url.path) + (f"?{request.url.query}" if request.url.query else ""),
-    )
+    here = str(request.url.path) + (f"?{request.url.query}" if request.url.query else "")
+    return await _columns(board, request, session, filters, template="board.html", here=here)
 
 
 async def columns_fragment(board: Board, request: Request) -> Response:
@@ -125,16 +117,18 @@ async def columns_fragment(board: Board, request: Request) -> Response:
         return Response(str(exc), status_code=400, media_type="text/plain")
     if since is not None and since == await board.run(board.store.read, changes.fingerprint, {}):
         return Response(status_code=204)
-    snapshot = await board.run(board.store.read, _snapshot, {"filters": filters, "options": False})
     here = f"{PREFIX}/" + (f"?{request.url.query}" if request.url.query else "")
+    return await _columns(board, request, session, filters, template="_columns.html", here=here)
+
+
+async def _columns(
+    board: Board, request: Request, session: Session, filters: columns.Filters, *, template: str, here: str
+) -> Response:
+    """The columns in ``template``: the whole board page (with the filters' choices) or the columns alone."""
+    with_options = template == "board.html"
+    snapshot = await board.run(board.store.read, _snapshot, {"filters": filters, "options": with_options})
     return board.page(
-        request,
-        "_columns.html",
-        session,
-        snap=snapshot,
-        query=_filter_query(filters),
-        forms=_forms(session),
-        here=here,
+        request, template, session, snap=snapshot, query=_filter_query(filters), forms=_forms(session), here=here
     )
 
 
