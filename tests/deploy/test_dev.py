@@ -23,6 +23,15 @@ def test_dev_installs_the_hatch_release_the_workspace_requires():
     assert f"hatch{required}" == dev.HATCH
 
 
+def test_hatchs_record_of_what_it_installed_lives_and_dies_with_the_environment():
+    # Hatch keys that record by the project's path: outside the environment, a fresh clone at a path used before
+    # got a new, empty .venv that Hatch took as installed (CI then failed with "ruff: not found").
+    dev = load_dev()
+    environment = dev.hatch_environment()
+    assert Path(environment["HATCH_ENV_TYPE_VIRTUAL_PATH"]) == dev.VENV
+    assert Path(environment["HATCH_DATA_DIR"]).is_relative_to(dev.VENV)
+
+
 def test_every_package_is_a_member_and_comes_after_the_bee_packages_it_needs():
     dev = load_dev()
     assert sorted(dev.PACKAGES) == sorted(path.name for path in (ROOT / "packages").iterdir() if path.is_dir())
