@@ -33,6 +33,17 @@ def column_ids(page: str, key: str) -> list[str]:
     return [html.unescape(found) for found in re.findall(r'<span class="id">(.*?)</span>', section)]
 
 
+def marked_blocked(page: str, key: str) -> list[str]:
+    """The ids of the cards in column ``key`` that are marked as blocked."""
+    section = page.split(f'class="column column-{key}"', 1)[1].split("</section>", 1)[0]
+    cards = section.split('<li class="card')[1:]
+    return [
+        html.unescape(re.search(r'<span class="id">(.*?)</span>', card).group(1))
+        for card in cards
+        if card.startswith(" card-blocked")
+    ]
+
+
 def column_total(page: str, key: str) -> int:
     found = re.search(rf'id="col-{key}">[^<]*<span class="count">(\d+)</span>', page)
     assert found
@@ -62,31 +73,37 @@ def test_the_ready_column_is_the_ready_tools_answer_on_real_beads_exports(tmp_pa
     store.close()
 
 
-def test_the_columns_follow_the_trackers_blocked_and_claim_semantics(web, lite):
-    blocker = created(lite, "blocker")
-    blocked = created(lite, "waits", prerequisites=[blocker])
-    epic = created(lite, "epic", issue_type="epic")
-    child = created(lite, "child of a blocked epic", parent=epic)
-    lite.call("link", ALICE, {"id": epic, "target": blocker, "type": "blocks"})
-    held = created(lite, "held", labels=["ui"])
-    lite.call("claim", BOB, {"id": held})
-    done = created(lite, "done")
-    lite.call("complete", ALICE, {"id": done, "summary": "ok"})
-    deferred = created(lite, "deferred")
-    lite.call("update", ALICE, {"id": deferred, "status": "deferred"})
-    gate = created(lite, "a gate", issue_type="gate")
-    sign_in(web)
-    page = web.get("/board/").text
+def test_the_columns_follow_the_trackers_blocked_and_claim_semantics(store, tmp_path):
+    blocker = created(store, "blocker")
+    blocked = created(store, "waits", prerequisites=[blocker])
+    epic = created(store, "epic", issue_type="epic")
+    child = created(store, "child of a blocked epic", parent=epic)
+    store.call("link", ALICE, {"id": epic, "target": blocker, "type": "blocks"})
+    held = created(store, "held", labels=["ui"])
+    store.call("claim", BOB, {"id": held})
+    stuck = created(store, "held but waiting", priority=3, prerequisites=[blocker])
+    store.call("claim", BOB, {"id": stuck})
+    done = created(store, "done")
+    store.call("complete", ALICE, {"id": done, "summary": "ok"})
+    deferred = created(store, "deferred")
+    store.call("update", ALICE, {"id": deferred, "status": "deferred"})
+    gate = created(store, "a gate", issue_type="gate")
+    with client(store, tmp_path) as web:
+        sign_in(web)
+        page = web.get("/board/").text
+        narrowed = web.get("/board/?label=ui&assignee=" + BOB).text
     assert set(column_ids(page, "blocked")) == {blocked, epic, child, deferred}
-    assert column_ids(page, "ready") == [blocker]
-    assert column_ids(page, "in_progress") == [held] and f"held by {BOB}" in page
+    assert column_total(page, "blocked") == 4
+    assert column_ids(page, "ready") == [blocker] and column_total(page, "ready") == 1
+    assert column_ids(page, "in_progress") == [held, stuck] and f"held by {BOB}" in page
+    # In progress, a card whose work is blocked says so; the one that is not does not.
+    assert marked_blocked(page, "in_progress") == [stuck]
     assert column_ids(page, "closed") == [done]
     assert "1 more issue matches but is on no column" in " ".join(page.split())  # the gate
     assert gate not in page
     flat = " ".join(page.split())
     assert f'Blocked by <a href="/board/issues/{blocker}">' in flat
     assert "its parent is blocked:" in flat and "status deferred" in flat
-    narrowed = web.get("/board/?label=ui&assignee=" + BOB).text
     assert column_ids(narrowed, "in_progress") == [held] and column_ids(narrowed, "ready") == []
 
 
