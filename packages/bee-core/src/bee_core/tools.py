@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 import os
-from typing import Any
 
 from bee_contracts import load_catalog
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS, PACKET_DEADLINE_SECONDS
 from bee_core.context import CoreContext
-from bee_hostkit import Call, Handler, Host
+from bee_hostkit import Handler, Host, bound_handlers
 
 #: Each tool and the function that handles it (module:function). Handlers are imported on their first call, so
 #: start-up (and the first tools/list) never pays for the libraries of tools nobody has called yet.
@@ -53,21 +51,9 @@ INSTRUCTIONS = (
 )
 
 
-def _bound(ctx: CoreContext, target: str) -> Handler:
-    module_name, _, function_name = target.partition(":")
-
-    def bound(call: Call[Any]) -> dict[str, Any]:
-        handler = getattr(importlib.import_module(module_name), function_name)
-        result: dict[str, Any] = handler(ctx, call)
-        return result
-
-    bound.__name__ = function_name
-    return bound
-
-
 def handlers(ctx: CoreContext) -> dict[str, Handler]:
     """Every core handler with the host context bound."""
-    return {name: _bound(ctx, target) for name, target in HANDLERS.items()}
+    return bound_handlers(ctx, HANDLERS)
 
 
 DISCOVERY_INSTRUCTIONS = (

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from bee_contracts import load_catalog
 from bee_design.context import DesignContext
-from bee_hostkit import Call, Handler, Host
+from bee_hostkit import Handler, Host, bound_handlers
 
 #: Each tool and the function that handles it (module:function), imported on its first call so that start-up
 #: (and the first tools/list) pays for neither numpy nor Pillow.
@@ -30,21 +27,9 @@ INSTRUCTIONS = (
 )
 
 
-def _bound(ctx: DesignContext, target: str) -> Handler:
-    module_name, _, function_name = target.partition(":")
-
-    def bound(call: Call[Any]) -> dict[str, Any]:
-        handler = getattr(importlib.import_module(module_name), function_name)
-        result: dict[str, Any] = handler(ctx, call)
-        return result
-
-    bound.__name__ = function_name
-    return bound
-
-
 def handlers(ctx: DesignContext) -> dict[str, Handler]:
     """Every design handler with the host context bound."""
-    return {name: _bound(ctx, target) for name, target in HANDLERS.items()}
+    return bound_handlers(ctx, HANDLERS)
 
 
 def build_host(ctx: DesignContext) -> Host:

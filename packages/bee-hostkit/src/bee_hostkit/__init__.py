@@ -11,6 +11,7 @@ from bee_hostkit._version import __version__
 from bee_hostkit.budget import Budget, with_size
 from bee_hostkit.call import Call, local_call
 from bee_hostkit.deadline import Deadline, never
+from bee_hostkit.handlers import bound_handlers
 from bee_hostkit.paths import ConfinedRoot
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ __all__ = [
     "Handler",
     "Host",
     "__version__",
+    "bound_handlers",
     "discovery_host",
     "local_call",
     "never",
