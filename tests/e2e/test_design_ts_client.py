@@ -6,14 +6,12 @@ design result must match its schema and every failure must be ``isError`` with t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bee_contracts import load_catalog
-from bee_contracts.errors import CODES, ErrorCode
 from bee_design import layout
 from bee_design.layout import DesignFiles
 from bee_design.visual.spec import create_spec
@@ -27,25 +25,11 @@ pytestmark = [
 ]
 
 
-def answered(call: dict[str, Any]) -> dict[str, Any]:
-    assert "thrown" not in call, f"the TypeScript SDK client rejected the result: {call['thrown']}"
-    result: dict[str, Any] = call["result"]
-    return result
-
-
 def success(result: dict[str, Any]) -> dict[str, Any]:
-    assert result.get("isError") in (False, None), result
-    structured: dict[str, Any] = result["structuredContent"]
-    assert json.loads(result["content"][0]["text"]) == structured
+    """A successful design answer: structured content equal to its text, untrusted and never approval."""
+    structured = node.success(result)
     assert structured["trusted"] is False and structured["acceptance"] is False
     return structured
-
-
-def envelope(result: dict[str, Any], code: str) -> dict[str, Any]:
-    assert result.get("isError") is True and "structuredContent" not in result, result
-    body: dict[str, Any] = json.loads(result["content"][0]["text"])
-    assert body["code"] == code and body["retryable"] is CODES[ErrorCode(code)].retryable, body
-    return body
 
 
 @pytest.fixture
@@ -79,14 +63,14 @@ def test_every_design_tool_answers_the_typescript_sdk_client_readably(root: Path
     )
     assert out["serverVersion"]["name"] == "bee-design"
     assert out["tools"] == [spec.to_wire() for spec in load_catalog("design")]
-    listed, sliced, verified, report, damaged, unknown, small, outside = (answered(c) for c in out["calls"])
+    listed, sliced, verified, report, damaged, unknown, small, outside = (node.answered(c) for c in out["calls"])
     assert success(listed)["data"]["bundles"][0]["id"] == "shop"
     assert success(sliced)["data"]["files"][0]["text"].startswith("@import")
     failures = success(verified)["data"]["failures"]
     assert [(f["check"], f["code"], f["subject"]) for f in failures] == [("file", "hash_mismatch", "shop/app.js")]
     assessment = success(report)
     assert assessment["decision"] == "fail" and assessment["findings"][0]["shift"]["dy"] == 1
-    assert "no longer matches its manifest" in envelope(damaged, "hash_mismatch")["error"]
-    assert "has no element 'nope.html'" in envelope(unknown, "not_found")["error"]
-    assert "512" in envelope(small, "invalid_argument")["error"]
-    assert "climbs out" in envelope(outside, "outside_root")["error"]
+    assert "no longer matches its manifest" in node.tool_error(damaged, "hash_mismatch")["error"]
+    assert "has no element 'nope.html'" in node.tool_error(unknown, "not_found")["error"]
+    assert "512" in node.tool_error(small, "invalid_argument")["error"]
+    assert "climbs out" in node.tool_error(outside, "outside_root")["error"]

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from bee_contracts import load_catalog
-from bee_contracts.errors import CODES, ErrorCode
 from tests.conftest import bee_executable, make_checkout
 from tests.harness import node
+from tests.harness.node import answered, success, tool_error
 from tests.harness.tracker import TrackerProcess
 
 pytestmark = [
@@ -29,7 +29,6 @@ pytestmark = [
 ]
 
 ALICE, BOB = "alice@example.com", "bob@example.com"
-ENVELOPE_KEYS = {"error", "code", "retryable", "outcome_unknown"}
 
 #: The Inspector's exit code when the tool answered with ``isError: true`` (1 means the client itself threw).
 INSPECTOR_TOOL_ERROR = 5
@@ -37,36 +36,6 @@ INSPECTOR_TOOL_ERROR = 5
 
 def manifest(*selections: dict[str, Any], budget: int = 32768) -> dict[str, Any]:
     return {"manifestJson": json.dumps({"selections": list(selections)}), "budgetBytes": budget}
-
-
-def answered(call: dict[str, Any]) -> dict[str, Any]:
-    """The CallToolResult the TS client returned; a client-side rejection (the -32602 bug) fails here, loudly."""
-    assert "thrown" not in call, f"the TypeScript SDK client rejected the result: {call['thrown']}"
-    result: dict[str, Any] = call["result"]
-    return result
-
-
-def success(result: dict[str, Any]) -> dict[str, Any]:
-    """A successful result's structured content, which must equal the JSON of its text."""
-    assert result.get("isError") in (False, None), result
-    structured: dict[str, Any] = result["structuredContent"]
-    assert json.loads(result["content"][0]["text"]) == structured
-    return structured
-
-
-def tool_error(result: dict[str, Any], code: str) -> dict[str, Any]:
-    """A failed result in the shape foreign clients can read; returns the parsed envelope."""
-    assert result.get("isError") is True, result
-    assert "structuredContent" not in result, f"an error must not carry structuredContent: {result}"
-    block = result["content"][0]
-    assert block["type"] == "text", result
-    body: dict[str, Any] = json.loads(block["text"])
-    assert ENVELOPE_KEYS <= set(body) <= ENVELOPE_KEYS | {"details"}, body
-    assert body["code"] == code, body
-    assert isinstance(body["error"], str) and body["error"].strip(), body
-    assert body["retryable"] is CODES[ErrorCode(code)].retryable, body
-    assert isinstance(body["outcome_unknown"], bool), body
-    return body
 
 
 # -- core: `bee mcp serve` over stdio ------------------------------------------------------------------------------

@@ -272,3 +272,41 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+# -- reading what the TypeScript client saw ------------------------------------------------------------------------
+
+#: The keys every error envelope has (``details`` may come too).
+ENVELOPE_KEYS = frozenset({"error", "code", "retryable", "outcome_unknown"})
+
+
+def answered(call: dict[str, Any]) -> dict[str, Any]:
+    """The CallToolResult the TS client returned; a client-side rejection (the -32602 bug) fails here, loudly."""
+    assert "thrown" not in call, f"the TypeScript SDK client rejected the result: {call['thrown']}"
+    result: dict[str, Any] = call["result"]
+    return result
+
+
+def success(result: dict[str, Any]) -> dict[str, Any]:
+    """A successful result's structured content, which must equal the JSON of its text."""
+    assert result.get("isError") in (False, None), result
+    structured: dict[str, Any] = result["structuredContent"]
+    assert json.loads(result["content"][0]["text"]) == structured
+    return structured
+
+
+def tool_error(result: dict[str, Any], code: str) -> dict[str, Any]:
+    """A failed result in the shape foreign clients can read; returns the parsed envelope."""
+    from bee_contracts.errors import CODES, ErrorCode
+
+    assert result.get("isError") is True, result
+    assert "structuredContent" not in result, f"an error must not carry structuredContent: {result}"
+    block = result["content"][0]
+    assert block["type"] == "text", result
+    body: dict[str, Any] = json.loads(block["text"])
+    assert ENVELOPE_KEYS <= set(body) <= ENVELOPE_KEYS | {"details"}, body
+    assert body["code"] == code, body
+    assert isinstance(body["error"], str) and body["error"].strip(), body
+    assert body["retryable"] is CODES[ErrorCode(code)].retryable, body
+    assert isinstance(body["outcome_unknown"], bool), body
+    return body
