@@ -1,5 +1,6 @@
 """`bee mcp serve --discovery`: three tools over the core catalog, and every core tool answering the same through
-them as directly — successes and errors, in both protocol eras, through the official client."""
+them as directly — successes and errors, in both protocol eras, through the official Python client and the
+TypeScript SDK client."""
 
 from __future__ import annotations
 
@@ -7,13 +8,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from bee_contracts import load_catalog, version_info
 from bee_hostkit import CONTRACT_META_KEY
-from tests.conftest import ERAS, core_client, error_of
+from tests.conftest import ERAS, bee_executable, core_client, error_of
 from tests.e2e.skills_setup import bee, bridge, skills_directory
+from tests.harness import node
 from tests.harness.collab import Joined, join, sample_plan
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -98,6 +101,27 @@ async def test_every_core_tool_answers_the_same_directly_and_through_invoke(prep
             assert (error_of(result)["code"] if result.is_error else "ok") == outcome, (tool, arguments, result)
             invoked = await discovery.call_tool("bee_tool_invoke", {"name": tool, "arguments": arguments})
             assert wire(invoked) == wire(result), (tool, arguments)
+
+
+@pytest.mark.skipif(node.missing_reason() is not None, reason=str(node.missing_reason()))
+async def test_every_core_tool_answers_the_typescript_client_the_same_directly_and_through_invoke(prepared):
+    # The client inside Claude Code, Cursor and VS Code: every outcome readable in both modes, and identical.
+    checkout = prepared.checkout
+    calls = cases({**artifact_ids(checkout), "plan": (await sample_plan(prepared))["plan"]})
+    direct_server = node.stdio_server(bee_executable(), "mcp", "serve", cwd=checkout)
+    view_server = node.stdio_server(bee_executable(), "mcp", "serve", "--discovery", cwd=checkout)
+    direct = await anyio.to_thread.run_sync(node.ts_client, direct_server, [(t, a) for t, a, _ in calls])
+    invoke = [("bee_tool_invoke", {"name": tool, "arguments": arguments}) for tool, arguments, _ in calls]
+    through_view = await anyio.to_thread.run_sync(node.ts_client, view_server, invoke)
+    assert direct["tools"] == [spec.to_wire() for spec in load_catalog("core")]
+    assert through_view["tools"] == [spec.to_wire() for spec in load_catalog("discovery")]
+    for (tool, arguments, outcome), one, other in zip(calls, direct["calls"], through_view["calls"], strict=True):
+        result = node.answered(one)
+        if outcome == "ok":
+            node.success(result)
+        else:
+            node.tool_error(result, outcome)
+        assert node.answered(other) == result, (tool, arguments)
 
 
 @pytest.mark.parametrize("era", ERAS)
