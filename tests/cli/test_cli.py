@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from bee_cli import make_cli
 from bee_cli.commands import register as register_cli
-from bee_contracts import version_info
+from bee_contracts import BeeError, ErrorCode, version_info
 from bee_core.cli import register as register_core
 
 
@@ -35,6 +35,21 @@ def test_plugins_contribute_commands_and_absent_ones_add_nothing():
             click.echo("hi")
 
     assert CliRunner().invoke(make_cli([plugin]), ["hello"]).output == "hi\n"
+
+
+def test_a_coded_failure_in_any_command_is_one_line_and_exit_status_1():
+    def plugin(group: click.Group) -> None:
+        @group.group()
+        def things() -> None:
+            """A plugin's group, as the hosts contribute theirs."""
+
+        @things.command("break")
+        def broken() -> None:
+            raise BeeError(ErrorCode.NOT_FOUND, "no thing named x; `bee things list` shows them")
+
+    result = CliRunner().invoke(make_cli([plugin]), ["things", "break"])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert result.output == "Error: no thing named x; `bee things list` shows them\n"
 
 
 def test_installed_entry_points_provide_the_core_commands():

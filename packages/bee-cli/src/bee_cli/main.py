@@ -9,7 +9,7 @@ from importlib.metadata import entry_points
 
 import click
 
-from bee_contracts import version_info
+from bee_contracts import BeeError, version_info
 
 #: Entry-point group through which packages contribute subcommands: ``name = "module:register"``.
 ENTRY_POINT_GROUP = "bee.commands"
@@ -26,6 +26,17 @@ def _print_version(ctx: click.Context, as_json: bool) -> None:
     ctx.exit(0)
 
 
+class BeeGroup(click.Group):
+    """The root group: a :class:`~bee_contracts.BeeError` from any command becomes a one-line ``Error: …`` and exit
+    status 1, never a traceback, so commands raise it as they find it and none of them translates it itself."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BeeError as exc:
+            raise click.ClickException(exc.message) from None
+
+
 def make_cli(plugins: Iterable[Plugin] | None = None) -> click.Group:
     """Build the root group; ``plugins`` defaults to every installed ``bee.commands`` entry point.
 
@@ -33,6 +44,7 @@ def make_cli(plugins: Iterable[Plugin] | None = None) -> click.Group:
     """
 
     @click.group(
+        cls=BeeGroup,
         invoke_without_command=True,
         context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     )

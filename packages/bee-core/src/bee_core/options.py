@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +29,3 @@ instance_option: Decorator = click.option(
 )
 
 json_option: Decorator = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
-
-
-@contextlib.contextmanager
-def reported() -> Iterator[None]:
-    """Turn a :class:`~bee_contracts.BeeError` into a one-line error and exit status 1 (never a traceback)."""
-    from bee_contracts import BeeError
-
-    try:
-        yield
-    except BeeError as exc:
-        raise click.ClickException(exc.message) from None

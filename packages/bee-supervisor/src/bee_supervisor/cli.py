@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from bee_contracts import BeeError
-
 if TYPE_CHECKING:
     from bee_supervisor.config import SupervisorSpec
     from bee_supervisor.supervisor import Supervisor
@@ -55,10 +53,7 @@ def _spec(config_file: Path | None, state: Path | None) -> SupervisorSpec:
     from bee_supervisor.config import load_config
     from bee_supervisor.defaults import default_config
 
-    try:
-        spec = load_config(config_file) if config_file else default_config(Path.cwd())
-    except BeeError as exc:
-        raise click.ClickException(exc.message) from None
+    spec = load_config(config_file) if config_file else default_config(Path.cwd())
     if state is not None:
         state = state.resolve()
         logs_inside = spec.logs == spec.state / "logs"
@@ -69,10 +64,7 @@ def _spec(config_file: Path | None, state: Path | None) -> SupervisorSpec:
 def _run(supervisor: Supervisor) -> int:
     import anyio
 
-    try:
-        supervisor.prepare()
-    except BeeError as exc:
-        raise click.ClickException(exc.message) from None
+    supervisor.prepare()
     return anyio.run(supervisor.run)
 
 
@@ -97,10 +89,7 @@ def supervise(ctx: click.Context, config_file: Path | None, state: Path | None, 
     from bee_supervisor.supervisor import Supervisor
 
     spec = _spec(config_file, state)
-    try:
-        supervisor = Supervisor(spec, services=services)
-    except BeeError as exc:
-        raise click.ClickException(exc.message) from None
+    supervisor = Supervisor(spec, services=services)
     ctx.exit(_run(supervisor))
 
 

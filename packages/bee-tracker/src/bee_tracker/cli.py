@@ -238,15 +238,11 @@ def _is_socket(fd: int) -> bool:
 def token(home: Path | None, actor: str, ttl_seconds: int, issuer: str | None, audience: str | None) -> None:
     """Mint a token from the home's signing key, for local use. Never creates a key: `bee tracker init` (or the
     first `bee tracker serve`) does."""
-    from bee_contracts import BeeError
     from bee_tracker.auth import mint
     from bee_tracker.home import read_key
 
     config = _config(home, None)
-    try:
-        secret = read_key(config.home)
-    except BeeError as exc:
-        raise click.ClickException(exc.message) from None
+    secret = read_key(config.home)
     click.echo(mint(secret, actor, ttl_seconds=ttl_seconds, issuer=issuer, audience=audience))
 
 
@@ -267,16 +263,12 @@ def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audien
     key, like `bee tracker token`."""
     from urllib.parse import urlencode
 
-    from bee_contracts import BeeError
     from bee_tracker.board.links import LINK_MAX_SECONDS, mint_link_token
     from bee_tracker.home import read_key
 
     if not url.startswith(("http://", "https://")):
         raise click.UsageError("--url must start with http:// or https://")
-    try:
-        secret = read_key(_config(home, None).home)
-    except BeeError as exc:
-        raise click.ClickException(exc.message) from None
+    secret = read_key(_config(home, None).home)
     token = mint_link_token(secret, actor, issuer=issuer, audience=audience, lifetime=LINK_MAX_SECONDS)
     link = f"{url.rstrip('/')}/board/link?{urlencode({'token': token})}"
     click.echo(link)
@@ -293,13 +285,10 @@ def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audien
 @click.argument("source", type=click.File("rb"))
 def import_(home: Path | None, store_url: str | None, source: Any) -> None:
     """Import Beads JSONL (e.g. .beads/issues.jsonl, or - for stdin): all of it, or nothing on a bad line."""
-    from bee_contracts import BeeError
 
     store = _local_store(_config(home, store_url))
     try:
         report = store.import_lines(source)
-    except BeeError as exc:
-        raise click.ClickException(exc.message) from None
     finally:
         store.close()
     click.echo(json.dumps(report, indent=2))
@@ -352,7 +341,6 @@ def release(
 ) -> None:
     """Release the claim on ID whoever holds it (local, against the store): the operator's override for a holder
     who is gone. Holders release their own claims with the release tool."""
-    from bee_contracts import BeeError
 
     if not force:
         raise click.UsageError(
@@ -364,8 +352,6 @@ def release(
     store = _local_store(_config(home, store_url))
     try:
         released = store.release_forced(issue_id, actor=actor or _operator(), reason=reason)
-    except BeeError as exc:
-        raise click.ClickException(exc.message) from None
     finally:
         store.close()
     click.echo(json.dumps(released, indent=2))

@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 import click
 
-from bee_core.options import checkout_option, instance_option, json_option, reported
+from bee_core.options import checkout_option, instance_option, json_option
 
 if TYPE_CHECKING:
     from bee_core.artifacts.records import ArtifactRecord, DamagedRecord
@@ -75,7 +75,7 @@ def add(
         source = open(file, "rb")  # noqa: SIM115 -- closed below, after the progress bar
         total = os.fstat(source.fileno()).st_size
         label = name or Path(file).name
-    with reported(), source, _progress(total) as advance:
+    with source, _progress(total) as advance:
         added = store.add(source, name=label, media_type=media_type, progress=advance)
     record = added.record
     if as_json:
@@ -111,24 +111,23 @@ def _progress(total: int | None) -> Iterator[Callable[[int], None] | None]:
 def get(artifact_id: str, out: Path | None, force: bool, checkout: Path, instance_root: Path | None) -> None:
     """Write the exact bytes of artifact ID to stdout or --out (verified against the recorded sha256)."""
     store = _store(checkout, instance_root)
-    with reported():
-        record = store.get(artifact_id)
-        if out is None:
-            store.serve(record, lambda record, path: _copy_verified(store, record, path, sys.stdout.buffer))
-            sys.stdout.buffer.flush()
-            return
-        if out.exists() and not force:
-            raise click.ClickException(f"{out} exists; pass --force to replace it or choose another --out")
-        temporary = out.parent / f".{out.name}.{secrets.token_hex(4)}.bee-part"
-        try:
-            with open(temporary, "xb") as sink:
-                store.serve(record, lambda record, path: _copy_verified(store, record, path, sink))
-                sink.flush()
-                os.fsync(sink.fileno())
-            os.replace(temporary, out)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                temporary.unlink()
+    record = store.get(artifact_id)
+    if out is None:
+        store.serve(record, lambda record, path: _copy_verified(store, record, path, sys.stdout.buffer))
+        sys.stdout.buffer.flush()
+        return
+    if out.exists() and not force:
+        raise click.ClickException(f"{out} exists; pass --force to replace it or choose another --out")
+    temporary = out.parent / f".{out.name}.{secrets.token_hex(4)}.bee-part"
+    try:
+        with open(temporary, "xb") as sink:
+            store.serve(record, lambda record, path: _copy_verified(store, record, path, sink))
+            sink.flush()
+            os.fsync(sink.fileno())
+        os.replace(temporary, out)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
     click.echo(f"Wrote {record.id} ({_human(record.size)}, {record.source_sha256}) to {out}", err=True)
 
 
@@ -168,8 +167,7 @@ def _copy_verified(store: ArtifactStore, record: ArtifactRecord, path: Path, sin
 def list_(checkout: Path, instance_root: Path | None, as_json: bool) -> None:
     """List retained artifacts, oldest first, then any damaged records (on stderr) with how to repair them."""
     store = _store(checkout, instance_root)
-    with reported():
-        listing = store.list()
+    listing = store.list()
     if as_json:
         shown = {
             "artifacts": [record.public() for record in listing.records],
@@ -207,8 +205,7 @@ def show(artifact_id: str, checkout: Path, instance_root: Path | None) -> None:
     from bee_core.artifacts.records import DamagedRecord
 
     store = _store(checkout, instance_root)
-    with reported():
-        found = store.lookup(artifact_id)
+    found = store.lookup(artifact_id)
     if isinstance(found, DamagedRecord):
         click.echo(json.dumps({**found.public(), "intact": False, "damaged": True}, indent=2))
         return
@@ -236,6 +233,5 @@ def show(artifact_id: str, checkout: Path, instance_root: Path | None) -> None:
 def rm(artifact_id: str, checkout: Path, instance_root: Path | None) -> None:
     """Remove artifact ID (its record and its stored bytes)."""
     store = _store(checkout, instance_root)
-    with reported():
-        record = store.remove(artifact_id)
+    record = store.remove(artifact_id)
     click.echo(f"Removed {record.id} ({record.name})" if record else f"Removed {artifact_id} (its record was damaged)")

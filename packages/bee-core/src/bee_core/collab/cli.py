@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from bee_core.options import checkout_option, instance_option, json_option, reported
+from bee_core.options import checkout_option, instance_option, json_option
 
 if TYPE_CHECKING:
     from bee_core.collab.binding import Binding
@@ -108,34 +108,32 @@ def join(
     from bee_core.collab import binding as bindings
 
     instance = existing_instance(checkout, instance_root)
-    with reported():
-        url = bindings.checked_tracker_url(tracker_url)
-        existing = bindings.load_optional(instance)
-        if existing is not None and (existing.tracker, existing.space) != (url, space):
-            raise click.ClickException(
-                f"this checkout is bound to space {existing.space!r} at {existing.tracker}; run `bee collab leave` "
-                "first"
-            )
-        checkout_id = existing.checkout_id if existing else bindings.new_checkout_id()
-        # Joining the same space again keeps the token file recorded before, unless another is given.
-        tokens = token_file.resolve() if token_file else existing.token_file if existing else None
-        lease = _call(
-            url,
-            bindings.token_source(tokens).read(),
-            "lease_join",
-            {"space": space, "checkout_id": checkout_id, "ttl_seconds": ttl_seconds},
+    url = bindings.checked_tracker_url(tracker_url)
+    existing = bindings.load_optional(instance)
+    if existing is not None and (existing.tracker, existing.space) != (url, space):
+        raise click.ClickException(
+            f"this checkout is bound to space {existing.space!r} at {existing.tracker}; run `bee collab leave` first"
         )
-        joined = bindings.Binding(
-            tracker=url,
-            space=space,
-            lease_id=lease["id"],
-            checkout_id=checkout_id,
-            holder=lease["holder"],
-            ttl_seconds=lease["ttl_seconds"],
-            token_file=tokens,
-            joined_at=lease["joined_at"],
-        )
-        bindings.save(instance, joined)
+    checkout_id = existing.checkout_id if existing else bindings.new_checkout_id()
+    # Joining the same space again keeps the token file recorded before, unless another is given.
+    tokens = token_file.resolve() if token_file else existing.token_file if existing else None
+    lease = _call(
+        url,
+        bindings.token_source(tokens).read(),
+        "lease_join",
+        {"space": space, "checkout_id": checkout_id, "ttl_seconds": ttl_seconds},
+    )
+    joined = bindings.Binding(
+        tracker=url,
+        space=space,
+        lease_id=lease["id"],
+        checkout_id=checkout_id,
+        holder=lease["holder"],
+        ttl_seconds=lease["ttl_seconds"],
+        token_file=tokens,
+        joined_at=lease["joined_at"],
+    )
+    bindings.save(instance, joined)
     if as_json:
         click.echo(json.dumps({"binding": joined.to_json(), "lease": lease}, indent=2))
         return
@@ -154,20 +152,19 @@ def status(checkout: Path, instance_root: Path | None, as_json: bool) -> None:
     from bee_core.collab import binding as bindings
 
     instance = existing_instance(checkout, instance_root)
-    with reported():
-        binding = bindings.load_optional(instance)
-        if binding is None:
-            if as_json:
-                click.echo(json.dumps({"binding": None, "lease": None, "live": False}, indent=2))
-            else:
-                click.echo("Not joined: this checkout has no collaboration binding (`bee collab join`).")
-            sys.exit(1)
-        try:
-            lease: dict[str, Any] | None = _lease_call(binding, "lease_get", {})
-        except BeeError as exc:
-            if exc.code is not ErrorCode.NOT_FOUND:
-                raise
-            lease = None
+    binding = bindings.load_optional(instance)
+    if binding is None:
+        if as_json:
+            click.echo(json.dumps({"binding": None, "lease": None, "live": False}, indent=2))
+        else:
+            click.echo("Not joined: this checkout has no collaboration binding (`bee collab join`).")
+        sys.exit(1)
+    try:
+        lease: dict[str, Any] | None = _lease_call(binding, "lease_get", {})
+    except BeeError as exc:
+        if exc.code is not ErrorCode.NOT_FOUND:
+            raise
+        lease = None
     live = bool(lease and lease["live"] and lease["checkout_id"] == binding.checkout_id)
     if as_json:
         click.echo(json.dumps({"binding": binding.to_json(), "lease": lease, "live": live}, indent=2))
@@ -197,9 +194,8 @@ def renew(ttl_seconds: int | None, checkout: Path, instance_root: Path | None, a
     from bee_core.collab import binding as bindings
 
     instance = existing_instance(checkout, instance_root)
-    with reported():
-        binding = bindings.load(instance)
-        lease = _renew(binding, ttl_seconds)
+    binding = bindings.load(instance)
+    lease = _renew(binding, ttl_seconds)
     if as_json:
         click.echo(json.dumps(lease, indent=2))
     else:
@@ -227,8 +223,7 @@ def keepalive(every: float | None, checkout: Path, instance_root: Path | None) -
     from bee_core.collab import binding as bindings
 
     instance = existing_instance(checkout, instance_root)
-    with reported():
-        binding = bindings.load(instance)
+    binding = bindings.load(instance)
     stop = threading.Event()
 
     def on_signal(*_: object) -> None:
@@ -270,19 +265,18 @@ def leave(forget: bool, checkout: Path, instance_root: Path | None) -> None:
     from bee_core.collab import binding as bindings
 
     instance = existing_instance(checkout, instance_root)
-    with reported():
-        binding = bindings.load_optional(instance)
-        if binding is None:
-            click.echo("Not joined: there is no binding to leave.")
-            return
-        try:
-            _lease_call(binding, "lease_leave", {})
-        except BeeError as exc:
-            if exc.code is not ErrorCode.NOT_FOUND and not forget:
-                raise click.ClickException(
-                    f"{exc.message}\nThe binding is kept; to remove it anyway run `bee collab leave --forget`."
-                ) from None
-            if exc.code is not ErrorCode.NOT_FOUND:
-                click.echo(f"could not tell the tracker ({exc.message}); removing the binding anyway", err=True)
-        bindings.remove(instance)
+    binding = bindings.load_optional(instance)
+    if binding is None:
+        click.echo("Not joined: there is no binding to leave.")
+        return
+    try:
+        _lease_call(binding, "lease_leave", {})
+    except BeeError as exc:
+        if exc.code is not ErrorCode.NOT_FOUND and not forget:
+            raise click.ClickException(
+                f"{exc.message}\nThe binding is kept; to remove it anyway run `bee collab leave --forget`."
+            ) from None
+        if exc.code is not ErrorCode.NOT_FOUND:
+            click.echo(f"could not tell the tracker ({exc.message}); removing the binding anyway", err=True)
+    bindings.remove(instance)
     click.echo(f"Left space {binding.space!r} at {binding.tracker}.")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from bee_core.collab.cli import COMMAND_SECONDS, existing_instance
-from bee_core.options import checkout_option, instance_option, json_option, reported
+from bee_core.options import checkout_option, instance_option, json_option
 
 if TYPE_CHECKING:
     from bee_core.collab.binding import Binding
@@ -42,8 +42,7 @@ def _live(
     from bee_hostkit import Deadline
 
     instance = existing_instance(checkout, instance_root)
-    with reported():
-        return run_live(instance, Deadline(COMMAND_SECONDS), work)
+    return run_live(instance, Deadline(COMMAND_SECONDS), work)
 
 
 def _contract(text: str | None, path: Path | None, *, required: bool) -> str | None:

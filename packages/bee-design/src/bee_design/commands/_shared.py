@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,21 +24,9 @@ root_option: Decorator = click.option(
 json_option: Decorator = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 
 
-@contextlib.contextmanager
-def reported() -> Iterator[None]:
-    """Turn a coded failure into a one-line error and exit status 1."""
-    from bee_contracts import BeeError
-
-    try:
-        yield
-    except BeeError as exc:
-        raise click.ClickException(exc.message) from None
-
-
 def open_root(root: Path) -> DesignContext:
     """The context for a CLI ``--root`` (relative roots are resolved against the working directory)."""
-    with reported():
-        return DesignContext.open(root.expanduser().resolve())
+    return DesignContext.open(root.expanduser().resolve())
 
 
 def echo_json(value: Any) -> None:

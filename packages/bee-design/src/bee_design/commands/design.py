@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from bee_design.commands._shared import echo_json, json_option, open_root, reported, root_option
+from bee_design.commands._shared import echo_json, json_option, open_root, root_option
 
 if TYPE_CHECKING:
     from bee_design.capture.runner import Progress
@@ -65,9 +65,8 @@ def import_(bundle: Path, bundle_id: str | None, replace: bool, root: Path, as_j
     from bee_design.bundle.store import BundleStore, default_id
 
     ctx = open_root(root)
-    with reported():
-        raw = read_bundle(bundle.resolve())
-        outcome = BundleStore(ctx.files).add(raw, bundle_id or default_id(raw.name), replace=replace)
+    raw = read_bundle(bundle.resolve())
+    outcome = BundleStore(ctx.files).add(raw, bundle_id or default_id(raw.name), replace=replace)
     manifest = outcome.manifest
     if as_json:
         echo_json(
@@ -103,9 +102,8 @@ def map_(element: str, targets: tuple[str, ...], root: Path) -> None:
     from bee_design.mapping import MapFile
 
     ctx = open_root(root)
-    with reported():
-        manifest, found = Inventory.load(ctx.files, split_id(element)[0]).element(element)
-        mapping = MapFile(ctx.files).map(manifest.qualified(found.id), found.digest, list(targets))
+    manifest, found = Inventory.load(ctx.files, split_id(element)[0]).element(element)
+    mapping = MapFile(ctx.files).map(manifest.qualified(found.id), found.digest, list(targets))
     sources = ", ".join(s.path + (f"#{s.symbol}" if s.symbol else "") for s in mapping.sources)
     click.echo(f"Mapped {mapping.element} to {sources}")
 
@@ -118,8 +116,7 @@ def unmap(element: str, root: Path) -> None:
     from bee_design.mapping import MapFile
 
     ctx = open_root(root)
-    with reported():
-        MapFile(ctx.files).unmap(element)
+    MapFile(ctx.files).unmap(element)
     click.echo(f"Unmapped {element}")
 
 
@@ -133,8 +130,7 @@ def list_(bundle: str | None, root: Path, as_json: bool) -> None:
     from bee_hostkit import local_call
 
     ctx = open_root(root)
-    with reported():
-        result = bee_design_list(ctx, local_call("bee_design_list", {"bundle": bundle} if bundle else {}))
+    result = bee_design_list(ctx, local_call("bee_design_list", {"bundle": bundle} if bundle else {}))
     if as_json:
         echo_json(result)
         return
@@ -156,8 +152,7 @@ def verify(bundle: str | None, root: Path, as_json: bool) -> None:
     from bee_design.verify import verify as run
 
     ctx = open_root(root)
-    with reported():
-        result = run(ctx.files, bundle)
+    result = run(ctx.files, bundle)
     data = result["data"]
     if as_json:
         echo_json(result)
@@ -220,21 +215,20 @@ def capture(
     from bee_design.capture.settings import Settings, browser_executable
 
     ctx = open_root(root)
-    with reported():
-        targets = [parse_target(url) for url in urls]
-        settings = Settings(
-            executable=browser_executable(browser),
-            viewports=tuple(parse_viewport(v) for v in viewports),
-            timeout_seconds=timeout,
-            wait_for=wait_for,
-            full_page=full_page,
-        )
-        if out is None:
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            out = ctx.files.state_dir(create=True) / layout.EVIDENCE_DIR / stamp
-        total = len(targets) * len(settings.viewports)
-        with _progress(total) as progress:
-            evidence = run(targets, settings, out.resolve(), force=force, progress=progress)
+    targets = [parse_target(url) for url in urls]
+    settings = Settings(
+        executable=browser_executable(browser),
+        viewports=tuple(parse_viewport(v) for v in viewports),
+        timeout_seconds=timeout,
+        wait_for=wait_for,
+        full_page=full_page,
+    )
+    if out is None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        out = ctx.files.state_dir(create=True) / layout.EVIDENCE_DIR / stamp
+    total = len(targets) * len(settings.viewports)
+    with _progress(total) as progress:
+        evidence = run(targets, settings, out.resolve(), force=force, progress=progress)
     if as_json:
         echo_json({"out": str(out), "browser": evidence.browser, "captures": [c.to_json() for c in evidence.captures]})
         return

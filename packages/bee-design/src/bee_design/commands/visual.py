@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from bee_design.commands._shared import Decorator, echo_json, json_option, open_root, reported, root_option
+from bee_design.commands._shared import Decorator, echo_json, json_option, open_root, root_option
 
 if TYPE_CHECKING:
     from bee_design.visual.spec import Spec, Tolerance
@@ -95,16 +95,15 @@ def create(
     ctx = open_root(root)
     pixels = 0 if max_diff_pixels is None and max_diff_ratio is None else max_diff_pixels
     tolerance = Tolerance(threshold, antialiasing, pixels, max_diff_ratio)  # type: ignore[arg-type]
-    with reported():
-        made = create_spec(
-            ctx.files,
-            name,
-            evidence.resolve(),
-            elements=list(elements),
-            viewports=list(viewports),
-            compare=tolerance,
-            update=update,
-        )
+    made = create_spec(
+        ctx.files,
+        name,
+        evidence.resolve(),
+        elements=list(elements),
+        viewports=list(viewports),
+        compare=tolerance,
+        update=update,
+    )
     _show(made)
 
 
@@ -146,18 +145,17 @@ def region(
         )
         if value is not None
     }
-    with reported():
-        if not REGION_NAME.match(region):
-            raise invalid(f"region name {region!r} is not valid; use letters, digits, '.', '_' and '-'")
-        parts = box.split(",")
-        if len(parts) != 4 or not all(p.strip().isdigit() for p in parts):
-            raise invalid(f"--box {box!r} is not X,Y,WIDTH,HEIGHT (four non-negative integers)")
-        if ignore and overrides:
-            raise invalid("an ignored region has no tolerance; pass --ignore or tolerance options, not both")
-        if not ignore and not overrides:
-            raise invalid("give the region --ignore, or its own tolerance (--max-diff-pixels, --threshold, …)")
-        x, y, w, h = (int(p) for p in parts)
-        made = set_region(ctx.files, name, Region(region, element, viewport, (x, y, w, h), ignore, overrides))
+    if not REGION_NAME.match(region):
+        raise invalid(f"region name {region!r} is not valid; use letters, digits, '.', '_' and '-'")
+    parts = box.split(",")
+    if len(parts) != 4 or not all(p.strip().isdigit() for p in parts):
+        raise invalid(f"--box {box!r} is not X,Y,WIDTH,HEIGHT (four non-negative integers)")
+    if ignore and overrides:
+        raise invalid("an ignored region has no tolerance; pass --ignore or tolerance options, not both")
+    if not ignore and not overrides:
+        raise invalid("give the region --ignore, or its own tolerance (--max-diff-pixels, --threshold, …)")
+    x, y, w, h = (int(p) for p in parts)
+    made = set_region(ctx.files, name, Region(region, element, viewport, (x, y, w, h), ignore, overrides))
     _show(made)
 
 
@@ -170,8 +168,7 @@ def remove_region(name: str, region: str, root: Path) -> None:
     from bee_design.visual.spec import remove_region as remove
 
     ctx = open_root(root)
-    with reported():
-        _show(remove(ctx.files, name, region))
+    _show(remove(ctx.files, name, region))
 
 
 @spec.command()
@@ -185,8 +182,7 @@ def show(name: str, root: Path, as_json: bool) -> None:
     from bee_design.visual.spec import load_spec
 
     ctx = open_root(root)
-    with reported():
-        loaded, _, _ = load_spec(ctx.files, name)
+    loaded, _, _ = load_spec(ctx.files, name)
     if as_json:
         echo_json(json.loads(loaded.to_bytes()))
     else:
@@ -235,12 +231,11 @@ def diff(reference: Path, evidence: Path, threshold: float, count_aa: bool, as_j
     from bee_design.visual.images import decode_rgba
     from bee_design.visual.shift import detect_shift
 
-    with reported():
-        found = compare(
-            decode_rgba(reference.read_bytes(), reference.name),
-            decode_rgba(evidence.read_bytes(), evidence.name),
-            labels=(reference.name, evidence.name),
-        )
+    found = compare(
+        decode_rgba(reference.read_bytes(), reference.name),
+        decode_rgba(evidence.read_bytes(), evidence.name),
+        labels=(reference.name, evidence.name),
+    )
     over = found.over(threshold)
     aa = found.antialiased(over) if over.size else np.zeros(0, dtype=bool)
     counted = over if count_aa else over[~aa]
@@ -286,8 +281,7 @@ def report(
     from bee_design.visual.report import build_report
 
     ctx = open_root(root)
-    with reported():
-        result = build_report(ctx.files, spec_name, evidence, list(elements) or None, list(viewports) or None)
+    result = build_report(ctx.files, spec_name, evidence, list(elements) or None, list(viewports) or None)
     if as_json:
         echo_json(result)
     else:
