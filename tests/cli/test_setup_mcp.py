@@ -23,8 +23,8 @@ EDITORS = ("claude", "cursor", "windsurf", "vscode")
 
 
 CORE_AND_TRACKER = [
-    EntryPoint(name="core", value="bee_core.hosts:CORE", group=registry.ENTRY_POINT_GROUP),
-    EntryPoint(name="tracker", value="bee_tracker.hosts:TRACKER", group=registry.ENTRY_POINT_GROUP),
+    EntryPoint(name="core", value="bee_core.registry:CORE", group=registry.ENTRY_POINT_GROUP),
+    EntryPoint(name="tracker", value="bee_tracker.registry:TRACKER", group=registry.ENTRY_POINT_GROUP),
 ]
 
 

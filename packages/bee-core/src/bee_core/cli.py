@@ -77,7 +77,7 @@ def serve(checkout: Path, instance_root: Path | None, log_level: str, discovery:
         stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     from bee_core.context import CoreContext
-    from bee_core.tools import build_discovery_host, build_host
+    from bee_core.host import build_discovery_host, build_host
     from bee_hostkit import serve_stdio
 
     try:

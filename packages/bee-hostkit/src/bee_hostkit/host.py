@@ -188,11 +188,11 @@ class Host:
             on_call_tool=on_call_tool,
             get_tool_input_schema=self.input_schema,
         )
-        server.middleware.append(contract_stamp(version))
+        server.middleware.append(ContractStamp(version))
         return server
 
 
-class contract_stamp:
+class ContractStamp:
     """Middleware adding the version triple to ``_meta`` of initialize, discover and tools/list results."""
 
     def __init__(self, version: dict[str, str]) -> None:

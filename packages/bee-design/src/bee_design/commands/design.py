@@ -47,7 +47,7 @@ def mcp(stdio: bool, root: str, log_level: str) -> None:
     logging.basicConfig(
         stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    from bee_design.tools import build_host
+    from bee_design.host import build_host
     from bee_hostkit import serve_stdio
 
     serve_stdio(build_host(ctx))
