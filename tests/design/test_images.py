@@ -161,6 +161,7 @@ def spec(root):
     return "shop"
 
 
+@pytest.mark.e2e
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ERAS)
 async def test_an_eps_named_as_evidence_starts_no_program_and_is_refused_at_once(root, spec, fake_gs, era):
@@ -182,6 +183,7 @@ async def test_an_eps_named_as_evidence_starts_no_program_and_is_refused_at_once
     assert not ran.exists(), ran.read_text()
 
 
+@pytest.mark.e2e
 def test_bee_visual_diff_refuses_an_eps_and_a_gif_without_starting_a_program(tmp_path, fake_gs):
     env, ran = fake_gs
     reference = tmp_path / "reference.png"
@@ -218,6 +220,7 @@ def peak_rss(args: list[str], out: Path) -> tuple[int, str]:
 MIB = 1024 * 1024
 
 
+@pytest.mark.e2e
 def test_a_huge_evidence_header_costs_no_memory_and_a_wrong_size_is_judged_from_the_header(root, spec, tmp_path):
     """The baseline is a report that decodes and compares two 400×300 images; a bomb's header and a 6000×6000
     screenshot (509 MiB when it was decoded before its size was checked) must stay within a few MiB of it."""
@@ -237,6 +240,7 @@ def test_a_huge_evidence_header_costs_no_memory_and_a_wrong_size_is_judged_from_
         assert peak < baseline + 32 * MIB, (name, peak // MIB, baseline // MIB)
 
 
+@pytest.mark.e2e
 @pytest.mark.anyio
 async def test_a_decompression_bomb_is_invalid_argument_through_the_host(root, spec):
     folder = root / "evidence" / "bomb"

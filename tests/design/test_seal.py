@@ -92,6 +92,7 @@ def test_sealed_evidence_round_trips_and_any_change_breaks_the_mac(root):
     assert "carries no MAC" in seal.unverified(DesignFiles(root), json.loads(written.to_bytes()))
 
 
+@pytest.mark.e2e
 def test_hand_written_evidence_with_bees_producer_fields_reads_unverified(root, spec):
     write_evidence(root / "evidence" / "forged", SHOTS, sealed=False)
     code, result = report(root, "evidence/forged")
@@ -102,6 +103,7 @@ def test_hand_written_evidence_with_bees_producer_fields_reads_unverified(root, 
     assert result["summary"]["compared"] == 1  # still compared: the decision stays diagnostic
 
 
+@pytest.mark.e2e
 def test_a_forged_mac_an_edited_record_and_evidence_from_another_root_read_unverified(root, spec, tmp_path):
     folder = write_evidence(root / "evidence" / "forged-mac", SHOTS, sealed=False)
     record = json.loads((folder / EVIDENCE_FILE).read_text())
@@ -136,6 +138,7 @@ def test_a_root_without_a_key_verifies_nothing(root, tmp_path):
     assert not (other / ".bee").exists()  # verifying never creates a key
 
 
+@pytest.mark.e2e
 def test_a_key_others_could_read_or_that_is_not_the_users_is_refused(root, spec):
     write_evidence(root / "evidence" / "now", SHOTS)
     key = root / KEY
@@ -159,6 +162,7 @@ def test_a_key_others_could_read_or_that_is_not_the_users_is_refused(root, spec)
     assert "is damaged" in unverified(report(root, "evidence/now")[1])
 
 
+@pytest.mark.e2e
 def test_capture_refuses_a_shipped_key_before_starting_a_browser(root):
     seal.ensure_key(DesignFiles(root))
     (root / KEY).chmod(0o640)
@@ -208,6 +212,7 @@ def test_no_read_through_the_design_state_reaches_the_key(root):
         assert caught.value.code is ErrorCode.OUTSIDE_ROOT, caught.value
 
 
+@pytest.mark.e2e
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ERAS)
 async def test_the_host_reports_unsealed_evidence_unverified_and_never_serves_the_key(root, spec, era):
