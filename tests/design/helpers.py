@@ -17,6 +17,7 @@ from PIL import Image
 from bee_design.bundle.manifest import Manifest
 from bee_design.bundle.reading import read_bundle
 from bee_design.bundle.store import BundleStore
+from bee_design.capture import seal
 from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, file_name
 from bee_design.digests import of_bytes
 from bee_design.layout import DesignFiles
@@ -88,8 +89,14 @@ def write_evidence(
     producer: str = PRODUCER,
     browser: str = "156.0.8078.114",
     fonts: tuple[str, ...] = ("DejaVu Sans",),
+    root: Path | None = None,
+    sealed: bool = True,
 ) -> Path:
-    """An evidence folder as `bee design capture` writes it, from images made in the test (no browser)."""
+    """An evidence folder as `bee design capture` writes it, from images made in the test (no browser).
+
+    Sealed (unless ``sealed`` is false) with the evidence key of ``root`` — by default ``folder``'s grandparent,
+    since the tests keep evidence at ``ROOT/evidence/NAME`` — created there by Bee's own code when missing.
+    """
     captures = []
     for (name, viewport), pixels in shots.items():
         data = save_png(folder / file_name(name, viewport), pixels)
@@ -124,12 +131,14 @@ def write_evidence(
         "settings": {},
         "captures": captures,
     }
+    if sealed:
+        record[seal.MAC_FIELD] = seal.sign(record, seal.ensure_key(DesignFiles(root or folder.parents[1])))
     (folder / EVIDENCE_FILE).write_text(json.dumps(record))
     return folder
 
 
 @contextlib.asynccontextmanager
-async def design_client(root: Path, era: str, *, cwd: Path | None = None) -> Any:
+async def design_client(root: Path, era: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> Any:
     """A real `bee design mcp --stdio --root ROOT` subprocess, spoken to by the official MCP client in ``era``."""
     from mcp import Client, StdioServerParameters
 
@@ -139,6 +148,7 @@ async def design_client(root: Path, era: str, *, cwd: Path | None = None) -> Any
         command=str(bee_executable()),
         args=["design", "mcp", "--stdio", "--root", str(root)],
         cwd=cwd or root,
+        env=env,
     )
     async with Client(params, mode=era, read_timeout_seconds=60) as client:
         yield client

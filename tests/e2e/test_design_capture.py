@@ -48,7 +48,7 @@ def evidence(site, tmp_path_factory):
 
 
 def pixels(path: Path) -> np.ndarray:
-    with Image.open(path) as image:
+    with Image.open(path, formats=["PNG"]) as image:
         return np.asarray(image.convert("RGBA"))
 
 

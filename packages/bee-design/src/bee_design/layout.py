@@ -34,6 +34,9 @@ BUNDLES_DIR: Final = "bundles"
 BLOBS_DIR: Final = "blobs"
 EVIDENCE_DIR: Final = "evidence"
 LOCK_FILE: Final = ".lock"
+#: Keys of this root that never leave the machine (hidden from every read through the state), and the one in it.
+KEYS_DIR: Final = "keys"
+EVIDENCE_KEY: Final = "evidence"
 
 #: Repository-owned design files (committed), relative to the root.
 REPO_DIR: Final = "bee-design"
@@ -124,7 +127,8 @@ class DesignFiles:
 
     def _state(self) -> ConfinedRoot | None:
         folder = self.state_dir()
-        return ConfinedRoot(folder) if folder.is_dir() else None
+        # keys/ is never served, whatever path or symlink leads there: what reads it is bee_design.capture.seal.
+        return ConfinedRoot(folder, hidden=[folder / KEYS_DIR]) if folder.is_dir() else None
 
     def open_state(self, relative: str) -> ConfinedFile:
         """Open a file of Bee's design state (``relative`` to ``.bee/design``).

@@ -115,9 +115,16 @@ Progress = Callable[[int, int, str], None]
 
 
 def capture(
-    targets: list[Target], settings: Settings, out: Path, *, force: bool = False, progress: Progress | None = None
+    targets: list[Target],
+    settings: Settings,
+    out: Path,
+    *,
+    key: bytes | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
 ) -> Evidence:
-    """Capture every target at every viewport into the evidence folder ``out``.
+    """Capture every target at every viewport into the evidence folder ``out``; ``evidence.json`` is sealed with
+    the root's evidence ``key`` (:mod:`.seal`; `bee design capture` always passes it).
 
     Raises:
         BeeError: ``invalid_argument`` for duplicate names or viewports; ``conflict`` when ``out`` exists and
@@ -144,7 +151,7 @@ def capture(
     partial.mkdir()
     try:
         evidence = _run(targets, settings, partial, progress)
-        (partial / EVIDENCE_FILE).write_bytes(evidence.to_bytes())
+        (partial / EVIDENCE_FILE).write_bytes(evidence.to_bytes(key))
         _move_into_place(partial, out)
     finally:
         shutil.rmtree(partial, ignore_errors=True)

@@ -212,6 +212,7 @@ def capture(
     from bee_design import layout
     from bee_design.capture.runner import capture as run
     from bee_design.capture.runner import parse_target, parse_viewport
+    from bee_design.capture.seal import ensure_key
     from bee_design.capture.settings import Settings, browser_executable
 
     ctx = open_root(root)
@@ -226,9 +227,10 @@ def capture(
     if out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         out = ctx.files.state_dir(create=True) / layout.EVIDENCE_DIR / stamp
+    key = ensure_key(ctx.files)  # before the browser starts: a refused key fails at once
     total = len(targets) * len(settings.viewports)
     with _progress(total) as progress:
-        evidence = run(targets, settings, out.resolve(), force=force, progress=progress)
+        evidence = run(targets, settings, out.resolve(), key=key, force=force, progress=progress)
     if as_json:
         echo_json({"out": str(out), "browser": evidence.browser, "captures": [c.to_json() for c in evidence.captures]})
         return
