@@ -212,7 +212,7 @@ async def serve_stdio_async(host: Host) -> None:
 
     server = host.build_server()
     async with capped_stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())  # type: ignore[arg-type]
+        await server.run(read_stream, write_stream, server.create_initialization_options())  # type: ignore[arg-type]  # context streams, typed as the SDK's
 
 
 def serve_stdio(host: Host) -> None:

@@ -94,7 +94,7 @@ def create(
 
     ctx = open_root(root)
     pixels = 0 if max_diff_pixels is None and max_diff_ratio is None else max_diff_pixels
-    tolerance = Tolerance(threshold, antialiasing, pixels, max_diff_ratio)  # type: ignore[arg-type]
+    tolerance = Tolerance(threshold, antialiasing, pixels, max_diff_ratio)  # type: ignore[arg-type]  # click's Choice gives the literal as str
     made = create_spec(
         ctx.files,
         name,

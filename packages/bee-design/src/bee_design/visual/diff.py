@@ -67,7 +67,8 @@ def _blended(words: Words) -> tuple[Floats, Floats, Floats]:
     """R, G and B blended over white (for pixels that are not all opaque)."""
     channels = words.view(np.uint8).reshape(-1, 4).astype(np.float64)
     opacity = channels[:, 3] / 255.0
-    return tuple(255.0 + (channels[:, c] - 255.0) * opacity for c in range(3))  # type: ignore[return-value]
+    red, green, blue = (255.0 + (channels[:, c] - 255.0) * opacity for c in range(3))
+    return red, green, blue
 
 
 def luma(words: Words) -> Floats:

@@ -84,7 +84,7 @@ class _Evidence:
 def _limitation(
     kind: str, message: str, element: str | None = None, viewport: str | None = None
 ) -> VisualReportLimitation:
-    return {"kind": kind, "message": message, "element": element, "viewport": viewport}  # type: ignore[typeddict-item]
+    return {"kind": kind, "message": message, "element": element, "viewport": viewport}  # type: ignore[typeddict-item]  # kind: a literal of the schema
 
 
 def _open_evidence(files: DesignFiles, given: str) -> _Evidence:
