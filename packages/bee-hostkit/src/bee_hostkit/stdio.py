@@ -148,7 +148,8 @@ async def capped_stdio_server(
     if claimed is not None:
         wire_in, wire_out = claimed.wire_in, claimed.wire_out
     else:
-        assert stdin is not None and stdout is not None, "pass both stdin and stdout, or neither"
+        if stdin is None or stdout is None:
+            raise TypeError("pass both stdin and stdout, or neither")
         wire_in, wire_out = stdin, stdout
     read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
     write_stream, write_reader = create_context_streams[SessionMessage](0)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -61,11 +61,20 @@ def _spec(config_file: Path | None, state: Path | None) -> SupervisorSpec:
     return spec
 
 
-def _run(supervisor: Supervisor) -> int:
+def _run(supervisor: Supervisor) -> NoReturn:
+    """Run ``supervisor`` to its end, then leave the process at once with its exit code.
+
+    By the time :meth:`Supervisor.run` returns every child has ended, the status and logs are written and the state
+    folder's lock is released: nothing is left for the interpreter's shutdown to do but a last garbage collection
+    over everything the supervisor imported, which took seconds on a busy machine after "every service stopped".
+    """
     import anyio
 
     supervisor.prepare()
-    return anyio.run(supervisor.run)
+    code = anyio.run(supervisor.run)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 @click.group(invoke_without_command=True)
@@ -90,7 +99,7 @@ def supervise(ctx: click.Context, config_file: Path | None, state: Path | None, 
 
     spec = _spec(config_file, state)
     supervisor = Supervisor(spec, services=services)
-    ctx.exit(_run(supervisor))
+    _run(supervisor)
 
 
 def _state_of(config_file: Path | None, state: Path | None) -> Path:
@@ -250,4 +259,4 @@ def up(checkout: Path, port: int | None) -> None:
         click.echo("\n".join(lines))
 
     supervisor = Supervisor(spec, on_settled=settled)
-    sys.exit(_run(supervisor))
+    _run(supervisor)
