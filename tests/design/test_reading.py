@@ -153,17 +153,17 @@ def refusal(path: Path) -> BeeError:
 @pytest.mark.parametrize(
     ("raw", "utf8_flag", "shown"),
     [
-        (b"caf\xe9.png", True, "'caf\\\\xe9.png'"),  # flagged UTF-8, but Latin-1
-        (b"caf\x82.png", False, "'caf\\\\x82.png'"),  # cp437 (what DOS and old Windows zips write)
-        (b"\x83\x65\x83\x58\x83\x67.png", False, "'\\\\x83e\\\\x83X\\\\x83g.png'"),  # Shift JIS
+        (b"caf\xe9.png", True, r"caf\xe9.png"),  # flagged UTF-8, but Latin-1
+        (b"caf\x82.png", False, r"caf\x82.png"),  # cp437 (what DOS and old Windows zips write)
+        (b"\x83\x65\x83\x58\x83\x67.png", False, r"\x83e\x83X\x83g.png"),  # Shift JIS
     ],
 )
 def test_a_zip_name_that_is_not_utf8_is_refused_naming_the_entry(tmp_path, raw, utf8_flag, shown):
     archive = zip_with_raw_name(tmp_path / "names.zip", raw, utf8_flag=utf8_flag)
     refused = refusal(archive)
     assert refused.code == "invalid_argument"
-    assert f"zip 'names.zip': entry {shown} has a name that is not UTF-8" in refused.message
-    assert refused.details == {"entry": shown.strip("'").replace("\\\\", "\\")}
+    assert f"zip 'names.zip': entry '{shown}' has a name that is not UTF-8" in refused.message
+    assert refused.details == {"entry": shown}
 
 
 def test_a_zip_name_in_utf8_without_the_flag_is_read_as_utf8(tmp_path):
@@ -177,7 +177,7 @@ def test_a_zip_name_with_a_nul_byte_is_refused_not_cut_or_dropped(tmp_path, raw)
     archive = zip_with_raw_name(tmp_path / "nul.zip", raw, utf8_flag=False)
     refused = refusal(archive)
     assert refused.code == "invalid_argument" and "has a NUL byte in its name" in refused.message
-    assert repr(raw.decode()) in refused.message  # the whole name, the NUL escaped
+    assert "'" + raw.decode().replace("\x00", r"\x00") + "'" in refused.message  # the whole name, the NUL escaped
 
 
 def test_zip_names_too_deep_or_too_long_are_refused(tmp_path):
@@ -198,7 +198,7 @@ def test_a_folder_name_that_is_not_utf8_is_refused_naming_the_entry(tmp_path):
     (folder / "img" / os.fsdecode(b"caf\xe9.png")).write_bytes(b"png")
     refused = refusal(folder)
     assert refused.code == "invalid_argument"
-    assert "entry 'img/caf\\\\xe9.png' has a name that is not UTF-8; rename it" in refused.message
+    assert r"entry 'img/caf\xe9.png' has a name that is not UTF-8; rename it" in refused.message
 
 
 def test_a_folder_1100_deep_is_refused_with_a_clear_error(tmp_path):

@@ -354,7 +354,8 @@ def test_opening_without_following_refuses_every_symlink_on_the_way(files, tree)
 
 
 def test_names_are_shown_escaped_and_bounded():
-    assert shown(os.fsdecode(b"caf\xe9.png")) == "caf\\xe9.png"
-    assert shown(b"caf\xe9.png") == "caf\\xe9.png"
-    assert shown("caf\u00e9.png") == "caf\u00e9.png"
+    assert shown(os.fsdecode(b"caf\xe9.png")) == r"caf\xe9.png"  # a file system name that is not UTF-8
+    assert shown(b"caf\xe9.png") == r"caf\xe9.png"
+    assert shown("café.png") == "café.png"
+    assert shown("it's a\\b\n\x00\x1b[31m\u200b") == r"it\'s a\\b\n\x00\x1b[31m\u200b"
     assert shown("x" * 5000) == "x" * SHOWN_NAME_CHARS + "…"

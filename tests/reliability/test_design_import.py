@@ -172,11 +172,11 @@ def test_bee_design_import_refuses_malformed_names_and_depth_with_one_error_line
     not_utf8 = "has a name that is not UTF-8"
     zipped = functools.partial(zip_with_raw_name, utf8_flag=False)
     cases = {
-        named: f"entry 'caf\\\\xe9.css' {not_utf8}",
+        named: rf"entry 'caf\xe9.css' {not_utf8}",
         deep: "lies more than 64 folders deep",
-        zipped(tmp_path / "nul.zip", b"a\x00.css"): "entry 'a\\x00.css' has a NUL byte",
-        zipped(tmp_path / "flagged.zip", b"caf\xe9.css", utf8_flag=True): f"entry 'caf\\\\xe9.css' {not_utf8}",
-        zipped(tmp_path / "cp437.zip", b"caf\x82.css"): f"entry 'caf\\\\x82.css' {not_utf8}",
+        zipped(tmp_path / "nul.zip", b"a\x00.css"): r"entry 'a\x00.css' has a NUL byte",
+        zipped(tmp_path / "flagged.zip", b"caf\xe9.css", utf8_flag=True): rf"entry 'caf\xe9.css' {not_utf8}",
+        zipped(tmp_path / "cp437.zip", b"caf\x82.css"): rf"entry 'caf\x82.css' {not_utf8}",
     }
     for bundle, message in cases.items():
         completed = bee_import(root, bundle)

@@ -54,12 +54,24 @@ _KINDS = (
 
 
 def shown(name: str | bytes) -> str:
-    """``name`` as a message may show it: bytes that are not UTF-8 (a file system's surrogate escapes, or raw bytes)
-    as ``\\xNN``, and at most :data:`SHOWN_NAME_CHARS` characters (then ``…``). Put it in a message with ``!r``,
-    which escapes control characters."""
-    raw = name if isinstance(name, bytes) else name.encode("utf-8", "surrogateescape")
-    text = raw.decode("utf-8", "backslashreplace")
-    return text if len(text) <= SHOWN_NAME_CHARS else text[:SHOWN_NAME_CHARS] + "…"
+    """``name`` as a message shows it (between single quotes): escaped as Python escapes a string — ``\\\\`` for a
+    backslash, ``\\'`` for a quote, ``\\n``, ``\\x00``, ``\\u200b`` for what does not print — with the bytes that
+    are not UTF-8 (a file system's surrogate escapes, or raw bytes) as ``\\xNN``, and cut to
+    :data:`SHOWN_NAME_CHARS` characters (then ``…``)."""
+    text = name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else name
+    cut = text[:SHOWN_NAME_CHARS]
+    escaped = "".join(_escaped(char) for char in cut)
+    return escaped + "…" if len(text) > SHOWN_NAME_CHARS else escaped
+
+
+def _escaped(char: str) -> str:
+    if "\udc80" <= char <= "\udcff":  # a byte that is not UTF-8, as surrogateescape carries it
+        return f"\\x{ord(char) - 0xDC00:02x}"
+    if char == "'":
+        return "\\'"
+    if char == "\\" or not char.isprintable():
+        return repr(char)[1:-1]
+    return char
 
 
 def _outside(path: str, why: str) -> BeeError:
@@ -140,7 +152,7 @@ class WalkEntry:
 def _changed(path: str, why: str) -> BeeError:
     return BeeError(
         ErrorCode.CONFLICT,
-        f"{shown(path)!r} {why} while the tree was walked; try again once nothing is changing it",
+        f"'{shown(path)}' {why} while the tree was walked; try again once nothing is changing it",
         details={"path": shown(path)},
     )
 
@@ -270,7 +282,7 @@ class ConfinedRoot:
                             )
                         names.append(entry.name)
             except OSError as exc:
-                raise invalid(f"cannot list {shown('/'.join(where) or '.')!r}: {exc.strerror}") from None
+                raise invalid(f"cannot list '{shown('/'.join(where) or '.')}': {exc.strerror}") from None
             return sorted(names, reverse=True)  # a stack: the next name is at the end
 
         stack: list[tuple[int, tuple[str, ...], list[str]]] = []
@@ -295,7 +307,7 @@ class ConfinedRoot:
                         continue
                     if len(where) > max_depth:
                         raise invalid(
-                            f"{shown(path)!r} lies more than {max_depth} folders deep; flatten the tree",
+                            f"'{shown(path)}' lies more than {max_depth} folders deep; flatten the tree",
                             path=shown(path),
                             limit=max_depth,
                         )
@@ -304,7 +316,7 @@ class ConfinedRoot:
                     except OSError as exc:
                         if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
                             raise _changed(path, "stopped being a directory") from None
-                        raise invalid(f"cannot open {shown(path)!r}: {exc.strerror}", path=shown(path)) from None
+                        raise invalid(f"cannot open '{shown(path)}': {exc.strerror}", path=shown(path)) from None
                     stack.append((child, where, []))  # on the stack first, so a failed listing still closes it
                     stack[-1] = (child, where, listing(child, where))
                     continue

@@ -66,13 +66,13 @@ class RawBundle:
 def _refuse(name: str, why: str) -> BeeError:
     return BeeError(
         ErrorCode.OUTSIDE_ROOT,
-        f"bundle entry {shown(name)!r} {why}; a bundle holds only plain files under relative paths",
+        f"bundle entry '{shown(name)}' {why}; a bundle holds only plain files under relative paths",
         details={"entry": shown(name)},
     )
 
 
 def _malformed(name: str | bytes, why: str, source: str) -> BeeError:
-    return invalid(f"{source}: entry {shown(name)!r} {why}", entry=shown(name))
+    return invalid(f"{source}: entry '{shown(name)}' {why}", entry=shown(name))
 
 
 def clean_name(name: str, source: str) -> str | None:
@@ -161,7 +161,12 @@ def read_folder(folder: Path) -> RawBundle:
         files = tuple(BundleFile(name, _read_file(root, entry, source)) for name, entry in sorted(found))
     finally:
         root.close()
-    return RawBundle("folder", shown(folder.name), files)
+    return RawBundle("folder", _display_name(folder), files)
+
+
+def _display_name(path: Path) -> str:
+    """The folder's or zip's own name for the manifest: the user's to choose, but it must be text (UTF-8)."""
+    return os.fsencode(path.name).decode("utf-8", "replace")
 
 
 def _walked(root: ConfinedRoot, source: str) -> Iterator[WalkEntry]:
@@ -191,14 +196,14 @@ def _read_file(root: ConfinedRoot, entry: WalkEntry, source: str) -> bytes:
         if exc.code is ErrorCode.NOT_FOUND:
             raise BeeError(
                 ErrorCode.NOT_FOUND,
-                f"{source}: {shown(entry.path)!r} went away while the bundle was read; import it again once "
+                f"{source}: '{shown(entry.path)}' went away while the bundle was read; import it again once "
                 "nothing is changing the folder",
                 details={"entry": shown(entry.path)},
             ) from None
-        raise BeeError(exc.code, f"{source}: {shown(entry.path)!r} cannot be read: {exc.message}") from None
+        raise BeeError(exc.code, f"{source}: '{shown(entry.path)}' cannot be read: {exc.message}") from None
     raise BeeError(
         ErrorCode.CONFLICT,
-        f"{source}: {shown(entry.path)!r} changed while the bundle was read; import it again once nothing is "
+        f"{source}: '{shown(entry.path)}' changed while the bundle was read; import it again once nothing is "
         "changing the folder",
         details={"entry": shown(entry.path)},
     )
@@ -252,11 +257,11 @@ def read_zip(archive: Path) -> RawBundle:
                 continue
             if info.flag_bits & 0x1:
                 raise invalid(
-                    f"{source}: {shown(info.filename)!r} is encrypted; export the bundle without a password",
+                    f"{source}: '{shown(info.filename)}' is encrypted; export the bundle without a password",
                     entry=shown(info.filename),
                 )
             if cleaned in entries:
-                raise invalid(f"{source} holds {shown(cleaned)!r} twice; every path must be unique", entry=cleaned)
+                raise invalid(f"{source} holds '{shown(cleaned)}' twice; every path must be unique", entry=cleaned)
             tally.add(cleaned, info.file_size)  # declared sizes, all checked before anything is inflated
             entries[cleaned] = info
         if not entries:
@@ -265,7 +270,7 @@ def read_zip(archive: Path) -> RawBundle:
         files = []
         for name in sorted(entries):
             files.append(BundleFile(name[len(prefix) :], _read_entry(zf, entries[name], source)))
-    return RawBundle("zip", shown(archive.name), tuple(sorted(files, key=lambda f: f.path)))
+    return RawBundle("zip", _display_name(archive), tuple(sorted(files, key=lambda f: f.path)))
 
 
 def _read_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> bytes:
@@ -277,7 +282,7 @@ def _read_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> byte
                 chunks.append(chunk)
     except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError, struct.error) as exc:
         # ValueError: a local header whose name is not UTF-8 (UnicodeDecodeError), or other malformed fields.
-        raise invalid(f"{source}: {shown(info.filename)!r} is damaged ({exc})", entry=shown(info.filename)) from None
+        raise invalid(f"{source}: '{shown(info.filename)}' is damaged ({exc})", entry=shown(info.filename)) from None
     return b"".join(chunks)
 
 
