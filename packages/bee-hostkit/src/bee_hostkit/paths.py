@@ -302,6 +302,8 @@ class ConfinedRoot:
                     info = os.stat(where[-1], dir_fd=fd, follow_symlinks=False)
                 except FileNotFoundError:
                     raise _changed(path, "went away") from None
+                except OSError as exc:
+                    raise invalid(f"cannot look at '{shown(path)}': {exc.strerror}", path=shown(path)) from None
                 if stat.S_ISDIR(info.st_mode):
                     if where[-1] in skip:
                         continue

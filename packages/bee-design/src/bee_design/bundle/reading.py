@@ -190,6 +190,8 @@ def _read_file(root: ConfinedRoot, entry: WalkEntry, source: str) -> bytes:
                 data = file.read()
                 if len(data) == entry.info.st_size and entry.unchanged(os.fstat(file.fd)):
                     return data
+    except OSError as exc:  # a read error of the device under the folder (EIO, say)
+        raise invalid(f"{source}: '{shown(entry.path)}' cannot be read ({exc.strerror})") from None
     except BeeError as exc:
         if exc.code is ErrorCode.OUTSIDE_ROOT:
             raise _refuse(entry.path, "is a symlink (swapped in while the bundle was read)") from None
