@@ -68,13 +68,14 @@ class StartTag(NamedTuple):
 
 def _attributes(text: str) -> dict[str, str]:
     found: dict[str, str] = {}
-    for match in _ATTRIBUTES.finditer(text):
-        name = match["name"].lower()
-        if name in found:
-            continue  # the first of two same-named attributes wins, as in a browser
-        value = match["dq"] if match["dq"] is not None else match["sq"] if match["sq"] is not None else match["uq"]
-        value = value or ""
-        found[name] = html.unescape(value) if "&" in value else value
+    if not text:
+        return found
+    # findall gives "" for a value group that did not take part: an absent value and an empty one are both "".
+    for written, double, single, unquoted in _ATTRIBUTES.findall(text):
+        name = written.lower()
+        if name not in found:  # the first of two same-named attributes wins, as in a browser
+            value = double or single or unquoted
+            found[name] = html.unescape(value) if "&" in value else value
     return found
 
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from bee_design.bundle.markup import start_tags
@@ -24,9 +23,8 @@ Via = Literal["src", "srcset", "href", "poster", "data", "url()", "@import"]
 Status = Literal["resolved", "missing", "external"]
 
 
-@dataclass(frozen=True)
-class Reference:
-    """One reference as written in a file, and how it was made."""
+class Reference(NamedTuple):
+    """One reference as written in a file, and how it was made (a tuple: a page can make a hundred thousand)."""
 
     ref: str
     via: Via
@@ -34,6 +32,7 @@ class Reference:
 
 _SRC_TAGS = frozenset({"img", "script", "iframe", "source", "audio", "video", "track", "embed", "input", "frame"})
 _HREF_TAGS = frozenset({"link", "use", "image", "feimage"})
+_SRCSET_TAGS = frozenset({"img", "source"})
 
 _W: Final = r"\t\n\f\r\x20"  # CSS whitespace (\s would take Unicode spaces too)
 # One left-to-right pass: each match is a comment, a string, an @import or a url(), so an @import's url() is
@@ -73,24 +72,24 @@ def _srcset(value: str) -> list[str]:
 def html_references(text: str) -> list[Reference]:
     """The resource references of an HTML (or SVG) document, in document order."""
     found: list[Reference] = []
-    for tag in start_tags(text):
-        values = tag.attributes
-        if tag.name in _SRC_TAGS and values.get("src"):
-            found.append(Reference(values["src"], "src"))
-        if tag.name in {"img", "source"} and values.get("srcset"):
-            found.extend(Reference(url, "srcset") for url in _srcset(values["srcset"]))
-        if tag.name in _HREF_TAGS:
-            href = values.get("href") or values.get("xlink:href")
-            if href:
-                found.append(Reference(href, "href"))
-        if tag.name == "video" and values.get("poster"):
-            found.append(Reference(values["poster"], "poster"))
-        if tag.name == "object" and values.get("data"):
-            found.append(Reference(values["data"], "data"))
-        if values.get("style"):
-            found.extend(css_references(values["style"]))
-        if tag.style_text:
-            found.extend(css_references(tag.style_text))
+    for name, values, style_text in start_tags(text):
+        if values:
+            if name in _SRC_TAGS and values.get("src"):
+                found.append(Reference(values["src"], "src"))
+            if name in _SRCSET_TAGS and values.get("srcset"):
+                found.extend(Reference(url, "srcset") for url in _srcset(values["srcset"]))
+            if name in _HREF_TAGS:
+                href = values.get("href") or values.get("xlink:href")
+                if href:
+                    found.append(Reference(href, "href"))
+            if name == "video" and values.get("poster"):
+                found.append(Reference(values["poster"], "poster"))
+            if name == "object" and values.get("data"):
+                found.append(Reference(values["data"], "data"))
+            if values.get("style"):
+                found.extend(css_references(values["style"]))
+        if style_text:
+            found.extend(css_references(style_text))
     return found
 
 
