@@ -287,8 +287,10 @@ class ConfinedRoot:
 
         stack: list[tuple[int, tuple[str, ...], list[str]]] = []
         try:
-            top = os.dup(self._fd)
-            stack.append((top, (), listing(top, ())))
+            # A new open of the root, not a dup: a dup would share its listing position with every other walk.
+            top = os.open(".", _DIRECTORY_FLAGS, dir_fd=self._fd)
+            stack.append((top, (), []))  # on the stack first, so a failed listing still closes it
+            stack[-1] = (top, (), listing(top, ()))
             while stack:
                 fd, parts, names = stack[-1]
                 if not names:

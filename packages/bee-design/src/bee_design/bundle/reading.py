@@ -134,9 +134,10 @@ def read_folder(folder: Path) -> RawBundle:
     """Read every regular file under ``folder``.
 
     Raises:
-        BeeError: ``outside_root`` for a symlink or special file inside the folder (also one swapped in while it is
-            read); ``invalid_argument`` for a malformed name (see :func:`clean_name`), over a limit or for an empty
-            folder; ``conflict`` for a file that changes while the bundle is read.
+        BeeError: ``outside_root`` for a symlink or special file inside the folder (a symlink swapped in after the
+            walk too); ``invalid_argument`` for a malformed name (see :func:`clean_name`), over a limit, for an
+            empty folder or one that cannot be read, or a special file swapped in after the walk; ``conflict`` for a
+            file that changes while the bundle is read; ``not_found`` for one that goes away meanwhile.
     """
     source = f"folder {str(folder)!r}"
     tally = _Tally(source)
