@@ -7,6 +7,7 @@ import functools
 import http.server
 import json
 import threading
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,25 @@ def make_root(target: Path) -> Path:
 
 def import_shop(root: Path, source: Path = SHOP, bundle: str = "shop", *, replace: bool = False) -> Manifest:
     return BundleStore(DesignFiles(root)).add(read_bundle(source), bundle, replace=replace).manifest
+
+
+def zip_with_raw_name(path: Path, raw: bytes, *, utf8_flag: bool) -> Path:
+    """A zip holding index.html and one entry whose name, in both headers, is exactly the bytes ``raw``.
+
+    zipfile cuts a name at a NUL and encodes what it writes, so the entry is written under a placeholder as long as
+    ``raw`` and its bytes replaced; no checksum covers a name.
+    """
+    placeholder = "\x7f" * len(raw)  # DEL: in no other name of the zip
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("index.html", b"<p>ok</p>")
+        info = zipfile.ZipInfo(placeholder)
+        if utf8_flag:
+            info.flag_bits |= 0x800
+        archive.writestr(info, b"evil")
+    data = path.read_bytes()
+    assert data.count(placeholder.encode()) == 2  # the local header and the central directory
+    path.write_bytes(data.replace(placeholder.encode(), raw))
+    return path
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
