@@ -11,7 +11,7 @@ from bee_contracts import load_catalog, version_info
 from bee_hostkit import CONTRACT_META_KEY
 from tests.conftest import ERAS, core_client, error_of, wire_size
 
-pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.usefixtures("host_mode")]
 
 
 def packet_args(*selections, budget=32768):

@@ -65,7 +65,10 @@ async def main_async(checkout: Path) -> dict[str, Any]:
         "sdk": (StdioServerParameters(command=sys.executable, args=[str(HERE / "minimal_server.py")]), "echo", {}),
         "seam": (StdioServerParameters(command=sys.executable, args=[str(HERE / "noop_host.py")]), "echo", {}),
         "core": (
-            StdioServerParameters(command=str(BEE), args=["mcp", "serve", "--checkout", str(checkout)]),
+            # Cold: the host in the process the client spawns (through a warm host: bench_warm.py).
+            StdioServerParameters(
+                command=str(BEE), args=["mcp", "serve", "--checkout", str(checkout)], env={"BEE_WARM": "0"}
+            ),
             "bee_context_packet",
             {"manifestJson": manifest, "budgetBytes": 4096},
         ),

@@ -46,6 +46,7 @@ from bee_hostkit.framing import (
     Oversized,
     error_frame,
     invalid_id_error,
+    oversized_answer,
     peek_id,
     recover_id,
 )
@@ -151,32 +152,53 @@ async def capped_stdio_server(
         if stdin is None or stdout is None:
             raise TypeError("pass both stdin and stdout, or neither")
         wire_in, wire_out = stdin, stdout
+
+    async def receive() -> bytes:
+        # Abandonable: a read blocked on stdin must not keep the process once the server loop has ended.
+        return await anyio.to_thread.run_sync(_read_some, wire_in, abandon_on_cancel=True)
+
+    async def send(data: bytes) -> None:
+        def write() -> None:
+            wire_out.write(data)
+            wire_out.flush()
+
+        # Abandonable: at shutdown a client that stopped reading must not hold the process on a full pipe.
+        await anyio.to_thread.run_sync(write, abandon_on_cancel=True)
+
+    try:
+        async with capped_streams(receive, send, limit=limit) as streams:
+            yield streams
+    finally:
+        if claimed is not None:
+            claimed.restore()
+
+
+@asynccontextmanager
+async def capped_streams(
+    receive: Callable[[], Awaitable[bytes]],
+    send: Callable[[bytes], Awaitable[None]],
+    *,
+    limit: int = MAX_FRAME_BYTES,
+) -> AsyncIterator[tuple[object, object]]:
+    """Yield ``(read_stream, write_stream)`` for ``Server.run`` over any byte transport, with the frame limit.
+
+    ``receive`` returns the next bytes (empty at end of stream); ``send`` writes bytes whole. Stdio
+    (:func:`capped_stdio_server`) and a warm host's socket sessions (:mod:`bee_hostkit.warm`) are both served
+    through here, so every frame rule of this module holds on both.
+    """
     read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
     write_stream, write_reader = create_context_streams[SessionMessage](0)
     out_lock = anyio.Lock()
     writer_done = anyio.Event()
 
     async def emit(data: bytes) -> None:
-        def write() -> None:
-            wire_out.write(data)
-            wire_out.flush()
-
         async with out_lock:
-            # Abandonable: at shutdown a client that stopped reading must not hold the process on a full pipe.
-            await anyio.to_thread.run_sync(write, abandon_on_cancel=True)
+            await send(data)
 
     async def accept(item: Frame | Oversized) -> None:
         if isinstance(item, Oversized):
-            request_id = recover_id(item.head)
             logger.warning("refused an inbound frame of at least %d bytes (limit %d)", item.size, limit)
-            await emit(
-                error_frame(
-                    request_id,
-                    INVALID_REQUEST,
-                    f"frame of at least {item.size} bytes exceeds the {limit}-byte frame limit; send a smaller request",
-                    {"limitBytes": limit, "frameBytes": item.size},
-                )
-            )
+            await emit(oversized_answer(item, limit))
             return
         decoded = decode_frame(item.data)
         if isinstance(decoded, bytes):
@@ -189,7 +211,7 @@ async def capped_stdio_server(
         try:
             async with read_writer:
                 while True:
-                    chunk = await anyio.to_thread.run_sync(_read_some, wire_in, abandon_on_cancel=True)
+                    chunk = await receive()
                     if not chunk:
                         break
                     for item in splitter.feed(chunk):
@@ -227,14 +249,12 @@ async def capped_stdio_server(
             tg.start_soon(reader)
             tg.start_soon(writer)
             yield read_stream, write_stream
-            # Let the last responses reach the wire, briefly, before the reader (blocked on stdin) is abandoned.
+            # Let the last responses reach the wire, briefly, before the reader (blocked on input) is abandoned.
             with anyio.move_on_after(DRAIN_SECONDS):
                 await writer_done.wait()
             tg.cancel_scope.cancel()
     finally:
         read_stream.close()  # normally closed by the server loop already; closing twice is harmless
-        if claimed is not None:
-            claimed.restore()
 
 
 def run_until_eof(serve: Callable[[*ArgsT], Awaitable[None]], *args: *ArgsT) -> None:
