@@ -1,24 +1,20 @@
-"""`bee design capture` keeps its deadline and its origin, run as a user runs it, against pages that misbehave.
+"""`bee design capture` keeps its deadline and its origin, run as a user runs it, against pages that misbehave
+(tests.design.misbehaving, on 127.0.0.1).
 
-Pages served on 127.0.0.1 by a real HTTP server: one whose script keeps the main thread busy after load, web fonts
-that never arrive (before and after load), a page that moves to another page of its origin after load, and pages
-that leave their origin (a script, a meta refresh, an HTTP 302 to another port). Each run is the real CLI in a
-subprocess with a small ``--timeout``; the checks are its exit status and message, the evidence folder (there is none
-after a failure, not even a partial one) and the processes it leaves: the CLI runs under a child subreaper
-(``tests.harness.reaper``), which every process it starts stays a descendant of — Chromium's own session and
-process group and its crash handler's double fork included — and none may be alive once the CLI has exited.
+Each run is the real CLI in a subprocess with a small ``--timeout``; the checks are its exit status and message, the
+evidence folder (there is none after a failure, not even a partial one) and the processes it leaves: the CLI runs
+under a child subreaper (``tests.harness.reaper``), which every process it starts stays a descendant of —
+Chromium's own session and process group and its crash handler's double fork included — and none may be alive once
+the CLI has exited.
 """
 
 from __future__ import annotations
 
-import contextlib
-import http.server
 import json
 import os
 import secrets
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +26,7 @@ from PIL import Image
 from bee_design.capture.evidence import EVIDENCE_FILE, parse_evidence
 from bee_design.capture.settings import browser_executable
 from tests.conftest import bee_executable
+from tests.design.misbehaving import BLUE, GREEN, Site, misbehaving
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
@@ -45,115 +42,12 @@ pytestmark = [
 STALL_TIMEOUT = "8"
 #: The deadline of the runs that must succeed (a give-up guard, not a measure).
 EASY_TIMEOUT = "60"
-RED, GREEN, BLUE = (200, 30, 30), (30, 160, 60), (40, 60, 200)
-
-
-def page(colour: tuple[int, int, int], body: str = "", head: str = "") -> bytes:
-    rgb = "rgb({}, {}, {})".format(*colour)
-    return (
-        f"<!doctype html><html><head><meta charset=utf-8>{head}<style>html, body {{ margin: 0; background: {rgb}; }}"
-        f"</style></head><body><p>text</p>{body}</body></html>"
-    ).encode()
-
-
-#: A script run by a task queued just after the load event: ``{}`` is what it does.
-AFTER_LOAD = '<script>addEventListener("load", () => setTimeout(() => {}, 0));</script>'
-SPIN_AFTER_LOAD = page(RED, AFTER_LOAD.format("{ for (;;) {} }"))
-FONT_FACE = "<style>@font-face { font-family: Never; src: url(/never.woff2); } .never { font-family: Never; }</style>"
-FONT_AFTER_LOAD = page(
-    RED,
-    '<script>addEventListener("load", () => { const late = document.createElement("p"); late.className = "never";'
-    ' late.textContent = "late"; document.body.append(late); document.body.offsetHeight; });</script>',
-    FONT_FACE,
-)
-FONT_BEFORE_LOAD = page(RED, '<p class="never">never</p>', FONT_FACE)
-MOVES_AFTER_LOAD = page(RED, AFTER_LOAD.format('location.replace("/landing.html")'))
-LANDING = page(GREEN)
-
-
-def leaves_by_script(elsewhere: str) -> bytes:
-    return page(RED, AFTER_LOAD.format(f'location.assign("{elsewhere}")'))
-
-
-def leaves_by_meta_refresh(elsewhere: str) -> bytes:
-    return page(RED, head=f'<meta http-equiv="refresh" content="0; url={elsewhere}">')
-
-
-@dataclass
-class Site:
-    """A server on 127.0.0.1 answering ``routes`` (path → page, or (status, Location)); ``/never.woff2`` never."""
-
-    base: str
-    routes: dict[str, Any]
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    routes: dict[str, Any]
-    release: threading.Event
-
-    def do_GET(self) -> None:
-        route = self.routes.get(self.path.split("?", 1)[0])
-        if self.path == "/never.woff2":
-            self.release.wait(120)  # answers nothing until the test ends (the browser is killed long before)
-            return
-        if route is None:
-            self.send_error(404)
-            return
-        if isinstance(route, tuple):
-            status, location = route
-            self.send_response(status)
-            self.send_header("Location", location)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(route)))
-        self.end_headers()
-        self.wfile.write(route)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a killed browser drops its connections mid-request; that is the point, not a server fault
-
-
-@contextlib.contextmanager
-def serve(routes: dict[str, Any]) -> Iterator[Site]:
-    release = threading.Event()
-    handler = type("Handler", (_Handler,), {"routes": routes, "release": release})
-    server = _Server(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield Site(f"http://127.0.0.1:{server.server_address[1]}", routes)
-    finally:
-        release.set()
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 @pytest.fixture(scope="module")
 def sites() -> Iterator[tuple[Site, Site]]:
-    """The site captured, and another origin (another port on 127.0.0.1) it sends its visitors to."""
-    with serve({"/": page(BLUE)}) as elsewhere, serve({}) as site:
-        site.routes.update(
-            {
-                "/spin.html": SPIN_AFTER_LOAD,
-                "/font-after-load.html": FONT_AFTER_LOAD,
-                "/font-before-load.html": FONT_BEFORE_LOAD,
-                "/moves.html": MOVES_AFTER_LOAD,
-                "/landing.html": LANDING,
-                "/leaves-by-script.html": leaves_by_script(elsewhere.base + "/"),
-                "/leaves-by-meta-refresh.html": leaves_by_meta_refresh(elsewhere.base + "/"),
-                "/redirect": (302, elsewhere.base + "/"),
-            }
-        )
-        yield site, elsewhere
+    with misbehaving() as both:
+        yield both
 
 
 @dataclass
@@ -240,6 +134,14 @@ def test_a_web_font_that_never_arrives_before_load_stalls_loading_and_no_earlier
         f"Error: {site.base}/font-before-load.html (viewport desktop) stalled loading (waiting for the load event)"
     )
     run.assert_nothing_kept()  # the first page's screenshot went with the failed run
+    assert run.survivors == {}
+
+
+def test_a_document_that_never_answers_stalls_navigating(sites, capture):
+    site, _ = sites
+    run = capture(f"{site.base}/never.html")
+    assert run.error().startswith(f"Error: {site.base}/never.html (viewport desktop) stalled navigating: its capture")
+    run.assert_nothing_kept()
     assert run.survivors == {}
 
 

@@ -5,14 +5,16 @@ killed, all of it:
 
 - Playwright's driver starts the browser as the leader of a new session and process group, and the browser's
   zygotes, renderers and GPU and network services stay in that group: one ``killpg`` reaches them.
-- Chromium's crash handler (``chrome_crashpad_handler``) daemonises out of the group. Every process of the browser
-  inherits its environment, and Bee starts it with a variable of its own (:data:`MARK`, a fresh token per run), so
-  the handler is found by that token in ``/proc/<pid>/environ`` and killed through a pidfd opened *before* the
-  environment is read — a process that merely reused the number is never signalled.
+- Chromium's crash handler (``chrome_crashpad_handler``) daemonises out of the group (a double fork into a session
+  of its own). It inherits the browser's environment, and Bee starts the browser with a variable of its own
+  (:data:`MARK`, a fresh token per run), so the handler is found by that token in ``/proc/<pid>/environ``. (The
+  zygotes and what they fork start from an environment Chromium builds, without the token; they stay in the group.)
 
-:meth:`Chromium.kill` returns only once neither a process of the group nor a marked process is left (or after
-:data:`_GONE_WITHIN` seconds, which SIGKILL never needs). The browser's pid comes from the browser itself (the
-DevTools ``SystemInfo.getProcessInfo``) while it is known to be running.
+Every process is killed through a pidfd opened *before* it is looked at, so a process that merely reused a number is
+never signalled, and the group only while it has live members. :func:`kill` returns once no process of the group
+and no marked process is left — waiting on the pidfds, not on time — or after :data:`_GONE_WITHIN` seconds, which
+SIGKILL never needs. The browser's pid comes from the browser itself (the DevTools ``SystemInfo.getProcessInfo``),
+while it is known to be running.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import asyncio
 import contextlib
 import os
 import secrets
+import select
 import signal
 import time
 from dataclasses import dataclass
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
 
     from bee_design.capture.settings import Settings
 
-#: The environment variable every process of a capture's browser carries, set to that run's token.
+#: The environment variable a capture's browser and its crash handler carry, set to that run's token.
 MARK: Final = "BEE_CAPTURE_BROWSER"
 #: Seconds a finished browser is given to close before it is killed.
 CLOSE_GRACE: Final = 5.0
@@ -45,10 +48,9 @@ _PROC: Final = Path("/proc")
 
 @dataclass
 class Chromium:
-    """A running browser: Playwright's handle, its pid and process group, and the token its processes carry."""
+    """A running browser: Playwright's handle, its process group, and the token its processes carry."""
 
     browser: Browser
-    pid: int
     #: The browser's process group, or None when it shares Bee's own (then the token alone finds its processes).
     group: int | None
     token: str
@@ -67,17 +69,7 @@ class Chromium:
 
     def kill(self) -> None:
         """SIGKILL every process of the browser and wait until none is left. Idempotent; never raises."""
-        deadline = time.monotonic() + _GONE_WITHIN
-        while time.monotonic() < deadline:
-            # The group is signalled only while it has live members, so its id cannot have been reused meanwhile.
-            grouped = self.group is not None and _live_members(self.group)
-            if grouped and self.group is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.group, signal.SIGKILL)
-            marked = _kill_marked(self.token)
-            if not grouped and not marked:
-                return
-            time.sleep(0.01)
+        kill(self.group, self.token)
 
 
 async def launch(playwright: Playwright, settings: Settings) -> Chromium:
@@ -98,7 +90,7 @@ async def launch(playwright: Playwright, settings: Settings) -> Chromium:
             timeout=0,  # the caller's deadline bounds the launch
         )
     except PlaywrightError as exc:
-        _kill_marked(token)
+        kill(None, token)
         raise BeeError(
             ErrorCode.NOT_FOUND,
             f"Chromium at {settings.executable} did not start: {first_line(exc)}",
@@ -110,7 +102,7 @@ async def launch(playwright: Playwright, settings: Settings) -> Chromium:
         await session.detach()
         pid = next(int(p["id"]) for p in info["processInfo"] if p.get("type") == "browser")
     except (PlaywrightError, StopIteration, KeyError, ValueError) as exc:
-        Chromium(browser, 0, None, token).kill()
+        await Chromium(browser, None, token).close()
         raise BeeError(
             ErrorCode.UNAVAILABLE,
             f"Chromium at {settings.executable} started but did not say its process id ({first_line(exc)})",
@@ -118,7 +110,7 @@ async def launch(playwright: Playwright, settings: Settings) -> Chromium:
         ) from None
     group = _group_of(pid)
     # Never the group Bee itself is in: a browser without a group of its own is found by its token alone.
-    return Chromium(browser, pid, None if group in (None, os.getpgrp()) else group, token)
+    return Chromium(browser, None if group in (None, os.getpgrp()) else group, token)
 
 
 def _group_of(pid: int) -> int | None:
@@ -137,45 +129,74 @@ def _stat(entry: Path) -> list[str] | None:
     return stat[stat.rfind(")") + 2 :].split()
 
 
-def _pids() -> list[Path]:
+def kill(group: int | None, token: str) -> None:
+    """SIGKILL the live processes of process group ``group`` and those whose environment carries ``MARK=token``,
+    and wait until none is left (at most :data:`_GONE_WITHIN` seconds)."""
+    deadline = time.monotonic() + _GONE_WITHIN
+    while time.monotonic() < deadline:
+        victims = _find(group, token)
+        if not victims:
+            return
+        try:
+            if group is not None:
+                # Signalled only while it has live members (just found), so the id cannot have been reused.
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(group, signal.SIGKILL)
+            for pidfd in victims:
+                with contextlib.suppress(ProcessLookupError):
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            _wait_exited(victims, deadline)
+        finally:
+            for pidfd in victims:
+                os.close(pidfd)
+
+
+def _find(group: int | None, token: str) -> list[int]:
+    """Pidfds of the live processes in ``group`` or whose environment carries ``MARK=token``.
+
+    Each pidfd is opened before the process is looked at, so what it refers to is the process that was checked.
+    """
     if not _PROC.is_dir():
-        return []  # without /proc, the group is killed once and not watched
-    return [entry for entry in _PROC.iterdir() if entry.name.isdigit() and int(entry.name) != os.getpid()]
-
-
-def _live_members(group: int) -> bool:
-    """Whether process group ``group`` has a live process (zombies are dead already, waiting for their parent)."""
-    for entry in _pids():
-        fields = _stat(entry)
-        if fields is not None and len(fields) > 2 and fields[0] not in ("Z", "X") and fields[2] == str(group):
-            return True
-    return False
-
-
-def _kill_marked(token: str) -> bool:
-    """SIGKILL every live process whose environment carries ``MARK=token``; whether there was any."""
+        return []  # without /proc nothing can be found: the browser's own close is all there is
     needle = f"{MARK}={token}".encode()
-    found = False
-    for entry in _pids():
+    found: list[int] = []
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
         try:
             pidfd = os.pidfd_open(int(entry.name))
         except OSError:
             continue  # gone already
-        try:
-            fields = _stat(entry)
-            if fields is None or fields[0] in ("Z", "X"):
-                continue
-            try:
-                environ = (entry / "environ").read_bytes()
-            except OSError:
-                continue  # not ours to read, or gone
-            if needle in environ.split(b"\0"):
-                found = True
-                with contextlib.suppress(ProcessLookupError):
-                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-        finally:
+        if _is_victim(entry, group, needle):
+            found.append(pidfd)
+        else:
             os.close(pidfd)
     return found
+
+
+def _is_victim(entry: Path, group: int | None, needle: bytes) -> bool:
+    fields = _stat(entry)
+    if fields is None or len(fields) < 3 or fields[0] in ("Z", "X"):
+        return False  # gone, or dead already and waiting for its parent
+    if group is not None and fields[2] == str(group):
+        return True
+    try:
+        environ = (entry / "environ").read_bytes()
+    except OSError:
+        return False  # not ours to read, or gone
+    return needle in environ.split(b"\0")
+
+
+def _wait_exited(pidfds: list[int], deadline: float) -> None:
+    """Wait until every pidfd is readable (its process has exited), or the deadline."""
+    poller = select.poll()
+    for pidfd in pidfds:
+        poller.register(pidfd, select.POLLIN)
+    waiting = len(pidfds)
+    while waiting and (left := deadline - time.monotonic()) > 0:
+        for pidfd, _ in poller.poll(left * 1000):
+            poller.unregister(pidfd)
+            waiting -= 1
 
 
 def first_line(exc: BaseException) -> str:
