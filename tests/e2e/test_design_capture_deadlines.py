@@ -145,6 +145,14 @@ def test_a_document_that_never_answers_stalls_navigating(sites, capture):
     assert run.survivors == {}
 
 
+def test_a_wait_for_that_is_not_a_selector_is_named_and_not_taken_for_a_stall(sites, capture):
+    site, _ = sites
+    run = capture(f"{site.base}/landing.html", flags=("--wait-for", "##app"))
+    assert run.error().startswith("Error: --wait-for '##app' is not a valid selector (")
+    run.assert_nothing_kept()
+    assert run.survivors == {}
+
+
 def test_a_page_that_moves_within_its_origin_after_load_is_captured_where_it_ends(sites, capture):
     site, _ = sites
     # Three captures of the page in one run: the navigation races each one's settling differently.

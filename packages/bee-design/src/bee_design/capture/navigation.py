@@ -61,6 +61,9 @@ class Navigations:
         self.pending: set[Request] = set()
         self._settled = asyncio.Event()
         self._settled.set()
+        # Until the capture's own navigation starts, the page still shows the previous capture's document, whose
+        # late moves are not this capture's.
+        self._started = False
         page.on("request", self._on_request)
         page.on("requestfinished", self._done)
         page.on("requestfailed", self._done)
@@ -77,6 +80,10 @@ class Navigations:
         """Return once no main-frame navigation is pending (it committed, failed, or ended without a document)."""
         await self._settled.wait()
 
+    def start(self) -> None:
+        """Count from here: the capture is about to navigate to its URL."""
+        self._started = True
+
     def foreign(self, url: str) -> bool:
         """Whether ``url`` is of another origin than the capture's and the capture does not allow that."""
         return not self._allow and origin(url) != self._origin
@@ -89,13 +96,13 @@ class Navigations:
 
     # The two listeners run inside Playwright's event dispatch: they must not raise.
     def _on_request(self, request: Request) -> None:
-        if request.is_navigation_request() and _is_main(request):
+        if self._started and request.is_navigation_request() and _is_main(request):
             self.pending.add(request)
             self._settled.clear()
             self.check(request.url, "redirect" if request.redirected_from is not None else "navigation")
 
     def _on_navigated(self, frame: Frame) -> None:
-        if frame.parent_frame is None:
+        if self._started and frame.parent_frame is None:
             self.documents += 1
             self.check(frame.url)
             # The committed navigation replaced any other under way.

@@ -148,6 +148,7 @@ class _Shot:
     async def _navigate(self, url: str) -> None:
         from playwright.async_api import Error as PlaywrightError
 
+        self.steps.navigations.start()
         try:
             response = await self.steps.run("navigating", self.page.goto(url, wait_until="commit", timeout=0))
         except PlaywrightError as exc:

@@ -67,7 +67,8 @@ class Steps:
             BeeError: ``forbidden`` when the page went to another origin (whatever ``work`` raised meanwhile).
         """
         self.step, self.selector = step, selector
-        self.raise_if_refused()
+        # Scheduled even when the page has gone already (the wait below then returns at once): a coroutine never
+        # awaited would be reported.
         task = asyncio.ensure_future(work)
         refused = asyncio.ensure_future(self.navigations.refusal.wait())
         try:
