@@ -189,7 +189,14 @@ def verify(bundle: str | None, root: Path, as_json: bool) -> None:
     type=click.FloatRange(1, 600),
     default=30.0,
     show_default=True,
-    help="Seconds a page may take to load, and the --wait-for element to appear.",
+    help="Seconds each page may take at each viewport, from navigation to screenshot and fonts; past it the "
+    "browser is killed and nothing is kept.",
+)
+@click.option(
+    "--allow-cross-origin-redirect",
+    "allow_cross_origin",
+    is_flag=True,
+    help="Follow a page that redirects or navigates to another origin (scheme, host, port); refused by default.",
 )
 @click.option("--browser", default=None, help="The Chromium executable (default: $BEE_CHROMIUM or /usr/bin/chromium).")
 @click.option("--force", is_flag=True, help="Replace an existing --out folder.")
@@ -203,6 +210,7 @@ def capture(
     wait_for: str | None,
     full_page: bool,
     timeout: float,
+    allow_cross_origin: bool,
     browser: str | None,
     force: bool,
     root: Path,
@@ -221,6 +229,7 @@ def capture(
         executable=browser_executable(browser),
         viewports=tuple(parse_viewport(v) for v in viewports),
         timeout_seconds=timeout,
+        allow_cross_origin=allow_cross_origin,
         wait_for=wait_for,
         full_page=full_page,
     )
@@ -236,7 +245,8 @@ def capture(
         return
     click.echo(f"Captured {len(evidence.captures)} screenshots with Chromium {evidence.browser['version']} into {out}")
     for shot in evidence.captures:
-        click.echo(f"  {shot.file:<40} {shot.image_width}×{shot.image_height}  {shot.sha256}")
+        moved = f"  (ended at {shot.final_url})" if shot.final_url not in (None, shot.url) else ""
+        click.echo(f"  {shot.file:<40} {shot.image_width}×{shot.image_height}  {shot.sha256}{moved}")
 
 
 @contextlib.contextmanager
