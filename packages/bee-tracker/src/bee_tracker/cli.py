@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from bee_contracts.words import counted
 from bee_hostkit.http_limits import (
     DEFAULT_MAX_HEADER_BYTES,
     DEFAULT_MAX_HEADER_LINE_BYTES,
@@ -313,7 +314,7 @@ def export(home: Path | None, store_url: str | None, target: Path | None) -> Non
 
     target = target.resolve()
     write_atomic(target, text.encode("utf-8"))
-    click.echo(f"exported {len(lines)} lines to {target}", err=True)
+    click.echo(f"exported {counted(len(lines), 'line')} to {target}", err=True)
 
 
 def _operator() -> str:
