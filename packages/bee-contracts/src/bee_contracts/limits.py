@@ -48,6 +48,11 @@ SKILL_BODY_MAX_BYTES: Final = 256 * KIB
 #: Most skills one bee_skill_resolve chain may hold (the skill and all its prerequisites).
 SKILL_CHAIN_MAX: Final = 32
 
+#: Largest answer bee-core reads from a remote MCP server (a skill provider, the tracker) in one HTTP response, in
+#: bytes as they arrive, SSE framing included: the frame limit (a 256 KiB result with room for its JSON escapes)
+#: plus 8 KiB of framing. Reading stops at the byte that passes it.
+REMOTE_ANSWER_MAX_BYTES: Final = MAX_FRAME_BYTES + 8 * KIB
+
 #: Default deadline of any other tool call, in seconds.
 DEFAULT_DEADLINE_SECONDS: Final = 30.0
 
@@ -75,4 +80,5 @@ def as_dict() -> dict[str, int | float]:
         "skillSearchLimitMax": SKILL_SEARCH_LIMIT_MAX,
         "skillBodyMaxBytes": SKILL_BODY_MAX_BYTES,
         "skillChainMax": SKILL_CHAIN_MAX,
+        "remoteAnswerMaxBytes": REMOTE_ANSWER_MAX_BYTES,
     }
