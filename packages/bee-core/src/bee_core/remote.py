@@ -4,13 +4,12 @@ bee-core reaches two kinds of remote MCP servers: the tracker (:mod:`bee_core.co
 providers (:mod:`bee_core.skills.remote`). Both are reached here, the same way: the official SDK client over httpx2
 (the SDK's own HTTP client), with a bearer token read fresh from its source on every use (:class:`TokenSource`),
 bounded waits, every answer read under a byte cap as it arrives, and one shared TLS context (:func:`session`). A
-failure on the way becomes a
-:class:`~bee_contracts.BeeError` in one place, :meth:`Exchange.failure`, naming the server the way its caller
-does (:class:`Server`):
+failure on the way becomes a :class:`~bee_contracts.BeeError` in one place, :meth:`Exchange.failure`, naming the
+server the way its caller does (:class:`Server`):
 
 - the server's HTTP edge refusing a request: 401 ``unauthorized``, 403 ``forbidden``, 429 or 503 ``busy``, any
   other status ``unavailable``;
-- a request that gets no answer within its timeout, or a server that cannot be reached: ``unavailable``
+- a server that stays silent (no next bytes of an answer) for its timeout, or cannot be reached: ``unavailable``
   (retryable);
 - the whole exchange outlasting its bound: ``deadline_exceeded`` when the bound is the caller's deadline,
   ``unavailable`` when it is the server's own time limit (an answer that drips in slowly ends here too);
@@ -50,7 +49,8 @@ from bee_contracts import BeeError, ErrorCode
 from bee_contracts.limits import REMOTE_ANSWER_MAX_BYTES
 from bee_hostkit import Deadline
 
-#: The longest one HTTP request may take to answer (less when the exchange's bound is nearer).
+#: The longest a server may be silent while Bee waits for its answer's next bytes (less when the exchange's bound is
+#: nearer).
 REQUEST_TIMEOUT_SECONDS = 10.0
 #: The longest opening a connection may take: a server that does not accept within this is not there.
 CONNECT_TIMEOUT_SECONDS = 5.0
@@ -159,8 +159,12 @@ class Exchange:
 
     ``within`` bounds the whole session: a :class:`~bee_hostkit.Deadline` is the caller's deadline (running out of
     it is ``deadline_exceeded``); a number of seconds is the server's own time limit (running out is
-    ``unavailable``). Each HTTP request gets at most :data:`REQUEST_TIMEOUT_SECONDS`, and less than the whole bound,
-    so that one silent request fails as ``unavailable`` a little before the bound would end the session.
+    ``unavailable``). Within it, a server may be silent for at most :data:`REQUEST_TIMEOUT_SECONDS`, and less than
+    the whole bound, while Bee waits for a connection's next bytes, so that a server silent for (nearly) the whole
+    exchange fails as ``unavailable`` a little before the bound would end the session.
+    An answer that keeps arriving, however slowly, is never silent: it ends at the bound itself (there is no
+    per-request limit on a whole answer, which would race the bound and report a caller's deadline as the
+    server's silence).
     """
 
     def __init__(self, server: Server, within: Deadline | float, answers: Answers | None = None) -> None:
@@ -355,7 +359,7 @@ async def session(
                     streamable_http_client(server.url, http_client=http),
                     mode=mode,
                     cache=None,
-                    read_timeout_seconds=exchange.request_seconds,
+                    read_timeout_seconds=None,  # silence is httpx's read timeout; a whole answer has the bound
                 ) as client,
             ):
                 yield client
