@@ -360,15 +360,15 @@ class HostileProvider:
             return []
         return [json.loads(line) for line in self.log.read_text().splitlines()]
 
-    def misbehaved_answer(self, method: str) -> dict[str, Any]:
-        """The one misbehaving answer to ``method``, once the server has logged it (it logs a cut connection at the
-        write that fails, so this waits up to 30 seconds for it)."""
+    def misbehaved(self, method: str, count: int = 1) -> list[dict[str, Any]]:
+        """The ``count`` misbehaving answers to ``method``, once the server has logged them (it logs a cut
+        connection at the write that fails, so this waits up to 30 seconds for them)."""
         give_up = time.monotonic() + 30
         while True:
             found = [a for a in self.answers() if a["method"] == method and a["how"] != "normal"]
-            if found or time.monotonic() > give_up:
-                assert len(found) == 1, self.answers()
-                return found[0]
+            if len(found) >= count or time.monotonic() > give_up:
+                assert len(found) == count, self.answers()
+                return found
             time.sleep(0.05)
 
     def __enter__(self) -> HostileProvider:
