@@ -20,6 +20,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.limits import REMOTE_ANSWER_MAX_BYTES
 from bee_core.remote import MAX_TOKEN_FILE_BYTES, Exchange, Server, TokenSource, session
 from bee_hostkit import Deadline
 
@@ -135,6 +136,19 @@ def test_exception_groups_are_flattened_and_a_bee_error_inside_them_wins():
     assert exchange.failure(nested) is mine  # the caller's own error, even over a refusal
 
 
+def test_a_stopped_exchange_is_its_outcome_whatever_else_failed_after():
+    exchange = Exchange(SERVER, Deadline(10))
+    too_large = exchange.stop(exchange.too_large())
+    assert too_large.code is ErrorCode.RESULT_TOO_LARGE and too_large.details == {
+        "server": URL,
+        "limitBytes": REMOTE_ANSWER_MAX_BYTES,
+    }
+    # What the SDK makes of a cut-off answer (a closed stream, a cancelled wait, the deadline) never replaces it.
+    closed = MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
+    assert exchange.failure(ExceptionGroup("g", [closed, httpx2.ReadError("reset"), TimeoutError()])) is too_large
+    assert exchange.stop(BeeError(ErrorCode.UNSUPPORTED, "later")) is too_large  # the first outcome stays
+
+
 def test_the_callers_reading_of_an_answer_comes_before_the_generic_one():
     unsupported = BeeError(ErrorCode.UNSUPPORTED, "not MCP")
     reading = Exchange(SERVER, 10.0, lambda leaf: unsupported if isinstance(leaf, ValueError) else None)
@@ -153,6 +167,7 @@ class _Canned(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.server.authorizations.append(self.headers.get("Authorization"))
+        self.server.encodings.append(self.headers.get("Accept-Encoding"))
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         status, body = self.server.answer
         self.send_response(status)
@@ -170,6 +185,7 @@ class _CannedServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Canned)
         self.answer = answer
         self.authorizations: list[str | None] = []
+        self.encodings: list[str | None] = []
 
     @property
     def url(self) -> str:
@@ -199,6 +215,7 @@ def test_a_session_sends_the_token_and_maps_a_refusal(busy, mode):
         assert caught.value.code is ErrorCode.BUSY
         assert caught.value.message.startswith("the busy server is at its limit of requests in flight (HTTP 503")
     assert set(busy.authorizations) == {"Bearer abc.def.ghi", None}  # never a header without a token
+    assert set(busy.encodings) == {"identity"}  # the byte cap counts what is parsed: nothing arrives compressed
 
 
 TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2lnbmF0dXJl"

@@ -89,9 +89,11 @@ class Bridge:
         timeout = float(os.environ.get(ENV_PROVIDER_TIMEOUT) or PROVIDER_TIMEOUT_SECONDS)
         return cls([make_provider(config) for config in configs], timeout)
 
-    def _budget(self, deadline: Deadline) -> float:
+    def _budget(self, deadline: Deadline) -> Deadline | float:
+        """What bounds the next provider session: its own timeout, or the call's deadline when that is nearer (so
+        that running out of it is ``deadline_exceeded``, not the provider's ``unavailable``)."""
         deadline.check("asking the skill providers")
-        return min(self.timeout, deadline.remaining)
+        return deadline if deadline.remaining < self.timeout else self.timeout
 
     def split(self, path: str) -> tuple[Provider, str]:
         """The provider and skill path of ``provider/skill-path``.
