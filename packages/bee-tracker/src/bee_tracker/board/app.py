@@ -9,7 +9,6 @@ with a "busy" page.
 from __future__ import annotations
 
 import hashlib
-import logging
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -186,10 +185,6 @@ def board_routes(
 ) -> list[BaseRoute]:
     """The routes the tracker app adds for the board: ``/board/…``, and ``/`` leading there."""
     from bee_tracker.board import pages, signin, writes
-
-    access = logging.getLogger("uvicorn.access")
-    if not any(isinstance(f, signin.HideLinkTokens) for f in access.filters):
-        access.addFilter(signin.HideLinkTokens())
 
     board = Board(
         store=store,
