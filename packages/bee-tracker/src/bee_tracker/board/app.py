@@ -3,7 +3,7 @@
 Reads and writes go through the store exactly as the MCP tools do (:meth:`~bee_tracker.store.SqlStore.call` for
 the tools, :meth:`~bee_tracker.store.SqlStore.read` for the board's own read functions), in worker threads, at most
 :data:`CONCURRENT_STORE_CALLS` at once; a call that waits longer than the tracker's deadline for a slot is answered
-with a "busy" page.
+with a "busy" page. Graph pictures are drawn apart from those slots, with a queue of their own (:mod:`.drawing`).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from starlette.templating import Jinja2Templates
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker.auth import Verifier
+from bee_tracker.board.drawing import Drawer
 from bee_tracker.board.headers import BoardHeaders
 from bee_tracker.board.sessions import Session, Sessions
 from bee_tracker.store import SqlStore
@@ -106,7 +107,8 @@ def templates() -> Jinja2Templates:
 
 @dataclass
 class Board:
-    """What every board handler uses: the store, the verifier and the sessions, and how pages are answered."""
+    """What every board handler uses: the store, the verifier, the sessions and the graph drawer, and how pages are
+    answered."""
 
     store: SqlStore
     verifier: Verifier
@@ -114,6 +116,7 @@ class Board:
     templates: Jinja2Templates
     limiter: anyio.CapacityLimiter
     deadline_seconds: float
+    drawer: Drawer
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """Run a store call in a worker thread.
@@ -193,6 +196,7 @@ def board_routes(
         templates=templates(),
         limiter=anyio.CapacityLimiter(CONCURRENT_STORE_CALLS),
         deadline_seconds=deadline_seconds,
+        drawer=Drawer(),
     )
 
     def route(path: str, handler: Handler, methods: list[str]) -> Route:
