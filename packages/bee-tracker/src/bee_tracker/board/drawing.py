@@ -88,6 +88,12 @@ class Drawer:
         self._drawn: OrderedDict[str, bytes] = OrderedDict()
         self._failed: OrderedDict[str, tuple[float, str]] = OrderedDict()  # fingerprint → (until, why)
 
+    @property
+    def full(self) -> bool:
+        """Whether a new drawing would be refused now (every slot and queue place taken): checked before the
+        neighbourhood is even read, so a refusal costs next to nothing."""
+        return self._admitted >= self._capacity
+
     def refusal(self, hood: Neighbourhood) -> str | None:
         """Why ``hood``'s picture will not be drawn, or None when it may be: it is dense, or could not be drawn
         recently. Cheap: no DOT is written and nothing waits."""
@@ -127,7 +133,7 @@ class Drawer:
             if under_way is None:
                 break
             await under_way.wait()
-        if self._admitted >= self._capacity:
+        if self.full:
             raise Busy
         self._admitted += 1
         ended = self._drawing[key] = anyio.Event()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import astuple, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -113,10 +113,11 @@ class Neighbourhood:
     def fingerprint(self) -> str:
         """A digest of what the neighbourhood's picture shows: its focus, issues, links and what was left out (the
         cycles and the critical path follow from those)."""
+        nodes = [self.nodes[issue_id] for issue_id in sorted(self.nodes)]
         shown = [
             self.focus,
-            [astuple(self.nodes[issue_id]) for issue_id in sorted(self.nodes)],
-            sorted(astuple(link) for link in self.links),
+            [[n.id, n.title, n.status, n.priority, n.assignee, n.issue_type, n.exists, n.blocked] for n in nodes],
+            sorted((link.source, link.kind, link.target) for link in self.links),
             self.left_out,
         ]
         # surrogatepass: an imported title may hold anything a JSON string can, and must still have a digest.

@@ -206,6 +206,9 @@ async def graph_svg(board: Board, request: Request) -> Response:
     """The dependency graph of an issue's neighbourhood as SVG, drawn by Graphviz (see :mod:`.drawing`): 503 with
     ``Retry-After`` at once when the drawing queue is full, 422 for a picture that is not drawn (the issue page lists
     its links in words)."""
+    if board.drawer.full:
+        # Before the session is even looked up: refusing must cost next to nothing, or refusals become the load.
+        return _drawing_busy()
     session = await board.session_of(request)
     if session is None:
         return Response("Sign in to see the graph.", status_code=401, media_type="text/plain")
@@ -213,14 +216,8 @@ async def graph_svg(board: Board, request: Request) -> Response:
         # The store read ends, and frees its slot, before any drawing starts.
         hood = await board.run(board.store.read, graph.neighbourhood, {"id": request.path_params["issue_id"]})
         svg = await board.drawer.svg(hood)
-    except Busy as busy:
-        return Response(
-            f"The board is drawing other graphs; try again in {busy.retry_after_seconds} s (the issue page lists "
-            "this one's links in words).",
-            status_code=503,
-            media_type="text/plain",
-            headers={"retry-after": str(busy.retry_after_seconds)},
-        )
+    except Busy:
+        return _drawing_busy()
     except Undrawable as exc:
         return Response(
             f"This graph is not drawn: {exc}. The issue page lists its links in words.",
@@ -234,6 +231,17 @@ async def graph_svg(board: Board, request: Request) -> Response:
         svg,
         media_type="image/svg+xml",
         headers={"content-security-policy": _SVG_POLICY, "content-disposition": "inline; filename=graph.svg"},
+    )
+
+
+def _drawing_busy() -> Response:
+    seconds = Busy.retry_after_seconds
+    return Response(
+        f"The board is drawing other graphs; try again in {seconds} s (the issue page lists this one's links in "
+        "words).",
+        status_code=503,
+        media_type="text/plain",
+        headers={"retry-after": str(seconds)},
     )
 
 
