@@ -2,10 +2,11 @@
 
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
 from click.testing import CliRunner
 
 from bee_cli.main import make_cli
-from bee_tracker.auth import hmac_verifier
+from bee_tracker.auth import AuthError, hmac_verifier
 from bee_tracker.board.links import LINK_MAX_SECONDS, claims_of, link_claims
 from bee_tracker.cli import register
 from bee_tracker.home import ensure_key
@@ -25,7 +26,10 @@ def test_open_prints_a_link_whose_token_the_tracker_accepts_once_within_a_minute
     parts = urlsplit(link)
     assert (parts.scheme, parts.netloc, parts.path) == ("http", "tracker.internal:9000", "/board/link")
     [token] = parse_qs(parts.query)["token"]
-    assert hmac_verifier(secret, audience="bee").actor(token) == "ann@example.com"
+    verifier = hmac_verifier(secret, audience="bee")
+    assert verifier.link_actor(token) == "ann@example.com"
+    with pytest.raises(AuthError, match="only by opening its link"):
+        verifier.actor(token)  # good for the link, not for /mcp or the sign-in form
     claims = claims_of(token)
     assert claims["exp"] - claims["iat"] == LINK_MAX_SECONDS and claims["aud"] == "bee"
     assert link_claims(token).link_id == claims["jti"]
