@@ -43,3 +43,14 @@ def test_open_needs_the_homes_key_and_a_web_address(tmp_path):
     ensure_key(tmp_path / "home")
     bad = open_link(tmp_path / "home", "--url", "ftp://x")
     assert bad.exit_code == 2 and "--url must start with http://" in bad.output
+
+
+@pytest.mark.parametrize("actor", ["ann\u2028@example.com", "\ud800", "a" * 321, "ann\x00"])
+def test_token_and_open_refuse_an_actor_no_tracker_would_accept(tmp_path, actor):
+    ensure_key(tmp_path / "home")
+    for command in ("token", "open"):
+        result = CliRunner().invoke(
+            make_cli([register]), ["tracker", command, "--home", str(tmp_path / "home"), "--actor", actor]
+        )
+        assert result.exit_code == 2, (command, result.output)
+        assert "--actor" in result.output and "must be printable text of at most 320 characters" in result.output
