@@ -10,7 +10,7 @@ import pytest
 
 from bee_design.capture.settings import browser_executable
 from tests.conftest import ERAS, bee_executable
-from tests.design.helpers import SHOP, design_client, make_root, static_server
+from tests.design.helpers import SHOP, design_process, make_root, static_server
 
 pytestmark = [
     pytest.mark.e2e,
@@ -62,7 +62,7 @@ def workflow(tmp_path_factory):
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_the_host_reports_the_changed_design_as_stale_and_visually_failing(workflow, era):
-    async with design_client(workflow, era) as client:
+    async with design_process(workflow, era) as client:
         before = await client.call_tool("bee_visual_report", {"spec": "shop", "evidence": "evidence/before"})
         after = await client.call_tool("bee_visual_report", {"spec": "shop", "evidence": ".bee/design/evidence/after"})
         listed = (await client.call_tool("bee_design_list", {})).structured_content
