@@ -299,3 +299,27 @@ def test_trust_without_a_shipped_bridge_says_so(run, checkout):
     assert run("init").exit_code == 0
     said = run("skill", "bridge", "trust")
     assert said.exit_code == 0 and "This checkout ships no skill bridge configuration" in said.stdout
+
+
+def test_a_dot_bee_that_links_to_another_checkouts_instance_is_not_followed(run, checkout, skills, tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    cli = make_cli([register_core])
+    assert CliRunner().invoke(cli, ["init", "--checkout", str(mine)]).exit_code == 0
+    assert (
+        CliRunner()
+        .invoke(cli, ["skill", "bridge", "add", "mine", "--dir", str(skills), "--checkout", str(mine)])
+        .exit_code
+        == 0
+    )
+    (checkout / ".bee").symlink_to(mine / ".bee")  # committed by the repository: the user's other instance
+    listed = run("skill", "bridge", "list")
+    assert listed.exit_code == 1 and "mine" not in listed.stdout
+    assert f"{checkout / '.bee'} is a symlink to {(mine / '.bee').resolve()}, outside the checkout" in listed.stderr
+    assert f"pass --instance-root {(mine / '.bee').resolve()}" in listed.stderr
+    chosen = run("skill", "bridge", "list", "--instance-root", str(mine / ".bee"))  # on purpose, it is the user's
+    assert chosen.exit_code == 0 and "mine  directory" in chosen.stdout
+    (checkout / ".bee").unlink()
+    (checkout / "state").mkdir()
+    (checkout / ".bee").symlink_to(checkout / "state")  # a link inside the checkout is followed
+    assert run("init").exit_code == 0 and (checkout / "state" / "instance.json").is_file()

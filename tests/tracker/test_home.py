@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from bee_contracts import BeeError
 from bee_tracker.auth import hmac_verifier
 from bee_tracker.config import default_home
 from bee_tracker.home import KEY_FILE, read_key
@@ -216,3 +217,17 @@ def test_a_key_of_another_user_is_refused(tmp_path):
     os.chown(home / KEY_FILE, 65534, 65534)
     done = bee("tracker", "token", "--home", str(home), "--actor", "a", env=CLEAN)
     refuses_the_key(done, home / KEY_FILE, "it is owned by uid 65534, not by you (uid 0)")
+
+
+def test_a_dot_bee_linking_out_of_its_checkout_is_not_taken_for_the_checkouts(tmp_path, monkeypatch):
+    monkeypatch.delenv("BEE_TRACKER_HOME", raising=False)
+    monkeypatch.delenv("BEE_INSTANCE_ROOT", raising=False)
+    theirs, mine = tmp_path / "cloned", tmp_path / "mine"
+    (mine / ".bee").mkdir(parents=True)
+    (theirs / "src").mkdir(parents=True)
+    (theirs / ".bee").symlink_to(mine / ".bee")
+    done = bee("tracker", "token", "--actor", "a", cwd=theirs / "src", env=CLEAN)
+    assert done.returncode == 1 and "is a symlink to" in done.stderr and "outside the checkout" in done.stderr
+    with pytest.raises(BeeError) as caught:
+        default_home(theirs / "src")
+    assert caught.value.code == "outside_root"
