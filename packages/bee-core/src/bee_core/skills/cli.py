@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import click
 
 from bee_core.options import checkout_option, instance_option, json_option
+
+if TYPE_CHECKING:
+    from bee_core.skills.config import McpConfig
 
 _checkout_option = checkout_option("The checkout whose instance is configured.")
 _instance_option = instance_option
@@ -218,7 +221,7 @@ def _check_token_file(path: Path) -> None:
         raise BridgeConfigError(f"--token-file: {exc.message}") from None
 
 
-def _token_text(config: Any) -> str:
+def _token_text(config: McpConfig) -> str:
     """Which token an MCP provider would send: the one in a variable, in a file, or none."""
     if config.token_env:
         return f"sends the token in ${config.token_env}"
