@@ -13,6 +13,7 @@ multiple of 8 bytes in versions 2 and 3, prefix-compressed against the previous 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import struct
@@ -67,7 +68,10 @@ def tracked(path: Path) -> bool:
         return False
     target = os.fsencode(real.relative_to(worktree).as_posix())
     hash_size = 32 if _sha256_repository(gitdir) else 20
-    names, shared = _parse(_read(index), hash_size)
+    data = _read(index)
+    if _surely_absent(data, target, hash_size):
+        return False
+    names, shared = _parse(data, hash_size)
     if target in names:
         return True
     if shared is None:
@@ -86,6 +90,22 @@ def _read(index: Path) -> bytes:
         return index.read_bytes()
     except OSError as exc:
         raise UnreadableIndex(f"{index} cannot be read ({exc.strerror or exc})") from None
+
+
+def _surely_absent(data: bytes, target: bytes, hash_size: int) -> bool:
+    """Whether ``target`` cannot be in the index ``data``, found without walking its entries.
+
+    Versions 2 and 3 store every path whole and NUL-terminated, and a split index always carries the bytes
+    ``link``: in an intact index (its trailing checksum matches) whose bytes hold neither, the path is not tracked.
+    One search in C instead of a walk in Python over every entry (tens of milliseconds for 50,000 paths). Anything
+    else — version 4, a checksum that does not match or was not written — is walked.
+    """
+    if data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3") or len(data) < 12 + hash_size:
+        return False
+    digest = hashlib.sha256 if hash_size == 32 else hashlib.sha1
+    if digest(data[:-hash_size]).digest() != data[-hash_size:]:
+        return False
+    return target + b"\0" not in data and b"link" not in data
 
 
 def _sha256_repository(gitdir: Path) -> bool:
