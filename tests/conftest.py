@@ -30,6 +30,42 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def _private_user(folder: Path) -> dict[str, str]:
+    """A home of the test's own, and its configuration directory inside it.
+
+    Both are set because Bee's per-user settings are found from ``$XDG_CONFIG_HOME`` or else ``~/.config``, and MCP
+    clients (the Python SDK, the TypeScript SDK) start stdio hosts with only a few variables, ``HOME`` among them:
+    either way every process of the test finds the same folder, and none finds the real user's.
+    """
+    home = folder / "home"
+    (home / ".config").mkdir(parents=True, exist_ok=True)
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The same for what session- and module-scoped fixtures start, before any test's own user exists."""
+    chosen = _private_user(tmp_path_factory.mktemp("session-user"))
+    saved = {name: os.environ.get(name) for name in chosen}
+    os.environ.update(chosen)
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@pytest.fixture(autouse=True)
+def bee_user(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Every test runs as a user of its own: its per-user settings (and anything else under ``~``) start empty, and
+    no test reads or writes the real user's ``~/.config`` — nor do the processes it starts, which inherit this."""
+    chosen = _private_user(tmp_path_factory.mktemp("user"))
+    for name, value in chosen.items():
+        monkeypatch.setenv(name, value)
+    return chosen
+
+
 def bee_executable() -> Path:
     """The installed `bee` console script, exactly what an editor launches."""
     exe = Path(sys.executable).parent / "bee"
