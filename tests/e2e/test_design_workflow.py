@@ -57,12 +57,15 @@ def workflow(tmp_path_factory):
             str(root / ".bee" / "design" / "evidence" / "after"),
         )
     bee(root, "design", "import", str(site), "--id", "shop", "--replace")
-    return root
+    return root, {name: os.environ[name] for name in ("HOME", "XDG_CONFIG_HOME")}
 
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_the_host_reports_the_changed_design_as_stale_and_visually_failing(workflow, era):
-    async with design_process(workflow, era) as client:
+    # The host runs as the user who captured (a module's fixtures run before each test gets a user of its own): the
+    # evidence key is theirs, among their per-user settings.
+    root, user = workflow
+    async with design_process(root, era, env={**os.environ, **user}) as client:
         before = await client.call_tool("bee_visual_report", {"spec": "shop", "evidence": "evidence/before"})
         after = await client.call_tool("bee_visual_report", {"spec": "shop", "evidence": ".bee/design/evidence/after"})
         listed = (await client.call_tool("bee_design_list", {})).structured_content

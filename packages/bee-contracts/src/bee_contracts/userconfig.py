@@ -66,8 +66,9 @@ def _refused(path: Path, problem: str, fix: str) -> BeeError:
     )
 
 
-def _check_private(path: Path, info: os.stat_result, *, folder: bool) -> None:
-    """Refuse ``path`` unless it is a folder (or regular file) of the current user that only they may write."""
+def _check_private(path: Path, info: os.stat_result, *, folder: bool, secret: bool = False) -> None:
+    """Refuse ``path`` unless it is a folder (or regular file) of the current user that only they may write (and,
+    for a ``secret``, only they may read)."""
     kind = "folder" if folder else "file"
     if not (stat.S_ISDIR(info.st_mode) if folder else stat.S_ISREG(info.st_mode)):
         raise _refused(path, f"it is not a {kind}", "move it away; Bee makes a new one when a setting is saved")
@@ -77,6 +78,12 @@ def _check_private(path: Path, info: os.stat_result, *, folder: bool) -> None:
             f"it is owned by uid {info.st_uid}, not by you (uid {os.geteuid()}), so someone else chooses for you",
             "move it away (Bee makes a new one of yours when a setting is saved), or chown it to yourself after "
             "reading it",
+        )
+    if secret and info.st_mode & 0o077:
+        raise _refused(
+            path,
+            f"it is a secret, and group or others may read or write it (mode {stat.S_IMODE(info.st_mode):04o})",
+            f"chmod 600 {path}",
         )
     if info.st_mode & 0o022:
         mode = stat.S_IMODE(info.st_mode)
@@ -115,7 +122,7 @@ class UserSettings:
             _check_private(folder, info, folder=True)
         return True
 
-    def _read_file(self, path: Path) -> bytes | None:
+    def _read_file(self, path: Path, *, secret: bool = False) -> bytes | None:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -124,7 +131,7 @@ class UserSettings:
             problem = "it is a symlink" if os.path.islink(path) else f"it cannot be read ({exc.strerror or exc})"
             raise _refused(path, problem, "move it away; Bee writes its settings as plain files") from None
         try:
-            _check_private(path, os.fstat(fd), folder=False)
+            _check_private(path, os.fstat(fd), folder=False, secret=secret)
             data = os.read(fd, MAX_SETTINGS_BYTES + 1)
         finally:
             os.close(fd)
@@ -150,8 +157,9 @@ class UserSettings:
             )
             raise _refused(self.folder, problem, "move the folder away; Bee starts a new one for this instance")
 
-    def read(self, name: str) -> bytes | None:
-        """The bytes of setting ``name``, or None when it was never written.
+    def read(self, name: str, *, secret: bool = False) -> bytes | None:
+        """The bytes of setting ``name``, or None when it was never written; a ``secret`` must also be unreadable
+        by group and others.
 
         Raises:
             BeeError: ``forbidden`` naming the file or folder and the fix, when one is not owned by this user, is
@@ -160,7 +168,7 @@ class UserSettings:
         """
         if not self._checked_folders():
             return None
-        data = self._read_file(self.path(name))
+        data = self._read_file(self.path(name), secret=secret)
         if data is not None:
             self._check_owner()
         return data
@@ -172,6 +180,40 @@ class UserSettings:
             BeeError: ``forbidden`` as :meth:`read` says, for a folder on the way that is not private to this user.
             OSError: the folder cannot be created or written.
         """
+        self._prepare()
+        target = self.path(name)
+        write_atomic(target, data, mode=0o600)
+        return target
+
+    def create(self, name: str, data: bytes, *, secret: bool = False) -> bytes:
+        """Setting ``name``, written with ``data`` when it does not exist yet; what it holds afterwards.
+
+        The new file is written aside and linked into place, so of two processes creating it at once both get the
+        one that landed first (as a key must be: two captures starting together seal with the same one).
+
+        Raises:
+            BeeError: ``forbidden`` as :meth:`read` says.
+            OSError: the folder cannot be created or written.
+        """
+        found = self.read(name, secret=secret)
+        if found is not None:
+            return found
+        self._prepare()
+        aside = self.path(f".{name}.{os.getpid()}.{os.urandom(4).hex()}")
+        write_atomic(aside, data, mode=0o600)
+        try:
+            os.link(aside, self.path(name))
+        except FileExistsError:
+            pass  # another process made it first: theirs is the setting
+        finally:
+            aside.unlink()
+        made = self.read(name, secret=secret)
+        if made is None:  # removed between the link and the read: someone is racing us on purpose
+            raise _refused(self.path(name), "it disappeared while it was being created", "try again")
+        return made
+
+    def _prepare(self) -> None:
+        """The folders (0700) and the record, made when missing and checked when there."""
         self.home.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         for folder in self._chain():
             folder.mkdir(mode=0o700, exist_ok=True)
@@ -181,9 +223,6 @@ class UserSettings:
             stamp = {"instance": str(self.instance), "created": datetime.now(UTC).isoformat(timespec="seconds")}
             write_atomic(record, (json.dumps(stamp, indent=2) + "\n").encode("utf-8"), mode=0o600)
         self._check_owner()
-        target = self.path(name)
-        write_atomic(target, data, mode=0o600)
-        return target
 
     def remove(self, name: str) -> bool:
         """Remove setting ``name``; whether it was there.
