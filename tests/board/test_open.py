@@ -54,3 +54,35 @@ def test_token_and_open_refuse_an_actor_no_tracker_would_accept(tmp_path, actor)
         )
         assert result.exit_code == 2, (command, result.output)
         assert "--actor" in result.output and "must be printable text of at most 320 characters" in result.output
+
+
+def test_open_with_browser_says_so_when_no_browser_can_be_opened(tmp_path):
+    import os
+    import subprocess
+
+    from tests.conftest import bee_executable
+
+    ensure_key(tmp_path / "home")
+    # As on a server: no browser program on PATH, no display, no $BROWSER.
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
+    env["PATH"] = str(tmp_path / "empty")
+    completed = subprocess.run(
+        [
+            str(bee_executable()),
+            "tracker",
+            "open",
+            "--home",
+            str(tmp_path / "home"),
+            "--actor",
+            "a@example.com",
+            "--browser",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.startswith("http://127.0.0.1:8765/board/link?token=")
+    assert "no web browser could be opened here" in completed.stderr

@@ -195,9 +195,15 @@ class Verifier:
 def _header(token: str) -> dict[str, Any]:
     try:
         header: dict[str, Any] = jwt.get_unverified_header(token)
-    except jwt.PyJWTError:
-        # Not three base64url parts, a header that is not a JSON object, or a kid that is not a string.
-        raise AuthError("malformed token: expected a JWT with a JSON object header and a string kid") from None
+    except jwt.PyJWTError as exc:
+        # Say which part is wrong: most often the token was cut when it was copied, and local tokens have no kid.
+        if token.count(".") != 2:
+            problem = "a JWT is three base64url parts joined by dots (header.payload.signature); copy the whole token"
+        elif "Key ID" in str(exc):
+            problem = "its header's kid (key id) is not a string"
+        else:
+            problem = "its header is not a base64url-encoded JSON object; copy the whole token"
+        raise AuthError(f"malformed token: {problem}") from None
     return header
 
 

@@ -293,7 +293,12 @@ def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audien
     if browser:
         import webbrowser
 
-        webbrowser.open(link)
+        if not webbrowser.open(link):
+            click.echo(
+                "no web browser could be opened here (none is installed, or there is no display): open the link "
+                "above in a browser yourself",
+                err=True,
+            )
 
 
 @tracker.command(name="import")
