@@ -95,12 +95,11 @@ class JsonText:
         self.jsonc = jsonc
         self.newline = "\r\n" if "\r\n" in text else "\n"
         self.unit = _indent_unit(text)
-        content = text.strip()
-        #: A file written on one line gets its new entries inline; a new or blank file is laid out on lines.
-        self.one_line = bool(content) and "\n" not in content
         root = parse(text, jsonc=jsonc)
+        #: A value written on one line gets its new entries inline; a new or blank file is laid out on lines.
+        self.one_line = root is not None and "\n" not in text[root.start : root.end]
         if root is None:
-            text = (text.rstrip() + self.newline if content else "") + "{}" + self.newline
+            text = (text.rstrip() + self.newline if text.strip() else "") + "{}" + self.newline
             root = parse(text, jsonc=jsonc)
             assert root is not None
         self.text = text
@@ -237,9 +236,11 @@ class JsonText:
         body = ("" if key is None else quote(key) + ": ") + self._render(value, indent if lined else None)
         if not entries:
             start, end = parent.start + 1, parent.end - 1
+            if not lined:
+                return [(start, end, body) if _blank(text[start:end]) else (start, start, body + " ")]
             if _blank(text[start:end]):
                 return [(start, end, newline + indent + body + newline + _indent_at(text, parent.start))]
-            return [(start, start, newline + indent + body if lined else body + " ")]  # before the comments there
+            return [(start, start, newline + indent + body)]  # before the comments there
         last = entries[-1]
         if last.comma is None:
             anchor, lead, tail = last.value.end, [(last.value.end, last.value.end, ",")], ""
@@ -248,7 +249,11 @@ class JsonText:
         if not lined:
             return [*lead, (anchor, anchor, " " + body + tail)]
         stop = _REST_OF_LINE.match(text, anchor).end()  # type: ignore[union-attr]  # * always matches
-        at = stop if text.startswith(("\n", "\r"), stop) else anchor
+        if text.startswith(("\n", "\r\n"), stop):
+            # At the end of the last entry's line, with that line's own break, so taking it out restores the bytes.
+            at, newline = stop, "\n" if text[stop] == "\n" else "\r\n"
+        else:
+            at = anchor
         return [*lead, (at, at, newline + indent + body + tail)]
 
     def _removal(self, parent: Node, at: int) -> list[Splice]:
@@ -264,8 +269,12 @@ class JsonText:
         if entry.comma is None:  # the last entry: the comma before it goes with it
             comma = entries[at - 1].comma
             assert comma is not None
-            if self._whole_lines(entry.start, end) is None and _blank(text[comma + 1 : entry.start]):
-                return [(comma, end, "")]
+            if self._whole_lines(entry.start, end) is None:
+                if _blank(text[comma + 1 : entry.start]):
+                    return [(comma, end, "")]
+                # Something stands between (a comment): it stays, without the spaces that led to the entry.
+                start = len(text[: entry.start].rstrip(" \t"))
+                return [(comma, comma + 1, ""), (start, end, "")]
             return [(comma, comma + 1, ""), self._cut(entry.start, end)]
         lines = self._whole_lines(entry.start, end)
         if lines is not None:

@@ -34,8 +34,8 @@ from bee_contracts.files import KeptAside, write_if_unchanged
 from bee_contracts.jsonvalues import Lexeme
 from bee_contracts.layout import INSTANCE_DIRNAME
 
-#: The largest configuration file Bee reads (editors' MCP files are a few KiB).
-MAX_BYTES = 16 * 1024 * 1024
+#: The largest configuration file Bee reads (editors' MCP files are a few KiB; a mebibyte parses in about a second).
+MAX_BYTES = 1024 * 1024
 #: How many times a change is made again on a file another program keeps saving, before it is refused.
 ATTEMPTS = 8
 #: Folders a symlink may not lead into: a repository's internals and Bee's own state.
@@ -138,8 +138,9 @@ def rewrite(place: Place, edit: Edit, *, jsonc: bool, secret: bool = False) -> b
             except KeptAside as aside:
                 raise ConfigFileError(
                     place.path,
-                    "another program saved it twice in the instant Bee replaced it; Bee's change is in the file "
-                    f"and one of the other program's versions is kept beside it as {aside.name}: compare the two",
+                    "another program saved it twice in the instant Bee was replacing it, so Bee left its change "
+                    f"out: the file holds one of that program's versions and the other is kept beside it as "
+                    f"{aside.name}; compare the two, then run the command again",
                     code=ErrorCode.CONFLICT,
                 ) from None
         finally:
