@@ -310,3 +310,11 @@ def test_an_edit_bee_cannot_make_faithfully_writes_nothing(project, home, monkey
     result = run("--tool", "claude", "--project", str(project))
     assert result.exit_code == 1 and "this is a defect in Bee" in result.output, result.output
     assert path.read_text() == '{"mcpServers": {"mine": {"command": "x"}}}'
+
+
+def test_a_project_whose_path_is_not_utf8_is_refused(tmp_path, home):
+    project = tmp_path / os.fsdecode(b"caf\xe9")
+    project.mkdir()
+    result = run("--tool", "claude", "--project", str(project))
+    assert result.exit_code == 1 and "is not valid UTF-8" in result.output, result.output
+    assert list(project.iterdir()) == []

@@ -122,27 +122,8 @@ def rewrite(place: Place, edit: Edit, *, jsonc: bool, secret: bool = False) -> b
             data = _encoded(place.path, document, bom=found is not None and found.raw.startswith(_BOM))
             if folder is None:
                 folder = target.make_folder()
-            mode = 0o644
-            owner = None
-            if found is not None:
-                target.check_writable(folder, found.info)
-                mode = stat.S_IMODE(found.info.st_mode)
-                if os.geteuid() == 0:  # root editing someone's file: it stays theirs
-                    owner = (found.info.st_uid, found.info.st_gid)
-            if secret:
-                mode &= ~0o077
-            expected = None if found is None else found.raw
-            try:
-                if write_if_unchanged(folder, target.name, data, expected=expected, mode=mode, owner=owner):
-                    return True
-            except KeptAside as aside:
-                raise ConfigFileError(
-                    place.path,
-                    "another program saved it twice in the instant Bee was replacing it, so Bee left its change "
-                    f"out: the file holds one of that program's versions and the other is kept beside it as "
-                    f"{aside.name}; compare the two, then run the command again",
-                    code=ErrorCode.CONFLICT,
-                ) from None
+            if _publish(place, target, folder, found, data, secret=secret):
+                return True
         finally:
             if folder is not None:
                 os.close(folder)
@@ -152,6 +133,29 @@ def rewrite(place: Place, edit: Edit, *, jsonc: bool, secret: bool = False) -> b
         "run the command again once it is quiet",
         code=ErrorCode.CONFLICT,
     )
+
+
+def _publish(place: Place, target: _Target, folder: int, found: _Found | None, data: bytes, *, secret: bool) -> bool:
+    """Write ``data`` over what was ``found`` (nothing: a new file); False when the file changed since."""
+    mode, owner = 0o644, None
+    if found is not None:
+        target.check_writable(folder, found.info)
+        mode = stat.S_IMODE(found.info.st_mode)
+        if os.geteuid() == 0:  # root editing someone's file: it stays theirs
+            owner = (found.info.st_uid, found.info.st_gid)
+    if secret:
+        mode &= ~0o077
+    try:
+        expected = None if found is None else found.raw
+        return write_if_unchanged(folder, target.name, data, expected=expected, mode=mode, owner=owner)
+    except KeptAside as aside:
+        raise ConfigFileError(
+            place.path,
+            "another program saved it twice in the instant Bee was replacing it, so Bee left its change out: the "
+            f"file holds one of that program's versions and the other is kept beside it as {aside.name}; compare "
+            "the two, then run the command again",
+            code=ErrorCode.CONFLICT,
+        ) from None
 
 
 def _document(path: Path, raw: bytes, jsonc: bool) -> JsonText:

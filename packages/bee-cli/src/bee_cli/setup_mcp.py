@@ -355,13 +355,21 @@ def apply(
     Raises:
         ConfigFileError: the file is not valid JSON (JSONC for VS Code), has an unexpected shape, is read-only, lies
             outside the project (home folder) through a symlink, or kept changing while Bee wrote it.
-        ValueError: ``urls`` names a host that is not an installed HTTP host, or asks for a prompt the editor lacks.
+        ValueError: ``urls`` names a host that is not an installed HTTP host, or asks for a prompt the editor lacks,
+            or the project's path (or `bee`'s) is not UTF-8.
         OSError: the file cannot be written.
     """
     http_hosts = {host.name for host in hosts if host.transport == "http"}
     unknown = sorted(set(urls) - http_hosts)
     if unknown:
         raise ValueError(f"no installed HTTP host is named {', '.join(unknown)}: install its package (bee-tracker)")
+    for name in (str(project), *command):
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8, which Python keeps as lone surrogates
+            raise ValueError(
+                f"{name!r} is not valid UTF-8, and editors read their configuration as UTF-8: rename it"
+            ) from None
     place = editor.place(project, home)
     wanted = entries(editor, hosts, checkout=project, command=command, urls=urls)
     prompt = any(_prompted(access) for access in urls.values())
