@@ -10,7 +10,7 @@ The other process saves the way a careful editor does (``write_if_unchanged``), 
 race is run twice: on an editor's growing file through setup-mcp's own edit, and on a tiny file two processes
 update as fast as they can (where the instant between the check and the rename is hit most often).
 
-    .venv/bin/python -m tests.perf.bench_setup_mcp        # writes tests/perf/reports/setup_mcp.json
+    ./dev bench setup_mcp        # writes tests/perf/reports/setup_mcp.json
 """
 
 from __future__ import annotations
@@ -23,11 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _report import median, write_report
+
 from bee_cli import jsonfile
 from bee_cli.jsonedit import JsonText
 from bee_cli.jsonfile import Place, rewrite
 from bee_contracts import files
-from tests.perf._report import median, write_report
 
 EDITOR = r"""
 import json, os, sys
