@@ -86,6 +86,7 @@ def test_an_editor_saving_while_setup_mcp_writes_loses_nothing(tmp_path, monkeyp
     record_property("editor_retries", editor_retries)
     print(f"{runs} setup-mcp runs ({refused} refused), {SAVES} editor saves ({editor_retries} retried)")
     assert runs > 10, "setup-mcp barely ran while the editor saved; the test proved nothing"
+    assert written, "every setup-mcp run was refused: none of Bee's entries was at stake"
     assert "theirs" in servers
     assert missing_user == [], f"setup-mcp lost {len(missing_user)} of the editor's {SAVES} entries"
     assert missing_bee == [], f"{len(missing_bee)} of setup-mcp's {len(written)} entries are gone"
