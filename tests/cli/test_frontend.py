@@ -73,6 +73,43 @@ def test_a_checkout_the_host_would_refuse_goes_the_click_way_so_its_error_is_the
     assert target(["mcp", "serve", "--checkout", str(repo), "--instance-root", str(repo / "file")], {}) is None
 
 
+def test_a_dot_bee_linking_out_of_the_checkout_goes_the_click_way_which_refuses_it(repo, tmp_path):
+    # Resolved by the front end and handed to a warm host as --instance-root, the link would be followed.
+    elsewhere = tmp_path / "other" / ".bee"
+    elsewhere.mkdir(parents=True)
+    (repo / ".bee").symlink_to(elsewhere)
+    assert target(["mcp", "serve", "--checkout", str(repo)], {}) is None
+    chosen = target(["mcp", "serve", "--checkout", str(repo), "--instance-root", str(elsewhere)], {})
+    assert chosen is not None and chosen["instance"] == str(elsewhere.resolve())  # chosen on purpose: served
+    assert target(["mcp", "serve", "--checkout", str(repo)], {"BEE_INSTANCE_ROOT": str(elsewhere)}) is not None
+    (repo / ".bee").unlink()
+    (repo / "state").mkdir()
+    (repo / ".bee").symlink_to(repo / "state")  # a link inside the checkout is followed, as the host does
+    inside = target(["mcp", "serve", "--checkout", str(repo)], {})
+    assert inside is not None and inside["instance"] == str(repo / "state")
+
+
+def test_the_command_line_refuses_a_dot_bee_linking_out_of_the_checkout_whatever_the_mode(repo, tmp_path):
+    elsewhere = tmp_path / "other" / ".bee"
+    elsewhere.mkdir(parents=True)
+    (repo / ".bee").symlink_to(elsewhere)
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    env = {**os.environ, "BEE_WARM": "1", "XDG_RUNTIME_DIR": str(runtime)}
+    exe = Path(sys.executable).parent / "bee"
+    completed = subprocess.run(
+        [str(exe), "mcp", "serve", "--checkout", str(repo)],
+        input=b"",
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode != 0
+    assert b"outside the checkout" in completed.stderr, completed.stderr
+    assert not (runtime / "bee").exists()  # no warm host was asked for
+
+
 def test_the_wait_is_bounded_and_a_bad_value_keeps_the_default():
     assert wait_seconds({}) == 10.0
     assert wait_seconds({"BEE_WARM_WAIT_SECONDS": "2.5"}) == 2.5

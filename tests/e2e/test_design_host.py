@@ -10,10 +10,10 @@ import pytest
 from bee_contracts import load_catalog, version_info
 from bee_design import layout
 from tests.conftest import ERAS, bee_executable, expect_tool_errors, warm_env
-from tests.design.helpers import design_client, import_shop, make_root
+from tests.design.helpers import design_client, design_process, import_shop, make_root
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
-#: The tests through the client run cold and warm.
+#: The tests through a real process run cold and warm (the in-process ones have no transport to differ).
 both_modes = pytest.mark.usefixtures("host_mode")
 
 
@@ -32,7 +32,7 @@ def shop(root):
 @pytest.mark.parametrize("era", ERAS)
 @both_modes
 async def test_the_host_lists_exactly_its_catalog_and_stamps_the_contract(root, era):
-    async with design_client(root, era) as client:
+    async with design_process(root, era) as client:
         listed = await client.list_tools()
     served = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listed.tools]
     assert served == [spec.to_wire() for spec in load_catalog("design")]
@@ -40,7 +40,6 @@ async def test_the_host_lists_exactly_its_catalog_and_stamps_the_contract(root, 
 
 
 @pytest.mark.parametrize("era", ERAS)
-@both_modes
 async def test_list_slice_and_verify_answer_untrusted_data_never_approval(root, shop, era):
     subprocess.run(
         [
@@ -83,7 +82,6 @@ async def test_list_slice_and_verify_answer_untrusted_data_never_approval(root, 
 
 
 @pytest.mark.parametrize("era", ERAS)
-@both_modes
 async def test_bad_input_gets_the_error_envelope_every_client_reads(root, shop, era):
     blob = next(e for e in shop.files if e.path == "styles/main.css")
     damaged = root / layout.STATE_DIR / layout.blob_path(blob.sha256)

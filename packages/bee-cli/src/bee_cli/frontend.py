@@ -71,6 +71,15 @@ def _log_level(given: str | None, environ: Mapping[str, str]) -> str | None:
     return level if level in LOG_LEVELS else None
 
 
+def _dot_bee_leaves(checkout: str) -> bool:
+    """Whether ``checkout``/.bee is a symlink leading out of ``checkout`` (a resolved path)."""
+    candidate = os.path.join(checkout, ".bee")
+    if not os.path.islink(candidate):
+        return False
+    resolved = os.path.realpath(candidate)
+    return os.path.commonpath([resolved, checkout]) != checkout
+
+
 def target(args: list[str], environ: Mapping[str, str]) -> dict[str, str] | None:
     """The identity of the warm host that would serve ``args``, or None when the front end declines them."""
     if args[:2] == ["mcp", "serve"]:
@@ -82,6 +91,10 @@ def target(args: list[str], environ: Mapping[str, str]) -> dict[str, str] | None
             return None  # the click command says what is wrong with it
         given_instance = options.get("instance_root")
         if given_instance is not None and os.path.exists(given_instance) and not os.path.isdir(given_instance):
+            return None
+        if given_instance is None and not environ.get("BEE_INSTANCE_ROOT") and _dot_bee_leaves(checkout):
+            # The host refuses such a link (outside_root: bee_contracts.layout.checkout_instance); resolved here
+            # and passed on as --instance-root, the warm host would serve the instance it points at.
             return None
         level = _log_level(options.get("log_level"), environ)
         if level is None:

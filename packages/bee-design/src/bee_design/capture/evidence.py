@@ -1,8 +1,9 @@
 """The evidence folder `bee design capture` writes: one PNG per page and viewport, and ``evidence.json``.
 
 ``evidence.json`` records the producer, the browser (version, executable, flags, its full command line), the
-capture settings, and per screenshot its page, viewport, file, sha256, size and the fonts the browser matched; and
-the MAC from this root's evidence key that says Bee wrote it here (:mod:`.seal`).
+capture settings, and per screenshot its page, viewport, file, sha256, size, the fonts the browser matched and the
+URL the page ended at (``finalUrl``: after redirects and navigations, which may leave the origin only when allowed);
+and the MAC from this root's evidence key that says Bee wrote it here (:mod:`.seal`).
 A screenshot file is named ``<name>--<viewport>.png`` (characters outside ``A-Z a-z 0-9 . _ -`` become ``_``).
 """
 
@@ -69,6 +70,8 @@ class Capture:
     image_height: int
     fonts: tuple[Font, ...]
     seconds: float = 0.0
+    #: The main frame's URL when the screenshot was taken (after redirects and navigations); None in older records.
+    final_url: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,7 +87,7 @@ class Capture:
             "imageHeight": self.image_height,
             "fonts": [font.to_json() for font in self.fonts],
             "seconds": self.seconds,
-        }
+        } | ({"finalUrl": self.final_url} if self.final_url is not None else {})
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,7 @@ def parse_evidence(data: bytes, where: str) -> Evidence:
                 c["imageHeight"],
                 tuple(Font(f["family"], f["postScriptName"], f["custom"], f["glyphs"]) for f in c["fonts"]),
                 float(c.get("seconds", 0.0)),
+                c.get("finalUrl"),
             )
             for c in raw["captures"]
         ),
