@@ -32,7 +32,7 @@ from bee_contracts.warm import (
     read_line,
     send_line,
 )
-from tests.conftest import ERAS, bee_executable, core_client, warm_env
+from tests.conftest import ERAS, bee_executable, core_process, warm_env
 from tests.harness import warm
 from tests.harness.supervisor import alive, wait_until
 
@@ -144,7 +144,7 @@ def tool_error(reply: dict[str, Any]) -> dict[str, Any]:
 async def test_a_host_killed_mid_session_is_replaced_and_the_client_goes_on_calling(
     checkout, era, host_mode, warm_runtime
 ):
-    async with core_client(checkout, era) as client:
+    async with core_process(checkout, era) as client:
         first = warm.running_host(warm_runtime, serves(checkout))
         assert (await client.call_tool("bee_context_packet", packet())).is_error is False
         os.kill(first["pid"], signal.SIGKILL)
