@@ -100,7 +100,7 @@ def test_a_malformed_line_is_named_and_nothing_is_imported(store):
         (b'{"id":"t-b","title":"nul \\u0000"}', "NUL"),
         (b'{"id":"t-b","title":"\\ud800"}', "unpaired surrogate"),
         (b'{"id":"t-' + b"b" * 300 + b'","title":"long id"}', "id"),
-        (b'{"id":"t-b","extra":' + b"[" * 40 + b"]" * 40 + b"}", "nested"),
+        (b'{"id":"t-b","title":"deep","extra":' + b"[" * 40 + b"]" * 40 + b"}", "nested"),
     ],
 )
 def test_a_line_the_store_cannot_hold_is_named_and_nothing_is_imported(store, bad, says):
@@ -163,14 +163,14 @@ def test_cli_import_of_a_crlf_file_and_of_tombstones_round_trips(tmp_path):
 
 
 ODD_RECORDS = [
-    {"id": "t-a", "title": None, "status": None, "issue_type": None},
-    {"id": "t-a", "title": 5, "created_at": 5, "defer_until": "garbage"},
-    {"id": "t-a", "labels": 5, "dependencies": {"not": "a list"}, "comments": "none"},
-    {"id": "t-a", "labels": [None, 1, {"a": 1}]},
-    {"id": "t-a", "dependencies": [{"depends_on_id": 5}, {"depends_on_id": "t-b", "type": 5}, "x"]},
-    {"id": "t-a", "comments": [{"id": True, "text": {"a": 1}}, {"id": 2**70, "text": "x"}, {"id": -5}]},
-    {"id": "t-a", "priority": 2**70, "n": 12345678901234567890123},
-    {"id": "t-a", "priority": "high"},
+    {"id": "t-a", "title": "odd", "status": None, "issue_type": None},
+    {"id": "t-a", "title": "odd", "created_at": 5, "defer_until": "garbage"},
+    {"id": "t-a", "title": "odd", "labels": 5, "dependencies": {"not": "a list"}, "comments": "none"},
+    {"id": "t-a", "title": "odd", "labels": [None, 1, {"a": 1}]},
+    {"id": "t-a", "title": "odd", "dependencies": [{"depends_on_id": 5}, {"depends_on_id": "t-b", "type": 5}, "x"]},
+    {"id": "t-a", "title": "odd", "comments": [{"id": True, "text": {"a": 1}}, {"id": 2**70, "text": "x"}, {"id": -5}]},
+    {"id": "t-a", "title": "odd", "priority": 2**70, "n": 12345678901234567890123},
+    {"id": "t-a", "title": "odd", "priority": "high"},
 ]
 
 
