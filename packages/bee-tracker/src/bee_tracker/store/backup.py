@@ -179,7 +179,7 @@ class _Tables:
             elif run.clear_prior(named):
                 run.report.replaced += 1
                 # The history an earlier import of bd's events left goes too: this backup brings it again.
-                run.tx.run("DELETE FROM events WHERE issue_id = ? AND tool LIKE 'bd %'", [named])
+                run.tx.run("DELETE FROM events WHERE issue_id = ? AND substr(tool, 1, 3) = ?", [named, "bd "])
             if kind == TOMBSTONE:
                 run.keep(position, TOMBSTONE, named, kept.identity_of(record, ""), bdjson.dumps(record))
                 run.report.tombstones += 1
@@ -245,8 +245,7 @@ class _Tables:
                 # bd export writes memories after the issues, as {"_type":"memory","key":…,"value":…}.
                 memory = {"_type": "memory", "key": key[len(_MEMORY_PREFIX) :], "value": value}
                 line = bdjson.dumps(memory)
-                run.keep(run.position(), linekinds.MEMORY, None, kept.identity_of(memory, line), line)
-                run.report.other[linekinds.MEMORY] += 1
+                run.keep_record(run.position(), linekinds.MEMORY, kept.identity_of(memory, line), line)
             else:
                 if key == "issue_prefix" and isinstance(value, str) and value:
                     run.prefix_hint = value

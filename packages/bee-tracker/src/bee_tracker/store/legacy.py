@@ -54,7 +54,6 @@ class _Importer:
         self.seen: dict[str, list[int]] = {}
         #: Ids the store holds as deleted, with the numbers of the file's live lines for them (kept provisionally).
         self.skipped: dict[str, list[int]] = {}
-        self.other_seen: set[tuple[str, str]] = set()
         #: Line numbers of the lines without an id, by position.
         self.pending: dict[int, int] = {}
 
@@ -174,18 +173,8 @@ class _Importer:
         self.run.tx.run("DELETE FROM kept_records WHERE issue_id = ? AND position < ?", [named, self.run.base])
 
     def keep_other(self, line: _Line) -> None:
-        """Keep a record that is not an issue; the first of its identity in this file replaces an earlier import's."""
         assert line.kind is not None
-        identity = kept.identity_of(line.record, line.text)
-        if (line.kind, identity) not in self.other_seen:
-            self.other_seen.add((line.kind, identity))
-            if self.run.prior:
-                self.run.tx.run(
-                    "DELETE FROM kept_records WHERE kind = ? AND identity = ? AND position < ?",
-                    [line.kind, identity, self.run.base],
-                )
-        self.run.keep(line.position, line.kind, None, identity, line.text)
-        self.run.report.other[line.kind] += 1
+        self.run.keep_record(line.position, line.kind, kept.identity_of(line.record, line.text), line.text)
 
     def end(self) -> None:
         run = self.run

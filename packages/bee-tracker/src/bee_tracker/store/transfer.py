@@ -188,6 +188,7 @@ class Run:
         #: Every id this import names, which an id it generates must not take.
         self.named: set[str] = set()
         self._key_orders: dict[tuple[str, ...], str] = {}
+        self._records: set[tuple[str, str]] = set()
         tx.pause_search_index()  # indexed at once in finish()
 
     def position(self) -> int:
@@ -201,6 +202,19 @@ class Run:
     def keep(self, position: int, kind: str, issue_id: str | None, identity: str, line: str) -> None:
         """Keep ``line`` verbatim at ``position`` (see :mod:`.kept`)."""
         self.bulk.add(_INSERT_KEPT, (position, kind, issue_id, identity, line))
+
+    def keep_record(self, position: int, kind: str, identity: str, line: str) -> None:
+        """Keep a record that is no issue (a memory, a header); the first of its kind and identity in this import
+        replaces what an earlier import kept for it, so importing the same data twice changes nothing."""
+        if (kind, identity) not in self._records:
+            self._records.add((kind, identity))
+            if self.prior:
+                self.tx.run(
+                    "DELETE FROM kept_records WHERE kind = ? AND identity = ? AND position < ?",
+                    [kind, identity, self.base],
+                )
+        self.keep(position, kind, None, identity, line)
+        self.report.other[kind] += 1
 
     def insert_issue(
         self,
