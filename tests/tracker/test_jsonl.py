@@ -199,3 +199,21 @@ def test_a_generated_id_never_takes_an_id_a_later_line_names(store, monkeypatch)
     report = store.import_lines(['{"title":"no id"}', '{"id":"t-0000","title":"named"}'])
     [generated] = report["generatedIds"]
     assert generated["id"] == "t-00000" and (report["imported"], report["replaced"]) == (2, 0)
+
+
+def test_a_missing_priority_is_zero_as_in_beads(store):
+    store.import_lines(['{"id":"t-p","title":"no priority","status":"open","issue_type":"task"}'])
+    assert call(store, "get", id="t-p")["issue"]["priority"] == 0
+    assert store.export_lines() == ['{"id":"t-p","title":"no priority","status":"open","issue_type":"task"}']
+
+
+def test_a_refused_import_leaves_search_indexing_new_issues(store):
+    good = '{"id":"t-a","title":"walrus","status":"open","priority":2,"issue_type":"task"}'
+    with pytest.raises(BeeError):
+        store.import_lines([good, "{broken"])
+    created = call(store, "create", title="narwhal")["id"]
+    assert [i["id"] for i in call(store, "search", query="narwhal")["issues"]] == [created]
+    store.import_lines([good])
+    assert [i["id"] for i in call(store, "search", query="walrus")["issues"]] == ["t-a"]
+    call(store, "create", title="walrus too")
+    assert call(store, "search", query="walrus")["total"] == 2

@@ -26,7 +26,7 @@ from bee_contracts import invalid
 from bee_tracker.model import TOMBSTONE
 from bee_tracker.store import bdjson, kept, linekinds
 from bee_tracker.store.sources import TABLES, Backup
-from bee_tracker.store.transfer import INSERT_EVENT, Run, check_id, check_issue, id_of, refuse
+from bee_tracker.store.transfer import EVENTS, Run, check_id, check_issue, id_of, refuse
 
 #: Issue columns bd stores as 0/1 and exports as booleans (left out when false).
 _FLAGS: Final = frozenset({"ephemeral", "pinned", "is_template", "no_history", "crystallizes"})
@@ -174,13 +174,17 @@ class _Tables:
                 run.bulk.flush()
                 run.tx.run("DELETE FROM issues WHERE id = ?", [named])
                 run.report.imported -= 1
+                self.live.discard(named)
                 self.label_at.pop(named, None)
                 self.dependency_at.pop(named, None)
             elif run.clear_prior(named):
-                run.report.replaced += 1
+                if kind == TOMBSTONE:
+                    run.report.deleted.append(named)
+                else:
+                    run.report.replaced += 1
                 # The history an earlier import of bd's events left goes too: this backup brings it again.
                 run.tx.run("DELETE FROM events WHERE issue_id = ? AND substr(tool, 1, 3) = ?", [named, "bd "])
-            if kind == TOMBSTONE:
+            if kind == TOMBSTONE:  # bd's Dolt era deletes rows instead, but a dump may still hold an old tombstone
                 run.keep(position, TOMBSTONE, named, kept.identity_of(record, ""), bdjson.dumps(record))
                 run.report.tombstones += 1
                 continue
@@ -225,7 +229,7 @@ class _Tables:
                 continue
             event_type = row.get("event_type")
             self.run.bulk.add(
-                INSERT_EVENT,
+                EVENTS,
                 (
                     issue_id,
                     str(row.get("created_at") or ""),

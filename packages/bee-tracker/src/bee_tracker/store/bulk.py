@@ -1,8 +1,9 @@
-"""Rows an import has yet to insert, sent in batches: one ``executemany`` per statement, not one round trip per row."""
+"""Rows an import has yet to insert, sent in batches: one bulk load per table, not one round trip per row."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bee_tracker.store.db import Tx
@@ -11,18 +12,27 @@ from bee_tracker.store.db import Tx
 BATCH_ROWS = 2000
 
 
-class Bulk:
-    """Pending rows per statement, flushed in the order of ``statements`` (so issues precede their labels)."""
+@dataclass(frozen=True)
+class Target:
+    """Where a kind of row goes: a table and its columns, and whether a row repeating a key is left out."""
 
-    def __init__(self, tx: Tx, statements: Sequence[str], *, batch_rows: int = BATCH_ROWS) -> None:
+    table: str
+    columns: tuple[str, ...]
+    skip_duplicates: bool = False
+
+
+class Bulk:
+    """Pending rows per target, sent in the order of ``targets`` (so issues precede their labels)."""
+
+    def __init__(self, tx: Tx, targets: Sequence[Target], *, batch_rows: int = BATCH_ROWS) -> None:
         self.tx = tx
-        self._pending: dict[str, list[Sequence[Any]]] = {sql: [] for sql in statements}
+        self._pending: dict[Target, list[Sequence[Any]]] = {target: [] for target in targets}
         self._held = 0
         self._batch_rows = batch_rows
 
-    def add(self, sql: str, row: Sequence[Any]) -> None:
-        """Queue one row for ``sql`` (one of the statements); send everything once the batch is full."""
-        self._pending[sql].append(row)
+    def add(self, target: Target, row: Sequence[Any]) -> None:
+        """Queue one row for ``target`` (one of the targets); send everything once the batch is full."""
+        self._pending[target].append(row)
         self._held += 1
         if self._held >= self._batch_rows:
             self.flush()
@@ -31,8 +41,8 @@ class Bulk:
         """Send every pending row now (before a statement that must see them)."""
         if not self._held:
             return
-        for sql, rows in self._pending.items():
+        for target, rows in self._pending.items():
             if rows:
-                self.tx.many(sql, rows)
+                self.tx.load(target.table, target.columns, rows, skip_duplicates=target.skip_duplicates)
                 rows.clear()
         self._held = 0

@@ -24,8 +24,11 @@ class Tx(Protocol):
         """Execute and return the number of rows affected."""
         ...
 
-    def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        """Execute one statement for each of ``rows`` (bulk loads: one round trip per batch, not per row)."""
+    def load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, skip_duplicates: bool) -> None:
+        """Insert ``rows`` (values of ``columns``) into ``table`` at once: a bulk load, not a round trip per row.
+
+        With ``skip_duplicates`` a row whose key is already there is left out instead of failing the load.
+        """
         ...
 
     def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[Row]:

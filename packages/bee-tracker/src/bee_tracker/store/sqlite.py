@@ -47,8 +47,11 @@ class _SqliteTx:
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, tuple(params)).rowcount
 
-    def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        self.conn.executemany(sql, rows)
+    def load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, skip_duplicates: bool) -> None:
+        skip = " ON CONFLICT DO NOTHING" if skip_duplicates else ""
+        self.conn.executemany(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)}){skip}", rows
+        )
 
     def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[Row]:
         # A cursor of its own: SQLite steps it row by row while other statements run on the connection.

@@ -28,7 +28,7 @@ from bee_tracker.model import (
     now,
 )
 from bee_tracker.store import bdjson, bounds, ids
-from bee_tracker.store.bulk import Bulk
+from bee_tracker.store.bulk import Bulk, Target
 from bee_tracker.store.db import Tx
 from bee_tracker.store.sources import Choice
 from bee_tracker.store.text import MAX_DEPTH, unstorable
@@ -45,21 +45,30 @@ PENDING: Final = "pending"
 #: A line at most this long cannot hold an issue or a comment over its cap (get counts text about three times).
 _SMALL_LINE_CHARS: Final = min(ISSUE_MAX_BYTES, COMMENTS_MAX_BYTES) // 4
 
-_INSERT_ISSUE = (
-    f"INSERT INTO issues ({', '.join(COLUMNS)}, created_epoch, defer_epoch, extra, key_order, raw_line, raw_revision, "
-    f"position, last_activity_at) VALUES ({', '.join('?' for _ in COLUMNS)}, ?, ?, ?, ?, ?, 1, ?, ?)"
+_ISSUES = Target(
+    "issues",
+    (
+        *COLUMNS,
+        "created_epoch",
+        "defer_epoch",
+        "extra",
+        "key_order",
+        "raw_line",
+        "raw_revision",
+        "position",
+        "last_activity_at",
+    ),
 )
 # Labels and dependencies a file repeats (the same label twice, a backup's row twice) are taken once.
-_INSERT_LABEL = "INSERT INTO labels (issue_id, label, position) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
-_INSERT_DEPENDENCY = (
-    "INSERT INTO dependencies (issue_id, depends_on_id, type, created_at, created_by, metadata, extra, position) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+_LABELS = Target("labels", ("issue_id", "label", "position"), skip_duplicates=True)
+_DEPENDENCIES = Target(
+    "dependencies",
+    ("issue_id", "depends_on_id", "type", "created_at", "created_by", "metadata", "extra", "position"),
+    skip_duplicates=True,
 )
-_INSERT_COMMENT = (
-    "INSERT INTO comments (issue_id, comment_id, int_id, author, text, created_at, extra) VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
-INSERT_EVENT: Final = "INSERT INTO events (issue_id, at, actor, tool, changes) VALUES (?, ?, ?, ?, ?)"
-_INSERT_KEPT = "INSERT INTO kept_records (position, kind, issue_id, identity, line) VALUES (?, ?, ?, ?, ?)"
+_COMMENTS = Target("comments", ("issue_id", "comment_id", "int_id", "author", "text", "created_at", "extra"))
+EVENTS: Final = Target("events", ("issue_id", "at", "actor", "tool", "changes"))
+_KEPT = Target("kept_records", ("position", "kind", "issue_id", "identity", "line"))
 _DEPENDENCY_KEYS = frozenset({"issue_id", "depends_on_id", "type", "created_at", "created_by", "metadata"})
 _COMMENT_KEYS = frozenset({"id", "issue_id", "author", "text", "created_at"})
 
@@ -174,9 +183,7 @@ class Run:
         #: Whether the store held anything before (if not, no id of this import can meet an earlier one).
         self.prior = tx.row("SELECT 1 FROM issues UNION ALL SELECT 1 FROM kept_records LIMIT 1") is not None
         self.report = ImportReport()
-        self.bulk = Bulk(
-            tx, [_INSERT_ISSUE, _INSERT_LABEL, _INSERT_DEPENDENCY, _INSERT_COMMENT, _INSERT_KEPT, INSERT_EVENT]
-        )
+        self.bulk = Bulk(tx, [_ISSUES, _LABELS, _DEPENDENCIES, _COMMENTS, _KEPT, EVENTS])
         self.statuses: set[str] = set()
         self.types: set[str] = set()
         self.highest_comment = 0
@@ -201,7 +208,7 @@ class Run:
 
     def keep(self, position: int, kind: str, issue_id: str | None, identity: str, line: str) -> None:
         """Keep ``line`` verbatim at ``position`` (see :mod:`.kept`)."""
-        self.bulk.add(_INSERT_KEPT, (position, kind, issue_id, identity, line))
+        self.bulk.add(_KEPT, (position, kind, issue_id, identity, line))
 
     def keep_record(self, position: int, kind: str, identity: str, line: str) -> None:
         """Keep a record that is no issue (a memory, a header); the first of its kind and identity in this import
@@ -248,7 +255,7 @@ class Run:
         self.statuses.add(values["status"])
         self.types.add(values["issue_type"])
         self.bulk.add(
-            _INSERT_ISSUE,
+            _ISSUES,
             (
                 *values.values(),
                 epoch(values["created_at"]),
@@ -256,6 +263,7 @@ class Run:
                 _ENCODE(extra) if extra else "{}",
                 self._key_order(key_order if key_order is not None else list(record)),
                 raw_line,
+                1,
                 position,
                 values["updated_at"] or values["created_at"] or now(),
             ),
@@ -289,7 +297,7 @@ class Run:
 
     def add_label(self, issue_id: str, label: str, at: int) -> None:
         """Queue one label of ``issue_id`` at position ``at``."""
-        self.bulk.add(_INSERT_LABEL, (issue_id, label, at))
+        self.bulk.add(_LABELS, (issue_id, label, at))
 
     def add_dependencies(self, issue_id: str, dependencies: Iterable[Any], *, first: int = 0) -> int:
         """Queue the dependency records of ``issue_id`` (duplicates of one target and type once); return how many."""
@@ -304,7 +312,7 @@ class Run:
             extra = {k: v for k, v in dep.items() if k not in _DEPENDENCY_KEYS}
             metadata = _ENCODE(dep["metadata"]) if "metadata" in dep else None
             self.bulk.add(
-                _INSERT_DEPENDENCY,
+                _DEPENDENCIES,
                 (
                     issue_id,
                     target,
@@ -331,7 +339,7 @@ class Run:
             comment_id = str(raw_id)
         extra = {k: v for k, v in comment.items() if k not in _COMMENT_KEYS}
         self.bulk.add(
-            _INSERT_COMMENT,
+            _COMMENTS,
             (
                 issue_id,
                 comment_id,
