@@ -55,7 +55,7 @@ def timed(name, method):
         finally:
             spent[name] += time.process_time() - started
     return wrapper
-sqlite._SqliteTx.many = timed("inserts", sqlite._SqliteTx.many)
+sqlite._SqliteTx.load = timed("inserts", sqlite._SqliteTx.load)
 sqlite._SqliteTx.resume_search_index = timed("search index", sqlite._SqliteTx.resume_search_index)
 store = open_store(sys.argv[2])
 started = time.process_time()
@@ -165,34 +165,43 @@ def main() -> None:
             server.start()
             stores["postgres"] = lambda name: server.create_database()
         results: dict[str, Any] = {}
+
+        def report() -> dict[str, Any]:
+            after = results.get("sqlite", {}).get("legacy file, after")
+            return {
+                "issues": ISSUES,
+                "baseline": commit,
+                "rounds": ROUNDS,
+                **sizes,
+                "targets (after, SQLite, legacy file; CPU seconds)": verdicts(after) if after else {},
+                "results": results,
+            }
+
         try:
             for store_name, store in stores.items():
-                results[store_name] = {
-                    "legacy file, before": transfer("before", env_before, store, legacy, work),
-                    "legacy file, after": transfer("after", env_after, store, legacy, work),
-                    "backup directory, after": transfer("after-backup", env_after, store, backup, work),
-                }
+                runs = results.setdefault(store_name, {})
+                for name, version, env, source in (
+                    ("legacy file, before", "before", env_before, legacy),
+                    ("legacy file, after", "after", env_after, legacy),
+                    ("backup directory, after", "after-backup", env_after, backup),
+                ):
+                    runs[name] = transfer(version, env, store, source, work)
+                    write_report("transfer", report())  # what is measured is kept, whatever comes next
             phases = subprocess.run(
                 [sys.executable, "-c", _PHASES, str(legacy), str(work / "phases.db")],
                 capture_output=True,
                 text=True,
-                check=True,
+                check=False,
             )
-            results["sqlite"]["legacy file, after: where the import's CPU goes"] = json.loads(phases.stdout)
+            where = "legacy file, after: where the import's CPU goes"
+            results["sqlite"][where] = json.loads(phases.stdout) if phases.returncode == 0 else phases.stderr[-600:]
         finally:
             if server is not None:
                 server.stop()
             shutil.rmtree(work / "baseline", ignore_errors=True)
-    report = {
-        "issues": ISSUES,
-        "baseline": commit,
-        "rounds": ROUNDS,
-        **sizes,
-        "targets (after, SQLite, legacy file; CPU seconds)": verdicts(results["sqlite"]["legacy file, after"]),
-        "results": results,
-    }
-    path = write_report("transfer", report)
-    print(json.dumps(report, indent=2))
+    final = report()
+    path = write_report("transfer", final)
+    print(json.dumps(final, indent=2))
     print(f"report: {path}")
 
 

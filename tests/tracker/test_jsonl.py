@@ -217,3 +217,37 @@ def test_a_refused_import_leaves_search_indexing_new_issues(store):
     assert [i["id"] for i in call(store, "search", query="walrus")["issues"]] == ["t-a"]
     call(store, "create", title="walrus too")
     assert call(store, "search", query="walrus")["total"] == 2
+
+
+def _many(count, prefix="t-m"):
+    return [json.dumps({"id": f"{prefix}{n}", "title": f"issue {n}", "labels": ["x"]}) for n in range(count)]
+
+
+def test_a_bad_line_after_many_written_batches_leaves_nothing(store):
+    lines = _many(6000)  # several batches, written while the next are read
+    with pytest.raises(BeeError) as info:
+        store.import_lines([*lines, "{broken"])
+    assert info.value.details == {"line": 6001}
+    assert store.export_lines() == [] and call(store, "search")["total"] == 0
+    assert store.import_lines(lines)["imported"] == 6000
+    assert len(store.export_lines()) == 6000
+
+
+def test_a_batch_the_database_refuses_stops_the_import_whole(store, monkeypatch):
+    from bee_tracker.store import bulk
+
+    real = bulk.Bulk._write
+    calls = []
+
+    def failing(self, batch):
+        calls.append(len(batch))
+        if len(calls) == 2:
+            raise RuntimeError("the disk is full")
+        real(self, batch)
+
+    monkeypatch.setattr(bulk.Bulk, "_write", failing)
+    with pytest.raises(RuntimeError, match="the disk is full"):
+        store.import_lines(_many(6000))
+    monkeypatch.setattr(bulk.Bulk, "_write", real)
+    assert store.export_lines() == []
+    assert store.import_lines(_many(10))["imported"] == 10

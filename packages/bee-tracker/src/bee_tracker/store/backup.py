@@ -255,6 +255,7 @@ class _Tables:
                     run.prefix_hint = value
                 self.config[key] = value
         if self.config:
+            run.bulk.flush()  # the writer thread is done with the connection
             found = run.tx.row("SELECT value FROM meta WHERE key = 'beads_config'")
             merged = {**(json.loads(found[0]) if found else {}), **self.config}
             run.tx.run(

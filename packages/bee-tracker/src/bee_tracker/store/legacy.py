@@ -32,7 +32,7 @@ _BATCH_LINES: Final = 500
 _LIVE, _DELETED, _SKIPPED = 1, 2, 3
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Line:
     number: int
     text: str
@@ -84,12 +84,14 @@ class _Importer:
         return _Line(number, text, record, kind, self.run.position())
 
     def process(self, batch: list[_Line]) -> None:
-        fresh = {
-            named
-            for line in batch
-            if line.kind in (None, TOMBSTONE) and (named := id_of(line.record)) and named not in self.seen
-        }
-        deleted = self.run.prior_tombstones(fresh)
+        deleted: set[str] = set()
+        if self.run.prior:  # only ids an earlier import left can be held as deleted
+            fresh = {
+                named
+                for line in batch
+                if line.kind in (None, TOMBSTONE) and (named := id_of(line.record)) and named not in self.seen
+            }
+            deleted = self.run.prior_tombstones(fresh)
         for line in batch:
             self.line(line, deleted)
 

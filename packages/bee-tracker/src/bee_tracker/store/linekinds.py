@@ -23,7 +23,7 @@ MEMORY: Final = "memory"
 _RECORD_TYPES = frozenset({"issue", MEMORY})
 #: Columns of bd's issues table whose JSON names differ in an exported issue, and the flags it stores as 0/1.
 _TABLE_ONLY_COLUMNS = frozenset({"timeout_ns"})
-_TABLE_FLAGS = ("ephemeral", "pinned", "is_template", "no_history", "crystallizes")
+_TABLE_FLAGS = frozenset({"ephemeral", "pinned", "is_template", "no_history", "crystallizes"})
 
 _BACKUP = "import the backup directory instead (bee tracker import .beads/backup), which brings every table"
 
@@ -39,6 +39,8 @@ class NotAnIssue(Exception):
 def _is_table_issue_row(record: dict[str, Any]) -> bool:
     if not _TABLE_ONLY_COLUMNS.isdisjoint(record):
         return True
+    if _TABLE_FLAGS.isdisjoint(record):
+        return False
     # bd's struct writes flags as booleans, its table as 0/1
     return any(type(record.get(flag)) is int for flag in _TABLE_FLAGS)
 

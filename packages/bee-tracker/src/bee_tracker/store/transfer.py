@@ -151,7 +151,10 @@ def check_issue(record: dict[str, Any], line: str, where: str, number: int) -> N
 
 def check_id(issue_id: Any, where: str, number: int) -> None:
     """Raises: BeeError: ``invalid_argument`` for an id no tool could address."""
-    if isinstance(issue_id, str) and (len(issue_id) > MAX_ID_CHARS or unstorable(issue_id)):
+    if type(issue_id) is not str:
+        return
+    # An ASCII id without NUL is storable: the full check only for the others.
+    if len(issue_id) > MAX_ID_CHARS or ((not issue_id.isascii() or "\x00" in issue_id) and unstorable(issue_id)):
         raise refuse(where, number, f"has an id the tools could never address ({len(issue_id)} characters)")
 
 
@@ -183,7 +186,9 @@ class Run:
         #: Whether the store held anything before (if not, no id of this import can meet an earlier one).
         self.prior = tx.row("SELECT 1 FROM issues UNION ALL SELECT 1 FROM kept_records LIMIT 1") is not None
         self.report = ImportReport()
-        self.bulk = Bulk(tx, [_ISSUES, _LABELS, _DEPENDENCIES, _COMMENTS, _KEPT, EVENTS])
+        # Rows are written while the next are read, except on a store that holds data already: then the import
+        # also reads and deletes as it goes, which the writer thread would have to wait for at every line.
+        self.bulk = Bulk(tx, [_ISSUES, _LABELS, _DEPENDENCIES, _COMMENTS, _KEPT, EVENTS], background=not self.prior)
         self.statuses: set[str] = set()
         self.types: set[str] = set()
         self.highest_comment = 0
@@ -408,6 +413,7 @@ class Run:
         if pending:
             self.tx.run("DELETE FROM kept_records WHERE kind = ? AND position >= ?", [PENDING, self.base])
             for position, line in pending:
+                self.bulk.flush()  # new_id asks the store: the writer thread must be done with it
                 issue_id = ids.new_id(self.tx, prefix, avoid=self.named)
                 self.named.add(issue_id)
                 issue_for_pending(int(position), line, issue_id)
@@ -455,7 +461,11 @@ def run_import(tx: Tx, choice: Choice, *, configured_prefix: str | None) -> dict
             backup.load(run, choice.source)
         else:
             legacy.load(run, choice.source)
+    except BaseException:
+        run.bulk.close(abandon=True)  # the writer lets go of the connection before it rolls back
+        raise
     finally:
+        run.bulk.close()
         if collecting:
             gc.enable()
     return run.report.as_dict()
