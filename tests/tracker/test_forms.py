@@ -157,3 +157,11 @@ def test_cli_imports_stdin_as_a_legacy_file(tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["source"] == {"form": "legacy", "path": "-"}
     assert bee("tracker", "export", "--home", str(home)).stdout == SKYHOOK.read_text()
+
+
+def test_a_directory_holding_only_the_issues_table_is_read_as_a_backup(store, tmp_path):
+    alone = tmp_path / "backup"
+    alone.mkdir()
+    shutil.copy(GASTOWN / "issues.jsonl", alone / "issues.jsonl")
+    report = store.import_from(sources.choose(alone))
+    assert report["source"]["form"] == "backup" and report["imported"] == 162

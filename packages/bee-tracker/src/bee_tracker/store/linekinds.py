@@ -36,7 +36,8 @@ class NotAnIssue(Exception):
         self.looks_like = looks_like
 
 
-def _is_table_issue_row(record: dict[str, Any]) -> bool:
+def is_table_issue_row(record: dict[str, Any]) -> bool:
+    """Whether ``record`` is a row of bd backup's issues table (its own columns, flags as 0/1) rather than an issue."""
     if not _TABLE_ONLY_COLUMNS.isdisjoint(record):
         return True
     if _TABLE_FLAGS.isdisjoint(record):
@@ -95,7 +96,7 @@ def classify(record: dict[str, Any]) -> str | None:
     title = record.get("title")
     if not isinstance(title, str) or not title:
         raise NotAnIssue(_without_title(record))
-    if _is_table_issue_row(record):
+    if is_table_issue_row(record):
         raise NotAnIssue(
             "a row of bd backup's issues table (issues.jsonl of .beads/backup): importing it alone leaves its "
             f"dependencies, labels, comments and history behind; {_BACKUP}"

@@ -28,6 +28,7 @@ from bee_contracts import BeeError, ErrorCode, invalid
 from bee_contracts.limits import KIB
 from bee_hostkit.paths import ConfinedRoot
 from bee_tracker.model import epoch
+from bee_tracker.store import linekinds
 
 #: Longest line read (bd's own reader stops at 64 MiB too).
 MAX_LINE_BYTES: Final = 64 * 1024 * KIB
@@ -160,7 +161,18 @@ def from_lines(lines: Iterable[bytes | str]) -> Choice:
 
 
 def _is_backup(root: ConfinedRoot) -> bool:
-    return _exists(root, STATE_FILE) or any(_exists(root, f"{t}.jsonl") for t in TABLES if t != "issues")
+    """Whether ``root`` holds bd backup's dump: its state file, another table, or an issues file of table rows."""
+    if _exists(root, STATE_FILE) or any(_exists(root, f"{t}.jsonl") for t in TABLES if t != "issues"):
+        return True
+    if not _exists(root, "issues.jsonl"):
+        return False
+    with _open(root, "issues.jsonl") as stream:
+        first = stream.readline(_STATE_MAX_BYTES)
+    try:
+        record = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and linekinds.is_table_issue_row(record)
 
 
 def _backup(root: ConfinedRoot, name: str) -> Backup:
