@@ -3,10 +3,11 @@
 The issues are real lines from tests/fixtures/beads with new ids (beads_corpus.py): about 1.1 KB each, with the
 labels, dependencies and comments real exports have. Each run is one `bee tracker import` or `export` process (the
 "before" one is the baseline commit's bee_tracker, extracted with git archive and put first on PYTHONPATH, driven
-by its own CLI) on a fresh store; its wall time, CPU time (user + system, from wait4) and peak resident memory are
-recorded. The legacy file is imported by both; the backup directory only by the code that reads it. The "after"
-import of the legacy file is also run once with its phases timed (parsing and checks, inserts, the search index,
-commit) to say where the time goes.
+by its own CLI) on a fresh store; its wall time, CPU time (user + system of all its threads, from wait4) and peak
+resident memory (the process's own VmHWM: see peak.py) are recorded. The legacy file is imported by both; the
+backup directory only by the code that reads it. The "after" import of the legacy file is also run once with its
+phases timed (inserts on the writer thread, the search index, and the rest: reading, parsing, checks and rows) to
+say where the CPU goes.
 
 Writes tests/perf/reports/transfer.json. BEE_BENCH_ISSUES changes the count, BEE_BENCH_BASELINE the baseline
 commit (default: where this branch left main), BEE_BENCH_ROUNDS the rounds per measurement (the fastest counts:
@@ -16,13 +17,13 @@ time; on a quiet machine the two agree.
 
 from __future__ import annotations
 
+import filecmp
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +32,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import write_report  # noqa: E402
 from beads_corpus import write_backup, write_legacy  # noqa: E402
+from peak import run_tracker  # noqa: E402
 
 from tests.harness.postgres import PostgresServer, binaries  # noqa: E402
 
 ISSUES = int(os.environ.get("BEE_BENCH_ISSUES", "100000"))
 ROUNDS = int(os.environ.get("BEE_BENCH_ROUNDS", "1"))
 TARGETS = {"import_s": 15.0, "import_peak_mb": 200.0, "export_s": 3.0}
-
-#: Runs one version's own `bee tracker` CLI (whichever bee_tracker comes first on sys.path).
-_DRIVER = "import sys; from bee_tracker.cli import tracker; tracker(sys.argv[1:], prog_name='bee tracker')"
 
 #: Times the phases of one import in process (the "after" code only): which part of the CPU goes where.
 _PHASES = """
@@ -48,12 +47,13 @@ from pathlib import Path
 from bee_tracker.store import open_store, sources, sqlite
 spent = {"inserts": 0.0, "search index": 0.0}
 def timed(name, method):
-    def wrapper(*args):
-        started = time.process_time()
+    # the CPU of the calling thread only: inserts run on the import's writer thread while the main one parses
+    def wrapper(*args, **kwargs):
+        started = time.thread_time()
         try:
-            return method(*args)
+            return method(*args, **kwargs)
         finally:
-            spent[name] += time.process_time() - started
+            spent[name] += time.thread_time() - started
     return wrapper
 sqlite._SqliteTx.load = timed("inserts", sqlite._SqliteTx.load)
 sqlite._SqliteTx.resume_search_index = timed("search index", sqlite._SqliteTx.resume_search_index)
@@ -84,30 +84,6 @@ def extract(commit: str, into: Path) -> Path:
     return into / "packages" / "bee-tracker" / "src"
 
 
-def run(argv: list[str], env: dict[str, str], stdout: Any = subprocess.DEVNULL) -> dict[str, Any]:
-    """One process to its end: wall and CPU seconds, peak resident memory, exit status, the end of its stderr."""
-    with tempfile.TemporaryFile() as errors:
-        started = time.perf_counter()
-        process = subprocess.Popen(argv, env=env, stdout=stdout, stderr=errors)
-        try:
-            _, status, usage = os.wait4(process.pid, 0)
-        except BaseException:  # interrupted: the measured process goes too
-            process.kill()
-            process.wait()
-            raise
-        wall = time.perf_counter() - started
-        process.returncode = os.waitstatus_to_exitcode(status)
-        errors.seek(0)
-        tail = errors.read().decode(errors="replace")[-600:]
-    return {
-        "wall_s": round(wall, 2),
-        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-        "peak_mb": round(usage.ru_maxrss / 1024, 1),
-        "exit": process.returncode,
-        **({"stderr": tail} if process.returncode else {}),
-    }
-
-
 def best(samples: list[dict[str, Any]]) -> dict[str, Any]:
     """The fastest of the rounds by CPU time (all must have succeeded), with every round's numbers kept."""
     chosen = min(samples, key=lambda s: (s["exit"] != 0, s["cpu_s"]))
@@ -120,17 +96,16 @@ def transfer(version: str, env: dict[str, str], store: Any, source: Path, work: 
     out = work / f"out-{version}.jsonl"
     for round_number in range(ROUNDS):
         url = store(f"{version}-{round_number}")
-        argv = [sys.executable, "-c", _DRIVER]
         home = ["--home", str(work / f"home-{version}-{round_number}"), "--store", url]
-        imports.append(run([*argv, "import", *home, str(source)], env))
+        imports.append(run_tracker(["import", *home, str(source)], env))
         if imports[-1]["exit"] != 0:
             break
-        exports.append(run([*argv, "export", *home, str(out)], env))
+        exports.append(run_tracker(["export", *home, str(out)], env))
     result: dict[str, Any] = {"import": best(imports)}
     if exports:
         result["export"] = best(exports)
         if source.is_file():
-            result["export_identical"] = out.read_bytes() == source.read_bytes()
+            result["export_identical"] = filecmp.cmp(out, source, shallow=False)
         result["export_bytes"] = out.stat().st_size if out.exists() else 0
     return result
 

@@ -30,6 +30,8 @@ from bee_tracker.store.transfer import PENDING, Run, check_id, check_issue, id_o
 #: Lines parsed before the store is asked, in one query, which of their ids it holds as deleted.
 _BATCH_LINES: Final = 500
 _LIVE, _DELETED, _SKIPPED = 1, 2, 3
+#: The bit of a packed entry that says the id's first line replaced an issue an earlier import left.
+_REPLACED: Final = 4
 
 
 @dataclass(slots=True)
@@ -42,6 +44,11 @@ class _Line:
     position: int
 
 
+def _entry(state: int, number: int, replaced: int = 0) -> int:
+    """One id's entry: ``state`` in the low two bits, ``replaced`` (0 or :data:`_REPLACED`), the line number above."""
+    return number << 3 | replaced | state
+
+
 def _identity(issue_id: str) -> str:
     return kept.identity_of({"id": issue_id}, "")
 
@@ -50,8 +57,10 @@ class _Importer:
     def __init__(self, run: Run, where: str) -> None:
         self.run = run
         self.where = where
-        #: Per id of this file: [state, number of the line that currently counts, whether it replaced an issue].
-        self.seen: dict[str, list[int]] = {}
+        #: Per id of this file, packed in one int (see :func:`_entry`): its state, the number of the line that
+        #: currently counts, whether it replaced an issue. One int, not a list of three: this is the import's only
+        #: memory that grows with the file, and a list per id would take four objects where this takes one.
+        self.seen: dict[str, int] = {}
         #: Ids the store holds as deleted, with the numbers of the file's live lines for them (kept provisionally).
         self.skipped: dict[str, list[int]] = {}
         #: Line numbers of the lines without an id, by position.
@@ -109,25 +118,27 @@ class _Importer:
         entry = self.seen.get(named)
         if entry is None:
             self.first(line, named, named in deleted)
-        elif entry[0] == _LIVE:
-            self.shadow_issue(named, entry[1])
+            return
+        state, replaced = entry & 3, entry & _REPLACED
+        if state == _LIVE:
+            self.shadow_issue(named, entry >> 3)
             if line.kind == TOMBSTONE:
                 self.keep_tombstone(line, named)
-                if entry[2]:  # the issue this file replaced is deleted after all
+                if replaced:  # the issue this file replaced is deleted after all
                     run.report.replaced -= 1
                     run.report.deleted.append(named)
-                entry[:2] = [_DELETED, line.number]
+                self.seen[named] = _entry(_DELETED, line.number, replaced)
             else:
                 run.insert_issue(line.record, named, line.position, raw_line=line.text)
-                entry[1] = line.number
-        elif entry[0] == _DELETED:
+                self.seen[named] = _entry(_LIVE, line.number, replaced)
+        elif state == _DELETED:
             run.keep(line.position, kept.SHADOWED, named, _identity(named), line.text)
             run.report.shadowed.append((line.number, named))
         elif line.kind == TOMBSTONE:  # _SKIPPED: the file deletes the id again, and its live lines stay shadowed
             self.clear_prior_lines(named)
             run.report.shadowed.extend((number, named) for number in self.skipped.pop(named))
             self.keep_tombstone(line, named)
-            entry[:2] = [_DELETED, line.number]
+            self.seen[named] = _entry(_DELETED, line.number, replaced)
         else:
             run.keep(line.position, kept.SHADOWED, named, _identity(named), line.text)
             self.skipped[named].append(line.number)
@@ -139,17 +150,17 @@ class _Importer:
             if run.clear_prior(named):
                 run.report.deleted.append(named)
             self.keep_tombstone(line, named)
-            self.seen[named] = [_DELETED, line.number, 0]
+            self.seen[named] = _entry(_DELETED, line.number)
         elif deleted:
             # A deletion is never undone by a live line; kept for now, in case a later line deletes it again.
             run.keep(line.position, kept.SHADOWED, named, _identity(named), line.text)
             self.skipped[named] = [line.number]
-            self.seen[named] = [_SKIPPED, line.number, 0]
+            self.seen[named] = _entry(_SKIPPED, line.number)
         else:
             replaced = run.clear_prior(named)
             run.report.replaced += replaced
             run.insert_issue(line.record, named, line.position, raw_line=line.text)
-            self.seen[named] = [_LIVE, line.number, int(replaced)]
+            self.seen[named] = _entry(_LIVE, line.number, _REPLACED if replaced else 0)
             if run.style is None:
                 run.style = bdjson.style_of(line.text)
 
