@@ -59,7 +59,7 @@ def test_import_reads_a_zip_names_it_and_refuses_unsafe_ones(bee, tmp_path):
     other.mkdir()
     (other / "index.html").write_text("<p>another design</p>")
     assert "pass --replace" in bee("design", "import", str(other), "--id", "shop-export", code=1)
-    assert "Replaced bundle shop-export: 1 files" in bee(
+    assert "Replaced bundle shop-export: 1 file, 1 element" in bee(
         "design", "import", str(other), "--id", "shop-export", "--replace"
     )
 

@@ -94,7 +94,7 @@ def create(
 
     ctx = open_root(root)
     pixels = 0 if max_diff_pixels is None and max_diff_ratio is None else max_diff_pixels
-    tolerance = Tolerance(threshold, antialiasing, pixels, max_diff_ratio)  # type: ignore[arg-type]
+    tolerance = Tolerance(threshold, antialiasing, pixels, max_diff_ratio)  # type: ignore[arg-type]  # click's Choice gives the literal as str
     made = create_spec(
         ctx.files,
         name,
@@ -227,15 +227,14 @@ def diff(reference: Path, evidence: Path, threshold: float, count_aa: bool, as_j
     import numpy as np
 
     from bee_design.visual.boxes import boxes
-    from bee_design.visual.diff import compare
-    from bee_design.visual.images import decode_rgba
+    from bee_design.visual.diff import check_same_size, compare
+    from bee_design.visual.images import decode_rgba, png_size, read_png
     from bee_design.visual.shift import detect_shift
 
-    found = compare(
-        decode_rgba(reference.read_bytes(), reference.name),
-        decode_rgba(evidence.read_bytes(), evidence.name),
-        labels=(reference.name, evidence.name),
-    )
+    labels = (reference.name, evidence.name)
+    first, second = read_png(reference, reference.name), read_png(evidence, evidence.name)
+    check_same_size(png_size(first, labels[0]), png_size(second, labels[1]), labels)  # before decoding either
+    found = compare(decode_rgba(first, labels[0]), decode_rgba(second, labels[1]), labels=labels)
     over = found.over(threshold)
     aa = found.antialiased(over) if over.size else np.zeros(0, dtype=bool)
     counted = over if count_aa else over[~aa]

@@ -20,11 +20,21 @@ from typing import Any, Final, Literal
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_design import digests, layout
-from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, Capture, Evidence, file_name, intact, parse_evidence
+from bee_design.capture import seal
+from bee_design.capture.evidence import (
+    EVIDENCE_FILE,
+    PRODUCER,
+    RECORD_MAX_BYTES,
+    Capture,
+    Evidence,
+    file_name,
+    intact,
+    parse_evidence,
+)
 from bee_design.layout import DesignFiles
 from bee_design.locking import writer
 from bee_design.schemas import validator
-from bee_design.visual.images import image_size
+from bee_design.visual.images import check_file_size, png_size, read_png
 from bee_hostkit.files import write_atomic
 
 SPEC_FILE: Final = "spec.json"
@@ -286,7 +296,9 @@ def read_reference(files: DesignFiles, folder: str, reference: Reference) -> byt
         BeeError: ``not_found`` when it is gone, ``hash_mismatch`` when it changed since the spec recorded it.
     """
     try:
-        data = files.read(f"{folder}/{REFERENCES}/{reference.file}")
+        with files.open(f"{folder}/{REFERENCES}/{reference.file}") as file:
+            check_file_size(file.size, f"reference {reference.file}")
+            data = file.read()
     except BeeError as exc:
         if exc.code != ErrorCode.NOT_FOUND:
             raise
@@ -302,7 +314,7 @@ def integrity_problems(files: DesignFiles, folder: str, spec: Spec) -> list[tupl
     for reference in spec.references:
         try:
             data = read_reference(files, folder, reference)
-            size = image_size(data, f"reference {reference.file}")
+            size = png_size(data, f"reference {reference.file}")
         except BeeError as exc:
             problems.append((exc.code, exc.message))
             continue
@@ -334,15 +346,23 @@ def create_spec(
 
     Raises:
         BeeError: ``conflict`` when the spec exists and ``update`` is not set; ``invalid_argument`` for evidence
-            Bee did not write, that changed since capture, or that lacks a requested element or viewport.
+            Bee did not write in this root (no valid MAC from its evidence key), that changed since capture, whose
+            images are not PNG within the limits, or that lacks a requested element or viewport.
     """
     check_name(name)
     where = f"{evidence_folder}/{EVIDENCE_FILE}"
-    if not (evidence_folder / EVIDENCE_FILE).is_file():
+    record_file = evidence_folder / EVIDENCE_FILE
+    if not record_file.is_file():
         raise invalid(f"{evidence_folder} holds no {EVIDENCE_FILE}; make references from a `bee design capture` folder")
-    evidence = parse_evidence((evidence_folder / EVIDENCE_FILE).read_bytes(), where)
+    if record_file.stat().st_size > RECORD_MAX_BYTES:
+        raise invalid(f"{where} is over the {RECORD_MAX_BYTES}-byte limit for an evidence record; capture again")
+    data = record_file.read_bytes()
+    evidence = parse_evidence(data, where)
     if evidence.producer != PRODUCER:
         raise invalid(f"{where} was written by {evidence.producer!r}, not {PRODUCER!r}; capture with Bee")
+    why = seal.unverified(files, json.loads(data))
+    if why is not None:
+        raise invalid(f"{where} {why}; references are made only from evidence captured in this root")
     chosen = _choose(evidence, elements, viewports, evidence_folder)
     with writer(files):
         folder = files.directory(layout.spec_dir(name), create=True)
@@ -354,8 +374,7 @@ def create_spec(
                 details={"spec": name},
             )
         references = {(r.element, r.viewport): r for r in previous.references} if previous else {}
-        for capture in chosen:
-            data = (evidence_folder / capture.file).read_bytes()
+        for capture, data in chosen:
             target = file_name(capture.name, capture.viewport)
             write_atomic(folder / REFERENCES / target, data)
             references[capture.name, capture.viewport] = Reference(
@@ -384,7 +403,10 @@ def create_spec(
     return spec
 
 
-def _choose(evidence: Evidence, elements: list[str] | None, viewports: list[str] | None, folder: Path) -> list[Capture]:
+def _choose(
+    evidence: Evidence, elements: list[str] | None, viewports: list[str] | None, folder: Path
+) -> list[tuple[Capture, bytes]]:
+    """The captures to make references from, each with its image (intact, a PNG of its recorded size)."""
     chosen = [
         c
         for c in evidence.captures
@@ -398,11 +420,16 @@ def _choose(evidence: Evidence, elements: list[str] | None, viewports: list[str]
                 )
     if not chosen:
         raise invalid(f"the evidence in {folder} holds no capture to make references from")
+    images = []
     for capture in chosen:
         path = folder / capture.file
-        if not path.is_file() or not intact(path.read_bytes(), capture):
+        data = read_png(path, f"{folder}/{capture.file}") if path.is_file() else None
+        if data is None or not intact(data, capture):
             raise invalid(f"{folder}/{capture.file} changed since capture (or is gone); capture again")
-    return chosen
+        if png_size(data, f"{folder}/{capture.file}") != (capture.image_width, capture.image_height):
+            raise invalid(f"{folder}/{capture.file} is not of the size its record gives; capture again")
+        images.append((capture, data))
+    return images
 
 
 def _drop_unused(folder: Path, spec: Spec) -> None:
