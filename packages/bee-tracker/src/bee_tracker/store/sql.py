@@ -17,7 +17,7 @@ from typing import Any, TypeVar, cast
 
 from bee_contracts import BeeError, ErrorCode, invalid, load_catalog
 from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, now
-from bee_tracker.store import export, reads, sources, transfer
+from bee_tracker.store import export, importing, reads, sources, transfer
 from bee_tracker.store.db import Database, Tx
 from bee_tracker.store.ops import Read, Write
 from bee_tracker.store.text import unstorable
@@ -187,9 +187,9 @@ class SqlStore:
         return self.import_from(sources.from_lines(lines))
 
     def import_from(self, choice: sources.Choice) -> dict[str, Any]:
-        """Import what ``choice`` names in one write transaction (see :mod:`.transfer`)."""
+        """Import what ``choice`` names in one write transaction (see :mod:`.importing`)."""
         with self.db.write() as tx:
-            report = transfer.run_import(tx, choice, configured_prefix=self._prefix)
+            report = importing.run_import(tx, choice, configured_prefix=self._prefix)
         # A bulk load changes the data's shape: without fresh statistics the planner can pick a full sort for ready.
         self.db.analyze()
         return report

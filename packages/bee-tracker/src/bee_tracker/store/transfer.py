@@ -3,13 +3,12 @@
 :class:`Run` is what every form's importer shares: positions (an export writes issues and kept lines back in the
 order they came), the report, batched inserts (:mod:`.bulk`), the checks every issue passes, and the end of the
 import — ids for issues that came without one, the id prefix, the custom statuses and types, the comment ids. The
-legacy file is read by :mod:`.legacy`, the backup's tables by :mod:`.backup`; nothing is held in memory beyond
-a batch of rows and a small entry per id.
+legacy file is read by :mod:`.legacy`, the backup's tables by :mod:`.backup`, and :mod:`.importing` chooses between
+them; nothing is held in memory beyond a batch of rows and a small entry per id.
 """
 
 from __future__ import annotations
 
-import gc
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -30,7 +29,6 @@ from bee_tracker.model import (
 from bee_tracker.store import bdjson, bounds, ids
 from bee_tracker.store.bulk import Bulk, Target
 from bee_tracker.store.db import Tx
-from bee_tracker.store.sources import Choice
 from bee_tracker.store.text import MAX_DEPTH, unstorable
 
 #: Longest id the tools can address (their ``id`` arguments allow 200 characters).
@@ -439,33 +437,3 @@ def register_vocabulary(tx: Tx, key: str, values: Iterable[str], builtin: Iterab
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             [key, json.dumps(merged)],
         )
-
-
-def run_import(tx: Tx, choice: Choice, *, configured_prefix: str | None) -> dict[str, Any]:
-    """Import what ``choice`` names in this transaction; return the report.
-
-    Raises:
-        BeeError: ``invalid_argument`` naming the first bad line (the transaction then rolls back whole).
-    """
-    from bee_tracker.store import backup, legacy
-    from bee_tracker.store.sources import Backup
-
-    run = Run(tx, configured_prefix=configured_prefix)
-    run.report.source = choice.describe()
-    # Parsing makes millions of small objects that all live until their batch is written: the cyclic collector
-    # would walk them again and again for nothing (none of them forms a cycle).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        if isinstance(choice.source, Backup):
-            backup.load(run, choice.source)
-        else:
-            legacy.load(run, choice.source)
-    except BaseException:
-        run.bulk.close(abandon=True)  # the writer lets go of the connection before it rolls back
-        raise
-    finally:
-        run.bulk.close()
-        if collecting:
-            gc.enable()
-    return run.report.as_dict()
