@@ -49,6 +49,7 @@ from bee_hostkit.framing import (
     peek_id,
     recover_id,
 )
+from bee_hostkit.results import compact_bytes
 from bee_hostkit.validation import read_float, read_int, read_json
 
 logger = logging.getLogger("bee.hostkit.stdio")
@@ -121,6 +122,18 @@ def decode_frame(data: bytes) -> types.JSONRPCMessage | bytes:
         if refusal is not None:
             return refusal
     return message
+
+
+def encode_message(message: types.JSONRPCMessage) -> bytes:
+    """One outbound message as the bytes of its frame (without the newline).
+
+    A response is written by the serializer tool results are measured with (:func:`bee_hostkit.results.compact_bytes`),
+    so the size a result was counted at is its size on the wire, and a large result costs one fast pass. Other
+    messages (errors, notifications, requests to the client) are small and go through the SDK's models.
+    """
+    if isinstance(message, types.JSONRPCResponse):
+        return compact_bytes({"jsonrpc": message.jsonrpc, "id": message.id, "result": message.result})
+    return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
 
 
 def _id_in(value: object) -> int | str | None:
@@ -204,7 +217,7 @@ async def capped_stdio_server(
             async with write_reader:
                 async for session_message in write_reader:
                     message = session_message.message
-                    data = message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+                    data = encode_message(message)
                     if len(data) > limit:
                         request_id = getattr(message, "id", None)
                         logger.error("replaced an outbound frame of %d bytes (limit %d)", len(data), limit)
