@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import anyio
-import anyio.to_thread
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
@@ -24,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from bee_contracts import BeeError, ErrorCode, ToolSpec, version_info
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
-from bee_hostkit import results
+from bee_hostkit import results, threads
 from bee_hostkit.call import Call
 from bee_hostkit.deadline import Deadline
 from bee_hostkit.validation import SchemaValidator
@@ -151,7 +150,7 @@ class Host:
             if inspect.iscoroutinefunction(handler):
                 outcome = await cast(_AsyncHandler, handler)(call)
             else:
-                outcome = await anyio.to_thread.run_sync(cast(_SyncHandler, handler), call, abandon_on_cancel=True)
+                outcome = await threads.run_sync(cast(_SyncHandler, handler), call)
         if outcome is None:
             # The handler is still running in its thread: for a write, whether it lands is unknown.
             raise BeeError(

@@ -31,13 +31,13 @@ from contextlib import asynccontextmanager
 from typing import BinaryIO, TypeVarTuple
 
 import anyio
-import anyio.to_thread
 import mcp_types as types
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from bee_contracts.limits import MAX_FRAME_BYTES
+from bee_hostkit import threads
 from bee_hostkit.framing import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -197,7 +197,7 @@ async def capped_stdio_server(
                 os.write(out_pipe, data)
                 return
             # Abandonable: at shutdown a client that stopped reading must not hold the process on a full pipe.
-            await anyio.to_thread.run_sync(write, abandon_on_cancel=True)
+            await threads.run_sync(write)
 
     async def accept(item: Frame | Oversized) -> None:
         if isinstance(item, Oversized):
@@ -225,7 +225,7 @@ async def capped_stdio_server(
                 while True:
                     # A blocked reader thread: woken by the client's write directly, it answers sooner than an
                     # event-loop wait on the pipe (measured: 1.3x the bare SDK's round trip that way, 1.0x this).
-                    chunk = await anyio.to_thread.run_sync(_read_some, wire_in, abandon_on_cancel=True)
+                    chunk = await threads.run_sync(_read_some, wire_in)
                     if not chunk:
                         break
                     for item in splitter.feed(chunk):
