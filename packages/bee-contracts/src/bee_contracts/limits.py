@@ -54,6 +54,10 @@ SKILL_CHAIN_MAX: Final = 32
 IMAGE_MAX_PIXELS: Final = 40_000_000
 #: Largest image file the design host reads, in bytes (a PNG of IMAGE_MAX_PIXELS pixels of noise is about 160 MB).
 IMAGE_MAX_BYTES: Final = 256 * MIB
+#: Largest answer bee-core reads from a remote MCP server (a skill provider, the tracker) in one HTTP response, in
+#: bytes as they arrive, SSE framing included: the frame limit (a 256 KiB result with room for its JSON escapes)
+#: plus 8 KiB of framing. Reading stops at the byte that passes it.
+REMOTE_ANSWER_MAX_BYTES: Final = MAX_FRAME_BYTES + 8 * KIB
 
 #: Default deadline of any other tool call, in seconds.
 DEFAULT_DEADLINE_SECONDS: Final = 30.0
@@ -84,4 +88,5 @@ def as_dict() -> dict[str, int | float]:
         "skillChainMax": SKILL_CHAIN_MAX,
         "imageMaxPixels": IMAGE_MAX_PIXELS,
         "imageMaxBytes": IMAGE_MAX_BYTES,
+        "remoteAnswerMaxBytes": REMOTE_ANSWER_MAX_BYTES,
     }

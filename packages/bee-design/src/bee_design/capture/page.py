@@ -17,6 +17,7 @@ import struct
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urlsplit
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_contracts.files import write_atomic
@@ -153,6 +154,14 @@ class _Shot:
             response = await self.steps.run("navigating", self.page.goto(url, wait_until="commit", timeout=0))
         except PlaywrightError as exc:
             reason = re.search(r"net::[A-Z_]+", str(exc))
+            if reason and reason.group(0) == "net::ERR_UNSAFE_PORT":
+                port = urlsplit(url).port
+                raise BeeError(
+                    ErrorCode.INVALID_ARGUMENT,
+                    f"Chromium refuses to load {url}: port {port} is one browsers keep for other protocols "
+                    "(net::ERR_UNSAFE_PORT); serve the page on another port",
+                    details={"url": url},
+                ) from None
             raise BeeError(
                 ErrorCode.NOT_FOUND,
                 f"{url} did not answer ({reason.group(0) if reason else first_line(exc)}); is the server running and "

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from bee_design.commands._shared import echo_json, json_option, open_root, root_option
+from bee_contracts.words import counted
+from bee_design.cli._shared import echo_json, json_option, open_root, root_option
 
 if TYPE_CHECKING:
     from bee_design.capture.runner import Progress
@@ -81,13 +82,15 @@ def import_(bundle: Path, bundle_id: str | None, replace: bool, root: Path, as_j
         return
     missing = sum(1 for ref in manifest.references if ref.status == "missing")
     click.echo(
-        f"{outcome.status.capitalize()} bundle {manifest.bundle}: {len(manifest.files)} files, "
-        f"{len(manifest.elements)} elements, {manifest.digest}"
+        f"{outcome.status.capitalize()} bundle {manifest.bundle}: {counted(len(manifest.files), 'file')}, "
+        f"{counted(len(manifest.elements), 'element')}, {manifest.digest}"
     )
     for element in manifest.elements:
         click.echo(f"  {manifest.qualified(element.id):<48} {element.kind}")
     if missing:
-        click.echo(f"warning: {missing} references point at files the bundle does not contain (bee design verify)")
+        points = "points" if missing == 1 else "point"
+        references = counted(missing, "reference")
+        click.echo(f"warning: {references} {points} at files the bundle does not contain (bee design verify)")
 
 
 @design.command(name="map")
@@ -135,7 +138,7 @@ def list_(bundle: str | None, root: Path, as_json: bool) -> None:
         echo_json(result)
         return
     for entry in result["data"]["bundles"]:
-        click.echo(f"{entry['id']}  {entry['fileCount']} files  {entry['digest']}")
+        click.echo(f"{entry['id']}  {counted(entry['fileCount'], 'file')}  {entry['digest']}")
         for element in entry["elements"]:
             why = f"  ({'; '.join(element['reasons'])})" if element["reasons"] else ""
             click.echo(f"  {element['id']:<48} {element['kind']:<9} {element['state']}{why}")
@@ -157,8 +160,18 @@ def verify(bundle: str | None, root: Path, as_json: bool) -> None:
     if as_json:
         echo_json(result)
     else:
-        checked = ", ".join(f"{count} {what}" for what, count in data["checked"].items())
-        verdict = "intact" if data["intact"] else f"{len(data['failures'])} failures"
+        counts = data["checked"]
+        checked = ", ".join(
+            counted(count, kind)
+            for kind, count in (
+                ("bundle", counts["bundles"]),
+                ("file", counts["files"]),
+                ("element", counts["elements"]),
+                ("mapping", counts["mappings"]),
+                ("spec", counts["specs"]),
+            )
+        )
+        verdict = "intact" if data["intact"] else counted(len(data["failures"]), "failure")
         click.echo(f"Checked {checked}: {verdict}")
         for failure in data["failures"]:
             click.echo(f"  {failure['check']:<8} {failure['code']:<16} {failure['subject']}: {failure['message']}")
@@ -243,7 +256,8 @@ def capture(
     if as_json:
         echo_json({"out": str(out), "browser": evidence.browser, "captures": [c.to_json() for c in evidence.captures]})
         return
-    click.echo(f"Captured {len(evidence.captures)} screenshots with Chromium {evidence.browser['version']} into {out}")
+    shots = counted(len(evidence.captures), "screenshot")
+    click.echo(f"Captured {shots} with Chromium {evidence.browser['version']} into {out}")
     for shot in evidence.captures:
         moved = f"  (ended at {shot.final_url})" if shot.final_url not in (None, shot.url) else ""
         click.echo(f"  {shot.file:<40} {shot.image_width}×{shot.image_height}  {shot.sha256}{moved}")
