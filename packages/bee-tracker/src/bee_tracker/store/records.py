@@ -130,6 +130,7 @@ def beads_record(tx: Tx, issue: IssueRow, *, comments_last: int | None = None) -
     """The issue as a Beads JSONL object: columns that are set, kept extra keys, labels, dependencies, comments."""
     values: dict[str, Any] = {k: v for k, v in issue.fields.items() if v is not None}
     values.update(issue.extra)
+    values.update(_counted(tx, issue))
     labels = labels_of(tx, issue.id)
     if labels:
         values["labels"] = labels
@@ -143,28 +144,57 @@ def beads_record(tx: Tx, issue: IssueRow, *, comments_last: int | None = None) -
 
 
 def ordered(values: dict[str, Any], key_order: Sequence[str] | None) -> dict[str, Any]:
-    """``values`` with keys in the imported order first, then Beads' canonical order, then the rest."""
-    out: dict[str, Any] = {}
-    for key in [*(key_order or ()), *CANONICAL_ORDER]:
-        if key in values and key not in out:
-            out[key] = values[key]
-    for key, value in values.items():
-        if key not in out:
-            out[key] = value
-    return out
+    """``values`` with keys in the imported order; a key of Beads' canonical order the import did not have goes
+    right after the nearest key before it in that order (``started_at`` after ``updated_at``), else first; the
+    rest follow."""
+    keys = list(dict.fromkeys(key for key in key_order or () if key in values))
+    placed = set(keys)
+    for index, key in enumerate(CANONICAL_ORDER):
+        if key not in values or key in placed:
+            continue
+        before = next((keys.index(k) + 1 for k in reversed(CANONICAL_ORDER[:index]) if k in placed), 0)
+        keys.insert(before, key)
+        placed.add(key)
+    keys += [key for key in values if key not in placed]
+    return {key: values[key] for key in keys}
 
 
-def summary(issue: IssueRow, labels: list[str]) -> IssueSummary:
-    """The short form used by lists (ready, search)."""
-    f = issue.fields
+#: Counts Beads writes at the end of a line (``IssueWithCounts``), kept true by the tracker when the line has them:
+#: ``blocks`` dependencies of the issue and on it (from issues that are not wisps), and its comments.
+_COUNTS = {
+    "dependency_count": "SELECT COUNT(*) FROM dependencies WHERE issue_id = ? AND type = 'blocks'",
+    "dependent_count": "SELECT COUNT(*) FROM dependencies d JOIN readiness s ON s.issue_id = d.issue_id "
+    "WHERE d.depends_on_id = ? AND d.type = 'blocks' AND s.is_wisp = 0",
+    "comment_count": "SELECT COUNT(*) FROM comments WHERE issue_id = ?",
+}
+
+
+def _counted(tx: Tx, issue: IssueRow) -> dict[str, int]:
+    """The counts the issue's line carries, as the data stands now."""
+    counts = {}
+    for key, sql in _COUNTS.items():
+        if key in issue.extra:
+            found = tx.row(sql, [issue.id])
+            counts[key] = int(found[0]) if found else 0
+    return counts
+
+
+#: The columns a list reads per issue (:func:`listed`): only what its short form shows, so a page never reads or
+#: parses an issue's text, kept keys or imported line.
+SUMMARY_SELECT = "i.id, i.title, i.status, i.priority, i.issue_type, i.assignee, i.updated_at, i.state_revision"
+
+
+def listed(row: Row, labels: list[str]) -> IssueSummary:
+    """The short form used by lists (ready, search, the board), from a row of :data:`SUMMARY_SELECT`."""
+    issue_id, title, status, priority, issue_type, assignee, updated_at, state_revision = row
     return {
-        "id": f["id"],
-        "title": f["title"],
-        "status": f["status"],
-        "priority": f["priority"],
-        "issue_type": f["issue_type"],
-        "assignee": f["assignee"],
+        "id": issue_id,
+        "title": title,
+        "status": status,
+        "priority": priority,
+        "issue_type": issue_type,
+        "assignee": assignee,
         "labels": labels,
-        "updated_at": f["updated_at"],
-        "state_revision": issue.state_revision,
+        "updated_at": updated_at,
+        "state_revision": state_revision,
     }

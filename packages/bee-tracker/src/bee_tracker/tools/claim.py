@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 
 def claim(op: Write, args: ClaimArgs) -> ClaimData:
-    """Claim the issue for the actor; claiming one's own claim again succeeds (``already_held``).
+    """Claim the issue for the actor; claiming one's own claim again succeeds (``already_held``). The first claim
+    records ``started_at`` in the issue's line, where bd writes it (after ``updated_at``); a later one keeps it.
 
     The issue's row is locked before the check, so of several claimers exactly one wins.
 
@@ -38,4 +39,6 @@ def claim(op: Write, args: ClaimArgs) -> ClaimData:
             details={"id": issue.id},
         )
     op.set(issue, assignee=op.actor, status="in_progress")
+    if not issue.extra.get("started_at"):
+        op.set_extra(issue, started_at=op.now)  # as bd (1.0.1 on) does on an issue's first start; kept after
     return {**op.state(issue.id), "claimed": True, "already_held": False}

@@ -1,26 +1,38 @@
-"""search: full-text and filtered search over every live issue, closed ones included."""
+"""search: every issue Beads' search finds (substrings of title, id and external_ref), then Bee's word matches in
+the rest of the text; filtered, ranked and paged so every hit is reachable."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from bee_tracker.store import reads
+from bee_tracker.store.keys import ESCAPE, go_lower, like_pattern
 from bee_tracker.store.ops import Read
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.tracker import SearchArgs, SearchData
 
+#: A substring of the id, title or external_ref (lower-cased; ``%`` and ``_`` are wildcards, as in Beads).
+_SUBSTRING = (
+    f"(r.key_id LIKE ? ESCAPE '{ESCAPE}' OR r.key_title LIKE ? ESCAPE '{ESCAPE}' OR r.key_ref LIKE ? ESCAPE '{ESCAPE}')"
+)
+
 
 def search(op: Read, args: SearchArgs) -> SearchData:
-    """Issues matching every given filter, most urgent first; deleted issues (tombstones) never match."""
+    """Issues matching every given filter; with a query, those whose id, title or external_ref contains it
+    (case-insensitively) or whose text holds all its words. Ranked: the exact id first, then substring matches,
+    then word matches, each most urgent first, then newest; deleted issues (tombstones) never match."""
     params: list[Any] = []
     where = ["1 = 1"]
+    order, order_params = reads.ORDER, []
     text = (args.get("query") or "").strip()
     if text:
-        clause, clause_params = op.tx.search_clause(text)
-        # An exact id also finds its issue, whatever the text index says.
-        where.append(f"({clause} OR i.id = ?)")
-        params.extend([*clause_params, text])
+        pattern = like_pattern(text)
+        words, words_params = op.tx.search_clause(text)
+        where.append(f"({_SUBSTRING} OR {words})")
+        params.extend([pattern, pattern, pattern, *words_params])
+        order = f"CASE WHEN r.key_id = ? THEN 0 WHEN {_SUBSTRING} THEN 1 ELSE 2 END, {reads.ORDER}"
+        order_params = [go_lower(text), pattern, pattern, pattern]
     if args.get("status"):
         where.append("i.status IN (" + ", ".join("?" for _ in args["status"]) + ")")
         params.extend(args["status"])
@@ -32,5 +44,13 @@ def search(op: Read, args: SearchArgs) -> SearchData:
         params.append(args["issue_type"])
     if args.get("labels"):
         where.append(reads.label_filter(args["labels"], params))
-    page, total, has_more = reads.page(op.tx, " AND ".join(where), params, limit=args["limit"], offset=args["offset"])
+    page, total, has_more = reads.page(
+        op.tx,
+        " AND ".join(where),
+        params,
+        limit=args["limit"],
+        offset=args["offset"],
+        order=order,
+        order_params=order_params,
+    )
     return {"issues": page, "total": total or 0, "offset": args["offset"], "has_more": has_more}

@@ -54,6 +54,8 @@ def update(op: Write, args: UpdateArgs) -> UpdateData:
             argument="status",
         )
     op.check_known(status=status, issue_type=given.get("issue_type"))
+    if "status" in given or "defer_until" in given:
+        op.tx.lock_graph()  # others' readiness may follow; lock before the issue (see store.readiness)
     issue = op.issue(args["id"])
     op.compare(issue, args.get("expected_revision"))
     if status == "closed" and issue.fields["status"] != "closed":
@@ -65,6 +67,8 @@ def update(op: Write, args: UpdateArgs) -> UpdateData:
     if status is not None and issue.fields["status"] == "closed" and status != "closed":
         given.update(closed_at=None, close_reason=None)  # reopened
     op.set(issue, **given)
+    if status == "in_progress" and not issue.extra.get("started_at"):
+        op.set_extra(issue, started_at=op.now)  # the first start, as bd records it
     if any(name in args for name in _LABELS):
         current = list(args["labels"]) if "labels" in args else labels_of(op.tx, issue.id)
         removed = set(args.get("remove_labels", []))
