@@ -48,11 +48,12 @@ class Filters:
     priority: int | None = None
 
     def conditions(self, params: list[Any], *, with_ready_filters: bool = True) -> list[str]:
-        """WHERE clauses over alias ``i`` (appending their parameters); without ``with_ready_filters`` only those the
+        """WHERE clauses over aliases ``i`` and ``r`` (:data:`~bee_tracker.store.reads.LISTED`), appending their
+        parameters; without ``with_ready_filters`` only those the
         ready tool does not take itself (type and assignee)."""
         where = []
         if with_ready_filters and self.priority is not None:
-            where.append("i.priority = ?")
+            where.append("r.priority = ?")
             params.append(self.priority)
         if with_ready_filters and self.label is not None:
             where.append(reads.label_filter([self.label], params))
@@ -124,17 +125,17 @@ def board(op: Read, filters: Filters) -> Board:
     blocked_in_progress = _blocked_among(op, [c["id"] for c in progress_cards])
 
     closed_params: list[Any] = []
-    closed_where = _where(["i.status = 'closed'", *filters.conditions(closed_params)])
+    closed_filters = filters.conditions(closed_params)
     closed = tx.rows(
-        f"SELECT {SUMMARY_SELECT} FROM issues i WHERE {closed_where} "
-        "ORDER BY i.closed_at IS NULL, i.closed_at DESC, i.id LIMIT ?",
-        [*closed_params, CLOSED_SHOWN],
+        f"SELECT {SUMMARY_SELECT} FROM {reads.LISTED} WHERE {_where(['i.status = ?', *closed_filters])} "
+        "ORDER BY i.closed_at DESC NULLS LAST, i.id LIMIT ?",
+        ["closed", *closed_params, CLOSED_SHOWN],
     )
     labels = reads.labels_for(tx, [r[0] for r in closed])
-    closed_total = _count(op, closed_where, closed_params)
+    closed_total = reads.counted(tx, _where(["r.status = ?", *closed_filters]), ["closed", *closed_params])
 
     all_params: list[Any] = []
-    everything = _count(op, _where(filters.conditions(all_params)), all_params)
+    everything = reads.counted(tx, _where(filters.conditions(all_params)), all_params)
     totals = (ready_total or 0) + (blocked_total or 0) + (progress_total or 0) + closed_total
     return Board(
         columns=[
@@ -151,11 +152,6 @@ def board(op: Read, filters: Filters) -> Board:
         elsewhere=max(0, everything - totals),
         filters=filters,
     )
-
-
-def _count(op: Read, where: str, params: list[Any]) -> int:
-    found = op.tx.row(f"SELECT COUNT(*) FROM issues i WHERE {where}", params)
-    return int(found[0]) if found else 0
 
 
 def _blocked_among(op: Read, ids: list[str]) -> set[str]:

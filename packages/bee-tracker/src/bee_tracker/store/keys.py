@@ -11,6 +11,11 @@ Bee's id match is case-insensitive too.
 
 from __future__ import annotations
 
+from typing import Any
+
+from bee_tracker.store.db import Tx
+from bee_tracker.store.reads import ORDER
+
 #: Characters Python lowers differently from Go's per-rune ``unicode.ToLower``: U+0130 (Python gives two runes) and
 #: capital sigma (Python picks the final form at the end of a word; Go never does).
 _CONTEXTUAL = frozenset("\u0130\u03a3")
@@ -52,3 +57,24 @@ def like_pattern(query: str) -> str:
         index += 1
     out.append("%")
     return "".join(out)
+
+
+def _substring(alias: str) -> str:
+    """A substring of the id, title or external_ref of a readiness row (alias ``alias``)."""
+    return " OR ".join(f"{alias}.{key} LIKE ? ESCAPE '{ESCAPE}'" for key in ("key_id", "key_title", "key_ref"))
+
+
+def text_match(tx: Tx, text: str) -> tuple[str, list[Any], str, list[Any]]:
+    """What search matches for ``text``, over the aliases of :data:`~bee_tracker.store.reads.LISTED`: (the WHERE
+    clause, its parameters, the ORDER BY, its parameters).
+
+    Every issue whose id, title or external_ref holds ``text`` as Beads reads it (:func:`like_pattern`), and every
+    issue whose text holds all its words (the dialect's full-text index), gathered as one set of ids so the
+    substring scan reads only the narrow readiness rows. Ranked: the exact id, then substring matches, then word
+    matches, each in the lists' order.
+    """
+    pattern = like_pattern(text)
+    words, words_params = tx.word_matches(text)
+    where = f"r.issue_id IN (SELECT s.issue_id FROM readiness s WHERE {_substring('s')} UNION {words})"
+    order = f"CASE WHEN r.key_id = ? THEN 0 WHEN {_substring('r')} THEN 1 ELSE 2 END, {ORDER}"
+    return where, [pattern, pattern, pattern, *words_params], order, [go_lower(text), pattern, pattern, pattern]

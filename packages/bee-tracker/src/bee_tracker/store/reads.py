@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,8 @@ _PAGE_OVERHEAD_BYTES = 1024
 ORDER = "r.priority, r.created_epoch DESC NULLS LAST, r.issue_id"
 #: What every list reads from: the issues (alias ``i``) with their readiness rows (alias ``r``).
 LISTED = "issues i JOIN readiness r ON r.issue_id = i.id"
+#: A reference to a column of the issue itself (alias ``i``) in a list's condition.
+_ISSUE_COLUMN = re.compile(r"\bi\.")
 
 
 def labels_for(tx: Tx, ids: Sequence[str]) -> dict[str, list[str]]:
@@ -65,17 +68,24 @@ def page(
     summaries = [listed(r, labels_by_id[r[0]]) for r in rows[:limit]]
     shown = fitting(summaries, MAX_RESULT_BYTES - _PAGE_OVERHEAD_BYTES)
     has_more = len(rows) > len(shown)
-    total: int | None = None
-    if count:
-        total_row = tx.row(f"SELECT COUNT(*) FROM {LISTED} WHERE {condition}", params)
-        total = int(total_row[0]) if total_row else 0
-    return shown, total, has_more
+    return shown, counted(tx, condition, params) if count else None, has_more
+
+
+def counted(tx: Tx, condition: str, params: list[Any]) -> int:
+    """How many issues match ``condition`` (over the aliases of :data:`LISTED`).
+
+    A condition over the readiness rows alone is counted from them, without the join: their indexes cover the
+    lists' conditions, so a total reads index entries only.
+    """
+    source = LISTED if _ISSUE_COLUMN.search(condition) else "readiness r"
+    found = tx.row(f"SELECT COUNT(*) FROM {source} WHERE {condition}", params)
+    return int(found[0]) if found else 0
 
 
 def label_filter(labels: Sequence[str], params: list[Any]) -> str:
     clauses = []
     for label in labels:
-        clauses.append("EXISTS (SELECT 1 FROM labels l WHERE l.issue_id = i.id AND l.label = ?)")
+        clauses.append("EXISTS (SELECT 1 FROM labels l WHERE l.issue_id = r.issue_id AND l.label = ?)")
         params.append(label)
     return " AND ".join(clauses)
 

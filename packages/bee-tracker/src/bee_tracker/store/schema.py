@@ -138,7 +138,9 @@ def _migration_5(real: str, newest_first: str) -> list[str]:
         "defer_epoch, parent_defer_epoch)",
         f"CREATE INDEX readiness_active ON readiness (is_active, priority, created_epoch {newest_first}, issue_id, "
         "status, is_blocked, is_held)",
-        "CREATE INDEX readiness_order ON readiness (priority, created_epoch " + newest_first + ", issue_id)",
+        f"CREATE INDEX readiness_status ON readiness (status, priority, created_epoch {newest_first}, issue_id)",
+        # The board's most recently closed, in order from the index (closed_at newest first, none last).
+        f"CREATE INDEX issues_closed ON issues (status, closed_at {newest_first}, id)",
     ]
 
 

@@ -6,16 +6,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from bee_tracker.store import reads
-from bee_tracker.store.keys import ESCAPE, go_lower, like_pattern
+from bee_tracker.store.keys import text_match
 from bee_tracker.store.ops import Read
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.tracker import SearchArgs, SearchData
-
-#: A substring of the id, title or external_ref (lower-cased; ``%`` and ``_`` are wildcards, as in Beads).
-_SUBSTRING = (
-    f"(r.key_id LIKE ? ESCAPE '{ESCAPE}' OR r.key_title LIKE ? ESCAPE '{ESCAPE}' OR r.key_ref LIKE ? ESCAPE '{ESCAPE}')"
-)
 
 
 def search(op: Read, args: SearchArgs) -> SearchData:
@@ -24,17 +19,14 @@ def search(op: Read, args: SearchArgs) -> SearchData:
     then word matches, each most urgent first, then newest; deleted issues (tombstones) never match."""
     params: list[Any] = []
     where = ["1 = 1"]
-    order, order_params = reads.ORDER, []
+    order, order_params = reads.ORDER, list[Any]()
     text = (args.get("query") or "").strip()
     if text:
-        pattern = like_pattern(text)
-        words, words_params = op.tx.search_clause(text)
-        where.append(f"({_SUBSTRING} OR {words})")
-        params.extend([pattern, pattern, pattern, *words_params])
-        order = f"CASE WHEN r.key_id = ? THEN 0 WHEN {_SUBSTRING} THEN 1 ELSE 2 END, {reads.ORDER}"
-        order_params = [go_lower(text), pattern, pattern, pattern]
+        matched, match_params, order, order_params = text_match(op.tx, text)
+        where.append(matched)
+        params.extend(match_params)
     if args.get("status"):
-        where.append("i.status IN (" + ", ".join("?" for _ in args["status"]) + ")")
+        where.append("r.status IN (" + ", ".join("?" for _ in args["status"]) + ")")
         params.extend(args["status"])
     if "assignee" in args:
         where.append("i.assignee = ?")
