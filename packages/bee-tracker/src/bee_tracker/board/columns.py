@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from bee_tracker.model import HOLDING_STATUSES
 from bee_tracker.store import reads
-from bee_tracker.store.blockers import blocked_by
+from bee_tracker.store.blockers import blocked_by_each
 from bee_tracker.store.ops import Read
 from bee_tracker.store.records import SUMMARY_SELECT, listed
 from bee_tracker.tools import ready
@@ -139,7 +139,7 @@ def board(op: Read, filters: Filters) -> Board:
     totals = (ready_total or 0) + (blocked_total or 0) + (progress_total or 0) + closed_total
     return Board(
         columns=[
-            Column("blocked", "Blocked", [_blocked_card(op, c) for c in blocked_cards], blocked_total or 0),
+            Column("blocked", "Blocked", _blocked_cards(op, blocked_cards), blocked_total or 0),
             Column("ready", "Ready", [Card(c) for c in ready_cards], ready_total or 0),
             Column(
                 "in_progress",
@@ -162,14 +162,19 @@ def _blocked_among(op: Read, ids: list[str]) -> set[str]:
     return {row[0] for row in op.tx.rows(sql, ids)}
 
 
-def _blocked_card(op: Read, issue: IssueSummary) -> Card:
-    """A Blocked card with its reason: its blockers, the blocked parent that holds it, or its own status."""
-    why, ids = blocked_by(op.tx, issue["id"])
-    if why == "blocked":
-        return Card(issue, blocked_by=tuple(ids))
-    if why == "held":
-        return Card(issue, blocked_by=tuple(ids), reason="its parent is blocked")
-    return Card(issue, reason=f"status {issue['status']}")
+def _blocked_cards(op: Read, issues: list[IssueSummary]) -> list[Card]:
+    """Blocked cards with their reasons: their blockers, the blocked parent that holds them, or their own status."""
+    reasons = blocked_by_each(op.tx, [issue["id"] for issue in issues])
+    cards = []
+    for issue in issues:
+        why, ids = reasons[issue["id"]]
+        if why == "blocked":
+            cards.append(Card(issue, blocked_by=tuple(ids)))
+        elif why == "held":
+            cards.append(Card(issue, blocked_by=tuple(ids), reason="its parent is blocked"))
+        else:
+            cards.append(Card(issue, reason=f"status {issue['status']}"))
+    return cards
 
 
 @dataclass(frozen=True)

@@ -188,12 +188,16 @@ class Write(Read):
         self._grown.add(issue_id)
         return self.issue(issue_id)
 
-    def set(self, issue: IssueRow, **values: Any) -> bool:
-        """Assign columns of ``issue`` (a state change); return whether any value actually changed."""
+    def set(self, issue: IssueRow, *, kept: dict[str, Any] | None = None, **values: Any) -> bool:
+        """Assign columns of ``issue`` and, in the same statement, ``kept`` keys of its line that the tracker keeps
+        verbatim (``started_at``), as one state change; return whether any value actually changed."""
         changed = {column: value for column, value in values.items() if issue.fields.get(column) != value}
-        if not changed:
+        extra_changed = {key: value for key, value in (kept or {}).items() if issue.extra.get(key) != value}
+        if not changed and not extra_changed:
             return False
         columns = dict(changed)
+        if extra_changed:
+            columns["extra"] = json.dumps({**issue.extra, **extra_changed}, ensure_ascii=False)
         if "defer_until" in columns:
             columns["defer_epoch"] = epoch(columns["defer_until"])
             self.touched.deferred.add(issue.id)
@@ -201,28 +205,14 @@ class Write(Read):
             self.touched.edited.add(issue.id)
         sets = ", ".join(f"{column} = ?" for column in columns)
         self.tx.run(f"UPDATE issues SET {sets} WHERE id = ?", [*columns.values(), issue.id])
+        before = {**{key: issue.extra.get(key) for key in extra_changed}, **issue.fields}
         self.record(
             issue.id,
             state=True,
-            **{column: [_brief(issue.fields.get(column)), _brief(value)] for column, value in changed.items()},
+            **{key: [_brief(before.get(key)), _brief(value)] for key, value in {**changed, **extra_changed}.items()},
         )
         issue.fields.update(changed)
-        return True
-
-    def set_extra(self, issue: IssueRow, **values: Any) -> bool:
-        """Assign keys of ``issue`` that Beads writes and the tracker keeps verbatim (``started_at``), a state
-        change; return whether any value actually changed."""
-        changed = {key: value for key, value in values.items() if issue.extra.get(key) != value}
-        if not changed:
-            return False
-        extra = {**issue.extra, **changed}
-        self.tx.run("UPDATE issues SET extra = ? WHERE id = ?", [json.dumps(extra, ensure_ascii=False), issue.id])
-        self.record(
-            issue.id,
-            state=True,
-            **{key: [_brief(issue.extra.get(key)), _brief(value)] for key, value in changed.items()},
-        )
-        issue.extra = extra
+        issue.extra.update(extra_changed)
         return True
 
     def set_labels(self, issue: IssueRow, labels: Sequence[str]) -> bool:

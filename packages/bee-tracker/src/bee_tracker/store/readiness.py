@@ -369,19 +369,16 @@ class Touched:
 def _write_own(tx: Tx, ids: set[str]) -> tuple[set[str], set[str]]:
     """Write the own columns of ``ids`` (inserting rows for new issues); return the existing issues whose activity
     changed, and those whose closedness (as a spawner's child) changed."""
-    before: dict[str, tuple[str, int, int]] = {}
-    for batch in in_batches(sorted(ids)):
-        for issue_id, status, wisp, pinned in tx.rows(
-            f"SELECT issue_id, status, is_wisp, is_pinned FROM readiness WHERE issue_id IN ({marks(batch)})", batch
-        ):
-            before[issue_id] = (status, wisp, pinned)
     sets = ", ".join(f"{column} = excluded.{column}" for column in _OWN)
     active_flips: set[str] = set()
     closed_flips: set[str] = set()
     for batch in in_batches(sorted(ids)):
-        for row in tx.rows(f"{_ISSUE_ROW} FROM issues i WHERE i.id IN ({marks(batch)})", batch):
+        for *row, old_status, wisp, pinned in tx.rows(
+            f"{_ISSUE_ROW}, r.status, COALESCE(r.is_wisp, 0), COALESCE(r.is_pinned, 0) FROM issues i "
+            f"LEFT JOIN readiness r ON r.issue_id = i.id WHERE i.id IN ({marks(batch)})",
+            batch,
+        ):
             issue_id, status = row[0], row[1]
-            old_status, wisp, pinned = before.get(issue_id, (None, 0, 0))
             if old_status is not None and not wisp:
                 if (old_status in INACTIVE_STATUSES) != (status in INACTIVE_STATUSES):
                     active_flips.add(issue_id)

@@ -38,7 +38,7 @@ def claim(op: Write, args: ClaimArgs) -> ClaimData:
             f"issue {issue.id} is closed; reopen it with update before claiming",
             details={"id": issue.id},
         )
-    op.set(issue, assignee=op.actor, status="in_progress")
-    if not issue.extra.get("started_at"):
-        op.set_extra(issue, started_at=op.now)  # as bd (1.0.1 on) does on an issue's first start; kept after
+    # As bd (1.0.1 on) does, the first start records started_at; a later one keeps it.
+    started = {} if issue.extra.get("started_at") else {"started_at": op.now}
+    op.set(issue, kept=started, assignee=op.actor, status="in_progress")
     return {**op.state(issue.id), "claimed": True, "already_held": False}

@@ -66,9 +66,8 @@ def update(op: Write, args: UpdateArgs) -> UpdateData:
         claims.guard(issue, op.actor, "change the status or assignee of")
     if status is not None and issue.fields["status"] == "closed" and status != "closed":
         given.update(closed_at=None, close_reason=None)  # reopened
-    op.set(issue, **given)
-    if status == "in_progress" and not issue.extra.get("started_at"):
-        op.set_extra(issue, started_at=op.now)  # the first start, as bd records it
+    first_start = status == "in_progress" and not issue.extra.get("started_at")
+    op.set(issue, kept={"started_at": op.now} if first_start else None, **given)  # the first start, as bd records it
     if any(name in args for name in _LABELS):
         current = list(args["labels"]) if "labels" in args else labels_of(op.tx, issue.id)
         removed = set(args.get("remove_labels", []))
