@@ -37,6 +37,21 @@ def test_plugins_contribute_commands_and_absent_ones_add_nothing():
     assert CliRunner().invoke(make_cli([plugin]), ["hello"]).output == "hi\n"
 
 
+def test_two_packages_adding_the_same_command_is_an_error_at_start_up():
+    def first(group: click.Group) -> None:
+        @group.command(name="hello")
+        def greet() -> None:
+            click.echo("first")
+
+    def second(group: click.Group) -> None:
+        @group.command(name="hello")
+        def wave() -> None:
+            click.echo("second")
+
+    with pytest.raises(RuntimeError, match="both add the command `bee hello`"):
+        make_cli([first, second])
+
+
 def test_a_coded_failure_in_any_command_is_one_line_and_exit_status_1():
     def plugin(group: click.Group) -> None:
         @group.group()

@@ -4,7 +4,7 @@ import pytest
 
 from bee_contracts import HOSTS, BeeError, CatalogError, ErrorCode, contract_digest, contract_document, load_catalog
 from bee_contracts.catalog import _parse
-from bee_contracts.digest import canonical_json
+from bee_contracts.contract import canonical_json
 
 
 def test_every_catalog_tool_is_wire_shaped_and_in_name_order():

@@ -70,3 +70,10 @@ def test_every_tool_has_an_args_and_a_result_shape():
             assert set(args.__annotations__) == set(spec.input_schema.get("properties", {})), spec.name
             result = getattr(module, f"{stem(spec.name)}Result")
             assert set(result.__annotations__) == set(spec.output_schema.get("properties", {})), spec.name
+
+
+def test_the_module_map_in_the_development_guide_matches_the_docstrings():
+    from tests import module_map
+
+    text = module_map.DOC.read_text(encoding="utf-8")
+    assert module_map.rewritten(text, module_map.render()) == text, "run ./dev docs: the module map drifted"

@@ -71,12 +71,16 @@ def test_a_tracker_that_is_not_there_is_unavailable_and_retryable() -> None:
 
 def test_a_lost_write_is_an_unknown_outcome_and_a_lost_read_is_not(tracker: TrackerProcess) -> None:
     token = tracker.token(ALICE)
+    # A request that is never answered ends at the server's silence limit (unavailable) or at the caller's deadline
+    # (deadline_exceeded), whichever comes first on a busy machine; either way a lost write's outcome is unknown and
+    # a lost read's is not.
+    lost = ("unavailable", "deadline_exceeded")
     with Relay(tracker.port, swallow=b'"name":"create"') as relay:
         write = failure(relay.url, token, 2, ("call", "search", {}), ("write", "create", {"title": "lost"}))
-        assert (write.code, write.retryable, write.outcome_unknown) == ("unavailable", True, True)
+        assert write.code in lost and (write.retryable, write.outcome_unknown) == (True, True)
         assert "may or may not have been made" in write.message
         read = failure(relay.url, token, 2, ("call", "create", {"title": "lost"}))  # not declared a write
-        assert (read.code, read.outcome_unknown) == ("unavailable", False)
+        assert read.code in lost and read.outcome_unknown is False
 
 
 def test_a_unit_of_work_past_its_deadline_is_deadline_exceeded(tracker: TrackerProcess) -> None:

@@ -7,6 +7,7 @@ HTTP server on loopback that answers every request with one canned response.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -20,6 +21,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.limits import REMOTE_ANSWER_MAX_BYTES
 from bee_core.remote import MAX_TOKEN_FILE_BYTES, Exchange, Server, TokenSource, session
 from bee_hostkit import Deadline
 
@@ -135,6 +137,19 @@ def test_exception_groups_are_flattened_and_a_bee_error_inside_them_wins():
     assert exchange.failure(nested) is mine  # the caller's own error, even over a refusal
 
 
+def test_a_stopped_exchange_is_its_outcome_whatever_else_failed_after():
+    exchange = Exchange(SERVER, Deadline(10))
+    too_large = exchange.stop(exchange.too_large())
+    assert too_large.code is ErrorCode.RESULT_TOO_LARGE and too_large.details == {
+        "server": URL,
+        "limitBytes": REMOTE_ANSWER_MAX_BYTES,
+    }
+    # What the SDK makes of a cut-off answer (a closed stream, a cancelled wait, the deadline) never replaces it.
+    closed = MCPError(code=types.CONNECTION_CLOSED, message="SSE stream ended without a response")
+    assert exchange.failure(ExceptionGroup("g", [closed, httpx2.ReadError("reset"), TimeoutError()])) is too_large
+    assert exchange.stop(BeeError(ErrorCode.UNSUPPORTED, "later")) is too_large  # the first outcome stays
+
+
 def test_the_callers_reading_of_an_answer_comes_before_the_generic_one():
     unsupported = BeeError(ErrorCode.UNSUPPORTED, "not MCP")
     reading = Exchange(SERVER, 10.0, lambda leaf: unsupported if isinstance(leaf, ValueError) else None)
@@ -153,6 +168,7 @@ class _Canned(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.server.authorizations.append(self.headers.get("Authorization"))
+        self.server.encodings.append(self.headers.get("Accept-Encoding"))
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         status, body = self.server.answer
         self.send_response(status)
@@ -170,6 +186,7 @@ class _CannedServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Canned)
         self.answer = answer
         self.authorizations: list[str | None] = []
+        self.encodings: list[str | None] = []
 
     @property
     def url(self) -> str:
@@ -199,14 +216,21 @@ def test_a_session_sends_the_token_and_maps_a_refusal(busy, mode):
         assert caught.value.code is ErrorCode.BUSY
         assert caught.value.message.startswith("the busy server is at its limit of requests in flight (HTTP 503")
     assert set(busy.authorizations) == {"Bearer abc.def.ghi", None}  # never a header without a token
+    assert set(busy.encodings) == {"identity"}  # the byte cap counts what is parsed: nothing arrives compressed
 
 
 TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2lnbmF0dXJl"
 
 
+def private(path: Path, content: bytes) -> Path:
+    """``content`` in a file only its owner may read, as a token file must be."""
+    path.write_bytes(content)
+    path.chmod(0o600)
+    return path
+
+
 def test_a_token_is_read_again_on_every_use_whitespace_dropped(tmp_path, monkeypatch):
-    token_file = tmp_path / "token"
-    token_file.write_text(f"  {TOKEN}\n")
+    token_file = private(tmp_path / "token", f"  {TOKEN}\n".encode())
     source = TokenSource(file=token_file)
     assert source.read() == TOKEN and source.where == str(token_file)
     token_file.write_text("rotated\n")
@@ -245,13 +269,57 @@ def unusable(source: TokenSource) -> BeeError:
 def test_an_unusable_token_file_is_unauthorized_naming_owner_file_and_remedy(tmp_path, content, problem):
     token_file = tmp_path / "token"
     if content is not None:
-        token_file.write_bytes(content)
+        private(token_file, content)
     source = TokenSource(file=token_file, owner="provider 'p'", whose="its", remedy="write it", details={"p": 1})
     error = unusable(source)
     assert error.message.startswith(f"provider 'p' {problem.format(file=token_file)}")
     assert error.message.endswith("; write it") and error.details == {"p": 1}
     if content:
         assert content.decode("utf-8", "replace") not in error.message  # what the file holds is never echoed
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o620, 0o602, 0o610])
+def test_a_token_file_others_may_read_or_write_is_refused_saying_chmod_600(tmp_path, mode):
+    token_file = private(tmp_path / "token", TOKEN.encode())
+    token_file.chmod(mode)
+    error = unusable(TokenSource(file=token_file, whose="its"))
+    assert error.message == (
+        f"Bee refuses its token file {token_file}: group or others may read or write it (mode {mode:04o}); "
+        f"chmod 600 {token_file}"
+    )
+    assert TOKEN not in error.message
+    token_file.chmod(0o600)
+    assert TokenSource(file=token_file).read() == TOKEN  # once private, the same file is read
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_token_file_of_another_user_is_refused_even_when_private(tmp_path):
+    token_file = private(tmp_path / "token", TOKEN.encode())
+    os.chown(token_file, 65534, 65534)
+    error = unusable(TokenSource(file=token_file))
+    assert f"refuses the token file {token_file}: it is owned by uid 65534, not by you (uid 0)" in error.message
+
+
+def test_a_token_file_that_is_not_a_regular_file_or_not_absolute_is_refused_without_hanging(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo, 0o600)  # opened for reading it would block until a writer came: the call must not wait
+    answers: list[BeeError] = []
+    reader = threading.Thread(target=lambda: answers.append(unusable(TokenSource(file=fifo))), daemon=True)
+    reader.start()
+    reader.join(timeout=30)  # a give-up guard: a blocked open fails here instead of hanging the suite
+    assert answers and "it is not a regular file" in answers[0].message
+    assert "it is not a regular file" in unusable(TokenSource(file=tmp_path)).message
+    relative = unusable(TokenSource(file=Path("token")))
+    assert "a token file must be named by its absolute path" in relative.message
+
+
+def test_a_symlink_to_a_private_token_file_is_judged_by_the_file_it_opens(tmp_path):
+    token_file = private(tmp_path / "token", TOKEN.encode())
+    link = tmp_path / "link"
+    link.symlink_to(token_file)
+    assert TokenSource(file=link).read() == TOKEN
+    token_file.chmod(0o644)  # the open file is what is checked, not the link's own bits
+    assert "chmod 600" in unusable(TokenSource(file=link)).message
 
 
 def test_an_unset_or_unusable_variable_is_unauthorized(monkeypatch):

@@ -7,6 +7,7 @@ import functools
 import http.server
 import json
 import threading
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from PIL import Image
 from bee_design.bundle.manifest import Manifest
 from bee_design.bundle.reading import read_bundle
 from bee_design.bundle.store import BundleStore
+from bee_design.capture import seal
 from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, file_name
 from bee_design.digests import of_bytes
 from bee_design.layout import DesignFiles
@@ -39,6 +41,25 @@ def make_root(target: Path) -> Path:
 
 def import_shop(root: Path, source: Path = SHOP, bundle: str = "shop", *, replace: bool = False) -> Manifest:
     return BundleStore(DesignFiles(root)).add(read_bundle(source), bundle, replace=replace).manifest
+
+
+def zip_with_raw_name(path: Path, raw: bytes, *, utf8_flag: bool) -> Path:
+    """A zip holding index.html and one entry whose name, in both headers, is exactly the bytes ``raw``.
+
+    zipfile cuts a name at a NUL and encodes what it writes, so the entry is written under a placeholder as long as
+    ``raw`` and its bytes replaced; no checksum covers a name.
+    """
+    placeholder = "\x7f" * len(raw)  # DEL: in no other name of the zip
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("index.html", b"<p>ok</p>")
+        info = zipfile.ZipInfo(placeholder)
+        if utf8_flag:
+            info.flag_bits |= 0x800
+        archive.writestr(info, b"evil")
+    data = path.read_bytes()
+    assert data.count(placeholder.encode()) == 2  # the local header and the central directory
+    path.write_bytes(data.replace(placeholder.encode(), raw))
+    return path
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -88,8 +109,14 @@ def write_evidence(
     producer: str = PRODUCER,
     browser: str = "156.0.8078.114",
     fonts: tuple[str, ...] = ("DejaVu Sans",),
+    root: Path | None = None,
+    sealed: bool = True,
 ) -> Path:
-    """An evidence folder as `bee design capture` writes it, from images made in the test (no browser)."""
+    """An evidence folder as `bee design capture` writes it, from images made in the test (no browser).
+
+    Sealed (unless ``sealed`` is false) with the evidence key of ``root`` — by default ``folder``'s grandparent,
+    since the tests keep evidence at ``ROOT/evidence/NAME`` — created there by Bee's own code when missing.
+    """
     captures = []
     for (name, viewport), pixels in shots.items():
         data = save_png(folder / file_name(name, viewport), pixels)
@@ -124,12 +151,31 @@ def write_evidence(
         "settings": {},
         "captures": captures,
     }
+    if sealed:
+        record[seal.MAC_FIELD] = seal.sign(record, seal.ensure_key(DesignFiles(root or folder.parents[1])))
     (folder / EVIDENCE_FILE).write_text(json.dumps(record))
     return folder
 
 
 @contextlib.asynccontextmanager
-async def design_client(root: Path, era: str, *, cwd: Path | None = None) -> Any:
+async def design_client(root: Path, era: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> Any:
+    """The design host for ``root`` in this process, spoken to by the official MCP client in ``era``: the host
+    `bee design mcp` builds, over the SDK's in-memory streams (see :func:`tests.conftest.core_client`). ``cwd`` is
+    ignored: an in-process host has no working directory of its own, and the root is absolute."""
+    from mcp import Client
+
+    from bee_design.context import DesignContext
+    from bee_design.host import build_host
+    from tests.conftest import environment
+
+    with environment(env):
+        host = build_host(DesignContext.open(root))
+        async with Client(host.build_server(), mode=era, read_timeout_seconds=60) as client:
+            yield client
+
+
+@contextlib.asynccontextmanager
+async def design_process(root: Path, era: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> Any:
     """A real `bee design mcp --stdio --root ROOT` subprocess, spoken to by the official MCP client in ``era``."""
     from mcp import Client, StdioServerParameters
 
@@ -139,6 +185,7 @@ async def design_client(root: Path, era: str, *, cwd: Path | None = None) -> Any
         command=str(bee_executable()),
         args=["design", "mcp", "--stdio", "--root", str(root)],
         cwd=cwd or root,
+        env=env,
     )
     async with Client(params, mode=era, read_timeout_seconds=60) as client:
         yield client

@@ -157,3 +157,25 @@ def test_a_manifest_round_trips_and_detects_any_change_after_import():
         parse_manifest("shop", b"{")
     with pytest.raises(BeeError, match="names bundle 'shop'"):
         parse_manifest("other", data)
+
+
+def test_a_hostile_web_of_cycles_is_refused_with_a_bounded_message():
+    # 3,000 stylesheets in a chain, each also importing the first: a back edge (and a cycle as long as the chain
+    # so far) per file. Spelled in full that was 63 MB of message after half a minute.
+    n = 3000
+    files = {f"a{i:04}.css": f'@import "a{i + 1:04}.css"; @import "a0000.css";' for i in range(n - 1)}
+    files[f"a{n - 1:04}.css"] = '@import "a0000.css";'
+    with pytest.raises(BeeError) as caught:
+        build_manifest(raw(files), "t", "now")
+    assert caught.value.code == "invalid_argument" and "(the first 10 shown)" in caught.value.message
+    assert len(caught.value.message) < 10_000
+    assert len(caught.value.details["cycles"]) == 10
+
+
+def test_a_long_cycle_is_spelled_shortened():
+    files = {f"a{i:03}.css": f'@import "a{(i + 1) % 100:03}.css";' for i in range(100)}
+    with pytest.raises(BeeError) as caught:
+        build_manifest(raw(files), "t", "now")
+    first, last = [f"t:a{i:03}.css" for i in range(6)], [f"t:a{i:03}.css" for i in (96, 97, 98, 99, 0)]
+    assert caught.value.details == {"cycles": [[*first, "… 89 more …", "t:a095.css", *last]]}
+    assert " → ".join([*first, "… 89 more …", "t:a095.css", *last]) in caught.value.message

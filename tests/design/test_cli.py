@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from bee_cli.main import make_cli
-from bee_design.commands import register
+from bee_design.cli import register
 from tests.design.helpers import SHOP, page_image, save_png, write_evidence
 
 
@@ -59,7 +59,7 @@ def test_import_reads_a_zip_names_it_and_refuses_unsafe_ones(bee, tmp_path):
     other.mkdir()
     (other / "index.html").write_text("<p>another design</p>")
     assert "pass --replace" in bee("design", "import", str(other), "--id", "shop-export", code=1)
-    assert "Replaced bundle shop-export: 1 files" in bee(
+    assert "Replaced bundle shop-export: 1 file, 1 element" in bee(
         "design", "import", str(other), "--id", "shop-export", "--replace"
     )
 

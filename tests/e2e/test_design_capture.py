@@ -48,7 +48,7 @@ def evidence(site, tmp_path_factory):
 
 
 def pixels(path: Path) -> np.ndarray:
-    with Image.open(path) as image:
+    with Image.open(path, formats=["PNG"]) as image:
         return np.asarray(image.convert("RGBA"))
 
 
@@ -105,6 +105,16 @@ def test_a_url_that_does_not_answer_is_named_and_nothing_half_written_stays(site
     assert caught.value.code == "not_found"
     assert f"{dead} did not answer (net::ERR_CONNECTION_REFUSED)" in caught.value.message
     assert list(tmp_path.iterdir()) == []  # neither the folder nor the partial capture of "home"
+
+
+def test_a_port_chromium_will_not_load_is_named_as_such_not_as_a_server_that_is_down(tmp_path):
+    out = tmp_path / "evidence"
+    with pytest.raises(BeeError) as caught:
+        capture([Target("discard", "http://127.0.0.1:9/")], Settings(browser_executable(), VIEWPORTS[:1]), out)
+    assert caught.value.code == "invalid_argument"
+    assert "port 9 is one browsers keep for other protocols (net::ERR_UNSAFE_PORT)" in caught.value.message
+    assert "serve the page on another port" in caught.value.message
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_an_element_that_never_appears_and_an_http_error_are_named(site, tmp_path):

@@ -1,14 +1,16 @@
 """The one path-confinement helper: each refusal provoked on a real directory tree, FIFOs and sockets included."""
 
+import inspect
 import os
 import socket
 import stat
+import sys
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
 from bee_hostkit import ConfinedRoot
-from bee_hostkit.paths import MAX_SYMLINKS
+from bee_hostkit.paths import MAX_SYMLINKS, SHOWN_NAME_CHARS, shown
 
 
 @pytest.fixture
@@ -244,3 +246,116 @@ def test_a_directory_root_keeps_hiding_what_its_parent_hides(tree):
     assert info.value.code is ErrorCode.OUTSIDE_ROOT
     state.close()
     outer.close()
+
+
+# -- the confined walk, and opening without following symlinks ---------------------------------------------------
+
+
+def walked(root, **limits):
+    options = {"max_depth": 64, "max_entries": 1000, **limits}
+    return [(entry.path, entry.kind) for entry in root.walk(**options)]
+
+
+def test_the_walk_reports_files_symlinks_and_special_files_in_order_and_never_follows(files, tree, tmp_path):
+    (tree / "src" / "deep" / "er").mkdir(parents=True)
+    (tree / "src" / "deep" / "er" / "b.py").write_text("b\n")
+    (tree / "src" / "out").symlink_to(tmp_path)  # a directory outside: reported, never entered
+    (tree / "src" / "leak.txt").symlink_to(tmp_path / "secret.txt")
+    os.mkfifo(tree / "src" / "pipe")
+    (tree / "node_modules" / "x").mkdir(parents=True)
+    (tree / "node_modules" / "x" / "i.js").write_text("")
+    (tree / "sub" / ".git").mkdir(parents=True)  # never served, so never listed: .git, .bee, the hidden instance
+    (tree / "sub" / ".git" / "HEAD").write_text("ref\n")
+    assert walked(files, skip={"node_modules"}) == [
+        ("src/a.py", "file"),
+        ("src/deep/er/b.py", "file"),
+        ("src/leak.txt", "symlink"),
+        ("src/out", "symlink"),
+        ("src/pipe", "other"),
+    ]
+
+
+def test_the_walk_refuses_a_tree_deeper_than_its_limit_by_name(files, tree):
+    (tree / "a" / "b" / "c" / "d").mkdir(parents=True)
+    (tree / "a" / "b" / "c" / "d" / "f.txt").write_text("f\n")
+    assert ("a/b/c/d/f.txt", "file") in walked(files, max_depth=4)
+    with pytest.raises(BeeError) as info:
+        walked(files, max_depth=3)
+    assert info.value.code is ErrorCode.INVALID_ARGUMENT
+    assert "'a/b/c/d' lies more than 3 folders deep" in info.value.message
+
+
+def test_the_walk_is_iterative_so_depth_costs_no_stack(files, tree):
+    deep = tree.joinpath(*["d"] * 300)
+    deep.mkdir(parents=True)
+    (deep / "f.txt").write_text("f\n")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 100)  # a walk that recursed per folder would fail here
+    try:
+        found = walked(files, max_depth=400)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert ("/".join(["d"] * 300) + "/f.txt", "file") in found
+
+
+def test_the_walk_stops_listing_past_its_entry_limit(files, tree):
+    for n in range(50):
+        (tree / "src" / f"f{n}.py").write_text("")
+    with pytest.raises(BeeError) as info:
+        walked(files, max_entries=40)
+    assert info.value.code is ErrorCode.INVALID_ARGUMENT and "more than 40 files and folders" in info.value.message
+
+
+def test_a_directory_swapped_for_a_symlink_during_the_walk_is_reported_not_entered(files, tree, tmp_path):
+    (tree / "z").mkdir()
+    (tree / "z" / "real.txt").write_text("real\n")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "secret.txt").write_text("secret\n")
+    seen = []
+    for entry in files.walk(max_depth=64, max_entries=1000):
+        seen.append((entry.path, entry.kind))
+        if entry.path == "src/a.py":  # the walk is paused here: swap a directory it has not reached yet
+            (tree / "z" / "real.txt").unlink()
+            (tree / "z").rmdir()
+            (tree / "z").symlink_to(tmp_path / "elsewhere")
+    assert ("z", "symlink") in seen and not any("secret" in path for path, _ in seen)
+
+
+def test_an_entry_that_goes_away_during_the_walk_is_a_conflict(files, tree):
+    (tree / "z.txt").write_text("z\n")
+    walk = files.walk(max_depth=64, max_entries=1000)
+    assert next(walk).path == "src/a.py"  # the walk is paused here: remove an entry it has listed, not reached
+    (tree / "z.txt").unlink()
+    with pytest.raises(BeeError) as info:
+        list(walk)
+    assert info.value.code is ErrorCode.CONFLICT and "'z.txt' went away while the tree was walked" in info.value.message
+
+
+def test_a_walk_entry_knows_whether_the_opened_file_is_the_one_it_met(files, tree):
+    entry = next(e for e in files.walk(max_depth=64, max_entries=1000) if e.path == "src/a.py")
+    with files.open("src/a.py") as file:
+        assert entry.unchanged(os.fstat(file.fd))
+    (tree / "src" / "a.py").unlink()
+    (tree / "src" / "a.py").write_text("x = 1\n")  # the same bytes, another file
+    with files.open("src/a.py") as file:
+        assert not entry.unchanged(os.fstat(file.fd))
+
+
+def test_opening_without_following_refuses_every_symlink_on_the_way(files, tree):
+    os.symlink("a.py", tree / "src" / "same-dir.py")
+    os.symlink("src", tree / "code")
+    assert read(files, "src/same-dir.py") == b"x = 1\n"  # followed by default
+    for path, why in [("src/same-dir.py", "is a symlink"), ("code/a.py", "passes through the symlink 'code'")]:
+        with pytest.raises(BeeError) as info:
+            files.open(path, follow_symlinks=False)
+        assert info.value.code is ErrorCode.OUTSIDE_ROOT and why in info.value.message, path
+    with files.open("src/a.py", follow_symlinks=False) as file:
+        assert file.read() == b"x = 1\n"
+
+
+def test_names_are_shown_escaped_and_bounded():
+    assert shown(os.fsdecode(b"caf\xe9.png")) == r"caf\xe9.png"  # a file system name that is not UTF-8
+    assert shown(b"caf\xe9.png") == r"caf\xe9.png"
+    assert shown("café.png") == "café.png"
+    assert shown("it's a\\b\n\x00\x1b[31m\u200b") == r"it\'s a\\b\n\x00\x1b[31m\u200b"
+    assert shown("x" * 5000) == "x" * SHOWN_NAME_CHARS + "…"

@@ -83,7 +83,7 @@ def screenshots(folder: Path) -> dict[str, Any]:
         )
     shots = {}
     for shot in evidence.captures:
-        with Image.open(folder / "ev" / shot.file) as image:
+        with Image.open(folder / "ev" / shot.file, formats=["PNG"]) as image:
             shots[shot.name] = np.asarray(image.convert("RGBA")).copy()
     return shots
 

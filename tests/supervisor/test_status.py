@@ -19,6 +19,7 @@ def document():
                 "service": "tracker",
                 "replica": 0,
                 "state": "running",
+                "address": "127.0.0.1:8765",
                 "pid": 11,
                 "started": NOW - 3725,
                 "restarts": 2,
@@ -30,6 +31,7 @@ def document():
                 "service": "worker",
                 "replica": 0,
                 "state": "fatal",
+                "address": None,
                 "pid": None,
                 "started": None,
                 "restarts": 3,
@@ -55,15 +57,15 @@ def test_uptime_counts_only_for_a_process_that_runs():
     assert [r["uptime"] for r in shown["replicas"]] == [3725.0, None]
 
 
-def test_the_table_shows_state_pid_uptime_restarts_version_and_health():
+def test_the_table_shows_state_address_pid_uptime_restarts_version_and_health():
     text = render(with_uptime(document(), now=NOW), running_pid=10)
     lines = text.splitlines()
     assert lines[0] == "supervisor: running, pid 10, config services/tracker.toml"
     assert lines[1] == "installed: bee 0.1.0 (contract 1, sha256:aa)"
-    assert lines[3].split() == ["SERVICE", "STATE", "PID", "UPTIME", "RESTARTS", "VERSION", "HEALTH"]
-    assert lines[4].split()[:6] == ["tracker/0", "running", "11", "1h02m", "2", "0.1.0"]
+    assert lines[3].split() == ["SERVICE", "STATE", "ADDRESS", "PID", "UPTIME", "RESTARTS", "VERSION", "HEALTH"]
+    assert lines[4].split()[:7] == ["tracker/0", "running", "127.0.0.1:8765", "11", "1h02m", "2", "0.1.0"]
     assert "ok" in lines[4] and "HTTP 200" in lines[4]
-    assert lines[5].split()[:6] == ["worker/0", "fatal", "-", "-", "3", "-"]
+    assert lines[5].split()[:7] == ["worker/0", "fatal", "-", "-", "-", "3", "-"]
     assert lines[-1] == "worker/0: exit status 1; the start failed 4 times in a row (start_retries is 3)"
 
 

@@ -99,10 +99,11 @@ def setup_mcp(
     """Add the installed hosts to an editor's MCP configuration (or --remove them), keeping everything else.
 
     Stdio hosts (core, and design when installed) are started as `bee … --checkout PROJECT`; the tracker gets an
-    HTTP entry with an Authorization header when its URL is given. Invalid JSON in the file is reported with its
-    line and column and the file is left as it is.
+    HTTP entry with an Authorization header when its URL is given. Only Bee's entries change: every other byte of
+    the file stays as it was. Invalid JSON is reported with its line and column, and a read-only file, a symlink
+    leading outside the project and a file another program keeps saving are refused; the file is then left as it
+    is.
     """
-    from bee_cli.jsonfile import ConfigFileError
     from bee_cli.setup_mcp import TrackerAccess, apply, bee_command, check_env_name, check_token, check_url
     from bee_contracts.hosts import installed_hosts
 
@@ -127,7 +128,7 @@ def setup_mcp(
             urls=urls,
             removing=removing,
         )
-    except (ConfigFileError, ValueError) as exc:
+    except ValueError as exc:  # a file Bee will not change is a BeeError, which the root group reports
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot write {exc.filename or 'the configuration'}: {exc.strerror}") from None
@@ -144,6 +145,7 @@ def setup_mcp(
         return
     if editor.per_user:
         click.echo(f"This file is per user: its stdio entries serve {project}; run setup-mcp again to switch.")
+    _warn_without_instance(project)
     access = urls.get("tracker")
     if access is None:
         return
@@ -154,5 +156,23 @@ def setup_mcp(
     else:
         click.echo(
             f"{editor.title} reads the tracker token from ${access.token_env}: start it where that is set, e.g. "
-            f"export {access.token_env}=$(bee tracker token --actor you@example.com) for a local tracker."
+            f"{access.token_env}=$(bee tracker token --actor you@example.com) && export {access.token_env} for a "
+            "local tracker."
+        )
+
+
+def _warn_without_instance(project: Path) -> None:
+    """Say so when the checkout has no Bee instance: the hosts start, but what they keep needs one."""
+    from bee_contracts import BeeError
+    from bee_contracts.layout import selected_instance
+
+    try:
+        found = selected_instance(project)
+    except BeeError:
+        found = None
+    if found is None:
+        click.echo(
+            f"warning: {project} has no Bee instance (.bee) yet; the hosts start without one, but retained "
+            f"artifacts, skill providers and plans are kept in it. Create it: bee init --checkout {project}",
+            err=True,
         )

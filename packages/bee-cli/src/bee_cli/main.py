@@ -30,11 +30,31 @@ class BeeGroup(click.Group):
     """The root group: a :class:`~bee_contracts.BeeError` from any command becomes a one-line ``Error: …`` and exit
     status 1, never a traceback, so commands raise it as they find it and none of them translates it itself."""
 
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """Add ``cmd``; a name another package already took is an error at start-up, never a silent replacement.
+
+        Raises:
+            RuntimeError: naming both commands' modules, so whoever installed the second package can tell which.
+        """
+        name = name or cmd.name
+        taken = self.commands.get(name) if name else None
+        if taken is not None:
+            raise RuntimeError(
+                f"two installed packages both add the command `bee {name}` ({_origin(taken)} and {_origin(cmd)}); "
+                "uninstall one of them"
+            )
+        super().add_command(cmd, name)
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
         except BeeError as exc:
             raise click.ClickException(exc.message) from None
+
+
+def _origin(command: click.Command) -> str:
+    callback = command.callback
+    return getattr(callback, "__module__", None) or type(command).__module__
 
 
 def make_cli(plugins: Iterable[Plugin] | None = None) -> click.Group:

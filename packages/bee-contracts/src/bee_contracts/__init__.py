@@ -2,7 +2,7 @@
 
 from bee_contracts._version import CONTRACT_VERSION, __version__
 from bee_contracts.catalog import HOSTS, CatalogError, ToolSpec, catalog_by_name, load_catalog
-from bee_contracts.digest import canonical_json, contract_digest, contract_document
+from bee_contracts.contract import canonical_json, contract_digest, contract_document
 from bee_contracts.errors import CODES, BeeError, ErrorBody, ErrorCode, invalid
 
 __all__ = [

@@ -57,11 +57,17 @@ CODES: dict[ErrorCode, CodeInfo] = {
         "`.bee`, the instance root).",
         False,
     ),
-    ErrorCode.HASH_MISMATCH: CodeInfo("Content does not match the pinned or recorded sha256.", False),
+    ErrorCode.HASH_MISMATCH: CodeInfo(
+        "Content does not match the pinned or recorded sha256 (or the size recorded with it).", False
+    ),
     ErrorCode.BUDGET_EXCEEDED: CodeInfo(
         "The complete answer does not fit budgetBytes; nothing partial was delivered.", False
     ),
-    ErrorCode.RESULT_TOO_LARGE: CodeInfo("The complete answer exceeds the 256 KiB result limit.", False),
+    ErrorCode.RESULT_TOO_LARGE: CodeInfo(
+        "The complete answer exceeds the 256 KiB result limit, or a remote server's answer exceeds what Bee reads "
+        "of one (`remoteAnswerMaxBytes`); nothing partial was delivered.",
+        False,
+    ),
     ErrorCode.DEADLINE_EXCEEDED: CodeInfo("The call ran past its deadline; nothing partial was delivered.", True),
     ErrorCode.NOT_INITIALIZED: CodeInfo("No Bee instance is initialised here; run `bee init`.", False),
     ErrorCode.BRIDGE_NOT_CONFIGURED: CodeInfo("No skill bridge is configured for this instance.", False),

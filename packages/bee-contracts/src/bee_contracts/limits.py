@@ -3,6 +3,7 @@
 from typing import Final
 
 KIB: Final = 1024
+MIB: Final = 1024 * KIB
 
 #: Largest JSON-RPC frame a host reads or writes, in bytes of UTF-8 (the newline excluded).
 MAX_FRAME_BYTES: Final = 512 * KIB
@@ -48,6 +49,16 @@ SKILL_BODY_MAX_BYTES: Final = 256 * KIB
 #: Most skills one bee_skill_resolve chain may hold (the skill and all its prerequisites).
 SKILL_CHAIN_MAX: Final = 32
 
+#: Largest image the design host decodes (evidence, reference images, `bee visual diff` inputs), in pixels; checked
+#: from the PNG header before any pixel is decoded. A 4K full-page capture is about 30 M.
+IMAGE_MAX_PIXELS: Final = 40_000_000
+#: Largest image file the design host reads, in bytes (a PNG of IMAGE_MAX_PIXELS pixels of noise is about 160 MB).
+IMAGE_MAX_BYTES: Final = 256 * MIB
+#: Largest answer bee-core reads from a remote MCP server (a skill provider, the tracker) in one HTTP response, in
+#: bytes as they arrive, SSE framing included: the frame limit (a 256 KiB result with room for its JSON escapes)
+#: plus 8 KiB of framing. Reading stops at the byte that passes it.
+REMOTE_ANSWER_MAX_BYTES: Final = MAX_FRAME_BYTES + 8 * KIB
+
 #: Default deadline of any other tool call, in seconds.
 DEFAULT_DEADLINE_SECONDS: Final = 30.0
 
@@ -75,4 +86,7 @@ def as_dict() -> dict[str, int | float]:
         "skillSearchLimitMax": SKILL_SEARCH_LIMIT_MAX,
         "skillBodyMaxBytes": SKILL_BODY_MAX_BYTES,
         "skillChainMax": SKILL_CHAIN_MAX,
+        "imageMaxPixels": IMAGE_MAX_PIXELS,
+        "imageMaxBytes": IMAGE_MAX_BYTES,
+        "remoteAnswerMaxBytes": REMOTE_ANSWER_MAX_BYTES,
     }

@@ -14,7 +14,7 @@ from typing import Any
 from bee_contracts import errors, limits
 from bee_contracts._version import CONTRACT_VERSION, __version__
 from bee_contracts.catalog import HOSTS, ToolSpec, load_catalog
-from bee_contracts.digest import contract_digest
+from bee_contracts.contract import contract_digest
 from bee_contracts.schemas import SCHEMAS, load_schema
 
 _HEADER = "<!-- Generated from bee-contracts by `./dev docs`; do not edit by hand. -->\n\n"

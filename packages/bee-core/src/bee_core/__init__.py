@@ -12,18 +12,18 @@ from bee_core._version import __version__
 
 if TYPE_CHECKING:
     from bee_core.context import CoreContext
-    from bee_core.hosts import CORE
+    from bee_core.host import build_host
     from bee_core.instance import Instance
-    from bee_core.tools import build_host
+    from bee_core.registry import CORE
 
 __all__ = ["CORE", "CoreContext", "Instance", "__version__", "build_host"]
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "CORE": "bee_core.hosts",
+        "CORE": "bee_core.registry",
         "CoreContext": "bee_core.context",
         "Instance": "bee_core.instance",
-        "build_host": "bee_core.tools",
+        "build_host": "bee_core.host",
     },
 )

@@ -3,16 +3,21 @@
 bee-core reaches two kinds of remote MCP servers: the tracker (:mod:`bee_core.collab.tracker`) and skill
 providers (:mod:`bee_core.skills.remote`). Both are reached here, the same way: the official SDK client over httpx2
 (the SDK's own HTTP client), with a bearer token read fresh from its source on every use (:class:`TokenSource`),
-bounded waits and one shared TLS context (:func:`session`). A failure on the way becomes a
-:class:`~bee_contracts.BeeError` in one place, :meth:`Exchange.failure`, naming the server the way its caller
-does (:class:`Server`):
+bounded waits, every answer read under a byte cap as it arrives, and one shared TLS context (:func:`session`). A
+failure on the way becomes a :class:`~bee_contracts.BeeError` in one place, :meth:`Exchange.failure`, naming the
+server the way its caller does (:class:`Server`):
 
 - the server's HTTP edge refusing a request: 401 ``unauthorized``, 403 ``forbidden``, 429 or 503 ``busy``, any
   other status ``unavailable``;
-- a request that gets no answer within its timeout, or a server that cannot be reached: ``unavailable``
+- a server that stays silent (no next bytes of an answer) for its timeout, or cannot be reached: ``unavailable``
   (retryable);
 - the whole exchange outlasting its bound: ``deadline_exceeded`` when the bound is the caller's deadline,
-  ``unavailable`` when it is the server's own time limit;
+  ``unavailable`` when it is the server's own time limit (an answer that drips in slowly ends here too);
+- one HTTP response whose body passes :data:`~bee_contracts.limits.REMOTE_ANSWER_MAX_BYTES`:
+  ``result_too_large``, at the byte that passes it. Reading stops there, the connection is closed and the whole
+  exchange is cancelled at once, whatever the SDK client was doing with the answer (:meth:`Exchange.cap`). Bodies
+  are asked for and read uncompressed: a compressed body's size says nothing about what it expands to, so one is
+  ``unsupported``;
 - an error answer the caller did not handle, or an answer that is not MCP: ``unavailable``, unless the caller
   reads it otherwise (``answers``).
 
@@ -26,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import ssl
+import stat
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -41,9 +47,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.limits import REMOTE_ANSWER_MAX_BYTES
 from bee_hostkit import Deadline
 
-#: The longest one HTTP request may take to answer (less when the exchange's bound is nearer).
+#: The longest a server may be silent while Bee waits for its answer's next bytes (less when the exchange's bound is
+#: nearer).
 REQUEST_TIMEOUT_SECONDS = 10.0
 #: The longest opening a connection may take: a server that does not accept within this is not there.
 CONNECT_TIMEOUT_SECONDS = 5.0
@@ -80,7 +88,10 @@ class TokenSource:
     """Where a bearer token is read from, on every use: a file, or an environment variable.
 
     Reading it again each time picks up a rotated token. The token is never stored or logged: :meth:`read` returns
-    it for one session's ``Authorization`` header.
+    it for one session's ``Authorization`` header. A token file is only ever one the user named with the CLI (the
+    settings that name it are per user, never in a checkout), and it is read only while it is the user's own and
+    private: owned by the user running Bee, a regular file, and neither readable nor writable by group or others
+    (checked on the open file, so it cannot be swapped between the check and the read).
     """
 
     #: Exactly one of ``file`` and ``env``.
@@ -107,20 +118,14 @@ class TokenSource:
         """The token, surrounding whitespace dropped.
 
         Raises:
-            BeeError: ``unauthorized`` when the variable is unset or empty, the file cannot be read or is larger
-                than :data:`MAX_TOKEN_FILE_BYTES`, or the text is not a bearer token (visible ASCII, no spaces).
+            BeeError: ``unauthorized`` when the variable is unset or empty; when the file is not an absolute path,
+                cannot be read, is not a regular file, is not owned by the user running Bee, may be read or written
+                by group or others ("chmod 600 FILE"), or is larger than :data:`MAX_TOKEN_FILE_BYTES`; or when the
+                text is not a bearer token (visible ASCII, no spaces).
         """
         if self.file is not None:
             where = f"{self.whose} token file {self.file}"
-            try:
-                with self.file.open("rb") as stream:
-                    raw = stream.read(MAX_TOKEN_FILE_BYTES + 1)
-            except OSError as exc:
-                raise self._unusable(f"cannot read {where} ({exc.strerror or exc})") from None
-            if len(raw) > MAX_TOKEN_FILE_BYTES:
-                raise self._unusable(
-                    f"cannot use {where}: it holds more than a token (over {MAX_TOKEN_FILE_BYTES} bytes)"
-                )
+            raw = self._read_private(where)
             text = raw.decode("utf-8", errors="replace").strip()
         else:
             where = f"{self.whose} token in ${self.env}"
@@ -133,6 +138,39 @@ class TokenSource:
                 f"cannot use {where}: it does not hold a bearer token (one line of visible ASCII, no spaces)"
             )
         return text
+
+    def _read_private(self, where: str) -> bytes:
+        """The bytes of the token file, after checking on the open file that it is the user's own and private."""
+        assert self.file is not None
+        if not self.file.is_absolute():
+            raise self._unusable(f"cannot use {where}: a token file must be named by its absolute path")
+        try:
+            # Non-blocking, so that a FIFO in its place fails the check below instead of hanging the call.
+            fd = os.open(self.file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise self._unusable(f"cannot read {where} ({exc.strerror or exc})") from None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise self._unusable(f"refuses {where}: it is not a regular file")
+            if info.st_uid != os.geteuid():
+                raise self._unusable(
+                    f"refuses {where}: it is owned by uid {info.st_uid}, not by you (uid {os.geteuid()}); a token "
+                    "file must be your own"
+                )
+            if info.st_mode & 0o077:
+                raise self._unusable(
+                    f"refuses {where}: group or others may read or write it (mode {stat.S_IMODE(info.st_mode):04o}); "
+                    f"chmod 600 {self.file}"
+                )
+            raw = os.read(fd, MAX_TOKEN_FILE_BYTES + 1)
+        except OSError as exc:
+            raise self._unusable(f"cannot read {where} ({exc.strerror or exc})") from None
+        finally:
+            os.close(fd)
+        if len(raw) > MAX_TOKEN_FILE_BYTES:
+            raise self._unusable(f"cannot use {where}: it holds more than a token (over {MAX_TOKEN_FILE_BYTES} bytes)")
+        return raw
 
     def _unusable(self, problem: str) -> BeeError:
         remedy = f"; {self.remedy}" if self.remedy else ""
@@ -152,8 +190,12 @@ class Exchange:
 
     ``within`` bounds the whole session: a :class:`~bee_hostkit.Deadline` is the caller's deadline (running out of
     it is ``deadline_exceeded``); a number of seconds is the server's own time limit (running out is
-    ``unavailable``). Each HTTP request gets at most :data:`REQUEST_TIMEOUT_SECONDS`, and less than the whole bound,
-    so that one silent request fails as ``unavailable`` a little before the bound would end the session.
+    ``unavailable``). Within it, a server may be silent for at most :data:`REQUEST_TIMEOUT_SECONDS`, and less than
+    the whole bound, while Bee waits for a connection's next bytes, so that a server silent for (nearly) the whole
+    exchange fails as ``unavailable`` a little before the bound would end the session.
+    An answer that keeps arriving, however slowly, is never silent: it ends at the bound itself (there is no
+    per-request limit on a whole answer, which would race the bound and report a caller's deadline as the
+    server's silence).
     """
 
     def __init__(self, server: Server, within: Deadline | float, answers: Answers | None = None) -> None:
@@ -166,10 +208,57 @@ class Exchange:
         #: error response"); an answer that is not a refusal clears it, so one that was recovered from (such as the
         #: ``server/discover`` probe of a legacy server) never explains a later failure.
         self.refusal: Refusal | None = None
+        #: Why the exchange was stopped before its end (an answer Bee will not read), if it was: it is the outcome.
+        self.stopped: BeeError | None = None
+        #: The cancel scope of the session, which :meth:`stop` cancels (set by :func:`session`).
+        self.scope: anyio.CancelScope | None = None
 
     @property
     def timeout(self) -> httpx2.Timeout:
         return httpx2.Timeout(self.request_seconds, connect=min(self.request_seconds, CONNECT_TIMEOUT_SECONDS))
+
+    def stop(self, error: BeeError) -> BeeError:
+        """End the whole exchange now, with ``error`` as its outcome (the first one stays): its session is cancelled
+        wherever it waits. Returns the outcome, for the caller to raise where it is."""
+        if self.stopped is None:
+            self.stopped = error
+        if self.scope is not None:
+            self.scope.cancel()
+        return self.stopped
+
+    async def cap(self, response: httpx2.Response) -> None:
+        """The client's first response hook: this response's body is read under the byte cap from here on.
+
+        Every response passes here before any other hook or the SDK reads a byte of its body, whichever transport
+        (a proxy's included) carried it. A body that passes :data:`REMOTE_ANSWER_MAX_BYTES` stops the exchange
+        with ``result_too_large`` at that byte (:class:`_CappedBody`).
+
+        Raises:
+            BeeError: ``unsupported`` (and the exchange stops) for a compressed body: Bee asks for bodies
+                uncompressed (``Accept-Encoding: identity``) because a few KiB of gzip can expand to gigabytes.
+        """
+        encoding = response.headers.get("content-encoding", "").strip().lower()
+        if encoding not in ("", "identity"):
+            await response.aclose()
+            raise self.stop(
+                self.server.error(
+                    ErrorCode.UNSUPPORTED,
+                    f"answered with a compressed body (Content-Encoding: {encoding[:40]}) though Bee asks for "
+                    "uncompressed answers (Accept-Encoding: identity); configure it, or the proxy before it, not to "
+                    "compress them",
+                )
+            )
+        assert isinstance(response.stream, httpx2.AsyncByteStream)  # an AsyncClient's bodies always are
+        response.stream = _CappedBody(response.stream, self)
+
+    def too_large(self) -> BeeError:
+        """The outcome of an answer over the cap."""
+        return self.server.error(
+            ErrorCode.RESULT_TOO_LARGE,
+            f"sent an answer of more than {REMOTE_ANSWER_MAX_BYTES} bytes, more than Bee reads of one; it stopped "
+            "reading there and nothing was delivered",
+            limitBytes=REMOTE_ANSWER_MAX_BYTES,
+        )
 
     async def note(self, response: httpx2.Response) -> None:
         """The client's response hook: remember whether the server's edge refused this request."""
@@ -191,6 +280,8 @@ class Exchange:
 
     def failure(self, exc: Exception) -> BeeError:
         """``exc`` (often exception groups, from the client's task groups) as the one BeeError it means."""
+        if self.stopped is not None:
+            return self.stopped  # whatever the SDK made of the cut-off answer, this is what happened
         leaves = _leaves(exc)
         for leaf in leaves:
             if isinstance(leaf, BeeError):
@@ -275,31 +366,64 @@ async def session(
     ``answers`` reads an exception the caller gives its own meaning before the generic mapping does.
 
     Raises:
-        BeeError: every failure of opening or using the session, the body's included, mapped as the module says.
-            Cancellation and interrupts pass through unchanged.
+        BeeError: every failure of opening or using the session, the body's included, mapped as the module says
+            (an answer over the byte cap cancels the body where it waits). Cancellation and interrupts pass
+            through unchanged.
     """
     exchange = Exchange(server, within, answers)
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    # identity: the cap counts the bytes that arrive, which must be the bytes that are parsed.
+    headers = {"Accept-Encoding": "identity"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     try:
-        with anyio.fail_after(exchange.seconds):
+        with anyio.fail_after(exchange.seconds) as scope:
+            exchange.scope = scope
             async with (
                 httpx2.AsyncClient(
                     headers=headers,
                     timeout=exchange.timeout,
                     follow_redirects=False,
                     verify=_tls(),
-                    event_hooks={"response": [exchange.note]},
+                    event_hooks={"response": [exchange.cap, exchange.note]},
                 ) as http,
                 Client(
                     streamable_http_client(server.url, http_client=http),
                     mode=mode,
                     cache=None,
-                    read_timeout_seconds=exchange.request_seconds,
+                    read_timeout_seconds=None,  # silence is httpx's read timeout; a whole answer has the bound
                 ) as client,
             ):
                 yield client
     except Exception as exc:  # a group holding a cancellation is a BaseException and passes through
         raise exchange.failure(exc) from None
+    if exchange.stopped is not None:
+        # The session's scope absorbed the cancellation that stop() sent; the body's work did not finish.
+        raise exchange.stopped
+
+
+class _CappedBody(httpx2.AsyncByteStream):
+    """A response body that ends its exchange once more than :data:`REMOTE_ANSWER_MAX_BYTES` have arrived.
+
+    It counts bytes as they come off the connection, before anything buffers or parses them, so what is held of
+    one answer never passes the cap. At the byte that passes it, the connection is closed (not drained) and the
+    exchange stopped with ``result_too_large``.
+    """
+
+    def __init__(self, body: httpx2.AsyncByteStream, exchange: Exchange) -> None:
+        self._body = body
+        self._exchange = exchange
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        received = 0
+        async for chunk in self._body:
+            received += len(chunk)
+            if received > REMOTE_ANSWER_MAX_BYTES:
+                await self._body.aclose()
+                raise self._exchange.stop(self._exchange.too_large())
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._body.aclose()
 
 
 @cache

@@ -34,6 +34,8 @@ BUNDLES_DIR: Final = "bundles"
 BLOBS_DIR: Final = "blobs"
 EVIDENCE_DIR: Final = "evidence"
 LOCK_FILE: Final = ".lock"
+#: Keys of this root that never leave the machine (hidden from every read through the state), and the one in it.
+KEYS_DIR: Final = "keys"
 
 #: Repository-owned design files (committed), relative to the root.
 REPO_DIR: Final = "bee-design"
@@ -124,7 +126,9 @@ class DesignFiles:
 
     def _state(self) -> ConfinedRoot | None:
         folder = self.state_dir()
-        return ConfinedRoot(folder) if folder.is_dir() else None
+        # keys/ held the evidence key before it became a per-user setting (bee_design.capture.seal); a key an older
+        # Bee left there is never served, whatever path or symlink leads to it.
+        return ConfinedRoot(folder, hidden=[folder / KEYS_DIR]) if folder.is_dir() else None
 
     def open_state(self, relative: str) -> ConfinedFile:
         """Open a file of Bee's design state (``relative`` to ``.bee/design``).

@@ -188,11 +188,11 @@ class Host:
             on_call_tool=on_call_tool,
             get_tool_input_schema=self.input_schema,
         )
-        server.middleware.append(contract_stamp(version))
+        server.middleware.append(ContractStamp(version))
         return server
 
 
-class contract_stamp:
+class ContractStamp:
     """Middleware adding the version triple to ``_meta`` of initialize, discover and tools/list results."""
 
     def __init__(self, version: dict[str, str]) -> None:
@@ -212,7 +212,7 @@ async def serve_stdio_async(host: Host) -> None:
 
     server = host.build_server()
     async with capped_stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())  # type: ignore[arg-type]
+        await server.run(read_stream, write_stream, server.create_initialization_options())  # type: ignore[arg-type]  # context streams, typed as the SDK's
 
 
 def serve_stdio(host: Host) -> None:

@@ -11,6 +11,11 @@ Never served, whatever the route (a name in the path, a symlink's target, a syml
 back in): anything outside the root, any component named ``.git`` or ``.bee`` (a repository's internals, Bee's
 own state) and the ``hidden`` directories a host names at startup (such as a Bee instance root that lies inside
 the checkout).
+
+:meth:`ConfinedRoot.walk` lists a whole tree the same way: each directory is opened from its parent's fd with
+``O_NOFOLLOW`` and listed through that fd, iteratively (a deep tree costs a bounded list, not the interpreter's
+stack), and a symlink is reported, never followed. Opening what the walk reported with ``follow_symlinks=False``
+then refuses a symlink swapped in meanwhile instead of following it.
 """
 
 from __future__ import annotations
@@ -19,8 +24,10 @@ import errno
 import os
 import stat
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from bee_contracts import BeeError, ErrorCode, invalid
 
@@ -35,12 +42,36 @@ _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CHUNK = 1024 * 1024
 
+#: Characters of a name shown in a message before it is cut short (names can be 64 KiB long in a zip).
+SHOWN_NAME_CHARS = 200
+
 _KINDS = (
     (stat.S_ISFIFO, "a FIFO"),
     (stat.S_ISSOCK, "a socket"),
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
 )
+
+
+def shown(name: str | bytes) -> str:
+    """``name`` as a message shows it (between single quotes): escaped as Python escapes a string — ``\\\\`` for a
+    backslash, ``\\'`` for a quote, ``\\n``, ``\\x00``, ``\\u200b`` for what does not print — with the bytes that
+    are not UTF-8 (a file system's surrogate escapes, or raw bytes) as ``\\xNN``, and cut to
+    :data:`SHOWN_NAME_CHARS` characters (then ``…``)."""
+    text = name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else name
+    cut = text[:SHOWN_NAME_CHARS]
+    escaped = "".join(_escaped(char) for char in cut)
+    return escaped + "…" if len(text) > SHOWN_NAME_CHARS else escaped
+
+
+def _escaped(char: str) -> str:
+    if "\udc80" <= char <= "\udcff":  # a byte that is not UTF-8, as surrogateescape carries it
+        return f"\\x{ord(char) - 0xDC00:02x}"
+    if char == "'":
+        return "\\'"
+    if char == "\\" or not char.isprintable():
+        return repr(char)[1:-1]
+    return char
 
 
 def _outside(path: str, why: str) -> BeeError:
@@ -93,6 +124,37 @@ def _parts(path: str) -> list[str]:
 def _forbidden_why(name: str, *, via_link: bool) -> str:
     what = "repository internals (.git)" if name == ".git" else "Bee's own state (.bee)"
     return f"resolves through a symlink to {what}" if via_link else f"names {what}"
+
+
+@dataclass(frozen=True)
+class WalkEntry:
+    """A file, symlink or special file met by :meth:`ConfinedRoot.walk`.
+
+    ``path`` is relative to the root with forward slashes, spelled as the file system spells it (a name that is not
+    UTF-8 keeps its bytes as surrogate escapes: see :func:`shown`); ``info`` is its ``lstat`` when the walk met it.
+    """
+
+    path: str
+    kind: Literal["file", "symlink", "other"]
+    info: os.stat_result
+
+    def unchanged(self, info: os.stat_result) -> bool:
+        """Whether ``info`` (the ``fstat`` of what was opened at :attr:`path`) is the file the walk met, as it was."""
+        mine = self.info
+        return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns) == (
+            mine.st_dev,
+            mine.st_ino,
+            mine.st_size,
+            mine.st_mtime_ns,
+        )
+
+
+def _changed(path: str, why: str) -> BeeError:
+    return BeeError(
+        ErrorCode.CONFLICT,
+        f"'{shown(path)}' {why} while the tree was walked; try again once nothing is changing it",
+        details={"path": shown(path)},
+    )
 
 
 class ConfinedFile:
@@ -175,19 +237,100 @@ class ConfinedRoot:
             return Path(absolute[len(self._prefix) :])
         return None
 
-    def open(self, path: str) -> ConfinedFile:
+    def open(self, path: str, *, follow_symlinks: bool = True) -> ConfinedFile:
         """Open ``path`` (repository-relative, forward slashes) for reading, without a race.
 
         Symlinks inside the root are followed (at most :data:`MAX_SYMLINKS`) as long as every step stays inside
-        it; the file itself is opened non-blocking and must be a regular file.
+        it; with ``follow_symlinks=False`` any symlink on the way is refused instead. The file itself is opened
+        non-blocking and must be a regular file.
 
         Raises:
             BeeError: ``outside_root`` when the path or a symlink on its way leaves the root or reaches ``.git``,
-                ``.bee`` or a hidden directory; ``not_found`` when nothing is there; ``invalid_argument`` for an
-                empty path, a directory, a FIFO, socket or device, a symlink loop, or a file the host may not read.
+                ``.bee`` or a hidden directory, or (``follow_symlinks=False``) is or passes through a symlink;
+                ``not_found`` when nothing is there; ``invalid_argument`` for an empty path, a directory, a FIFO,
+                socket or device, a symlink loop, or a file the host may not read.
         """
-        fd, _ = self._walk(path, directory=False)
+        fd, _ = self._walk(path, directory=False, follow=follow_symlinks)
         return self._adopt(fd, path)
+
+    def walk(self, *, max_depth: int, max_entries: int, skip: Collection[str] = ()) -> Iterator[WalkEntry]:
+        """Every file, symlink and special file below the root, depth first in name order; no symlink is followed.
+
+        Each directory is opened from its parent's fd with ``O_NOFOLLOW`` and listed through its own fd, so the walk
+        never leaves the root, whatever is renamed or swapped meanwhile. Directories named in ``skip`` are not
+        entered, nor anything :meth:`open` never serves (``.git``, ``.bee``, hidden directories); none of them is
+        reported. The walk is iterative and holds one fd per level.
+
+        Raises:
+            BeeError: ``invalid_argument`` for a directory more than ``max_depth`` levels below the root, more than
+                ``max_entries`` names listed in all, or a directory that cannot be read; ``conflict`` when an entry
+                goes away or stops being a directory while it is walked.
+        """
+        listed = 0
+
+        def listing(fd: int, where: tuple[str, ...]) -> list[str]:
+            nonlocal listed
+            names = []
+            try:
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        listed += 1
+                        if listed > max_entries:
+                            raise invalid(
+                                f"the tree holds more than {max_entries} files and folders; point at a smaller one",
+                                limit=max_entries,
+                            )
+                        names.append(entry.name)
+            except OSError as exc:
+                raise invalid(f"cannot list '{shown('/'.join(where) or '.')}': {exc.strerror}") from None
+            return sorted(names, reverse=True)  # a stack: the next name is at the end
+
+        stack: list[tuple[int, tuple[str, ...], list[str]]] = []
+        try:
+            # A new open of the root, not a dup: a dup would share its listing position with every other walk.
+            top = os.open(".", _DIRECTORY_FLAGS, dir_fd=self._fd)
+            stack.append((top, (), []))  # on the stack first, so a failed listing still closes it
+            stack[-1] = (top, (), listing(top, ()))
+            while stack:
+                fd, parts, names = stack[-1]
+                if not names:
+                    os.close(stack.pop()[0])
+                    continue
+                where = (*parts, names.pop())
+                if where[-1] in FORBIDDEN_NAMES or any(where[: len(h)] == h for h in self._hidden):
+                    continue
+                path = "/".join(where)
+                try:
+                    info = os.stat(where[-1], dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    raise _changed(path, "went away") from None
+                except OSError as exc:
+                    raise invalid(f"cannot look at '{shown(path)}': {exc.strerror}", path=shown(path)) from None
+                if stat.S_ISDIR(info.st_mode):
+                    if where[-1] in skip:
+                        continue
+                    if len(where) > max_depth:
+                        raise invalid(
+                            f"'{shown(path)}' lies more than {max_depth} folders deep; flatten the tree",
+                            path=shown(path),
+                            limit=max_depth,
+                        )
+                    try:
+                        child = os.open(where[-1], _DIRECTORY_FLAGS, dir_fd=fd)
+                    except OSError as exc:
+                        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+                            raise _changed(path, "stopped being a directory") from None
+                        raise invalid(f"cannot open '{shown(path)}': {exc.strerror}", path=shown(path)) from None
+                    stack.append((child, where, []))  # on the stack first, so a failed listing still closes it
+                    stack[-1] = (child, where, listing(child, where))
+                    continue
+                kind: Literal["file", "symlink", "other"] = (
+                    "file" if stat.S_ISREG(info.st_mode) else "symlink" if stat.S_ISLNK(info.st_mode) else "other"
+                )
+                yield WalkEntry(path, kind, info)
+        finally:
+            for fd, _, _ in stack:
+                os.close(fd)
 
     def directory(self, path: str) -> ConfinedRoot:
         """Open the directory ``path`` (relative, forward slashes) as a root of its own, without a race.
@@ -205,7 +348,7 @@ class ConfinedRoot:
         inner._hidden = tuple(h[len(names) :] for h in self._hidden if h[: len(names)] == tuple(names))
         return inner
 
-    def _walk(self, path: str, *, directory: bool) -> tuple[int, list[str]]:
+    def _walk(self, path: str, *, directory: bool, follow: bool = True) -> tuple[int, list[str]]:
         """Walk ``path`` from the root's fd; return the fd of what it names and its real components."""
         pending = list(reversed(_parts(path)))  # a stack: the next component is at the end
         walked: list[tuple[str, int]] = []  # directories opened below the root: (name, fd)
@@ -239,10 +382,15 @@ class ConfinedRoot:
                     except OSError as unreadable:
                         raise self._open_error(path, name, parent, unreadable) from None
                     if target is None:
-                        if exc.errno == errno.ENOTDIR:
+                        if exc.errno == errno.ENOTDIR and not self._is_directory(name, parent):
                             raise _not_found(path, f" ({name!r} is not a directory)") from None
-                        pending.append(name)  # it stopped being a symlink just now: look at it again
+                        # It stopped being a symlink just now (a directory again, say): look at it again. A race
+                        # that keeps this up ends at MAX_SYMLINKS, since every pass counts as one.
+                        pending.append(name)
                         continue
+                    if not follow:
+                        why = "is a symlink" if final else f"passes through the symlink {name!r}"
+                        raise _outside(path, why) from None
                     if target.startswith("/"):
                         inside = self._relative(target)  # '..' in it is walked like any other, below
                         if inside is None:
@@ -274,6 +422,13 @@ class ConfinedRoot:
         for hidden in self._hidden:
             if tuple(where[: len(hidden)]) == hidden:
                 raise _outside(path, "lies in Bee's instance state, which is never served")
+
+    @staticmethod
+    def _is_directory(name: str, parent: int) -> bool:
+        try:
+            return stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+        except OSError:
+            return False
 
     @staticmethod
     def _readlink(name: str, parent: int) -> str | None:

@@ -145,8 +145,12 @@ async def capped_stdio_server(
     Pass binary ``stdin``/``stdout`` to serve other streams (tests); by default the process's own are claimed.
     """
     claimed = _ClaimedStdio() if stdin is None and stdout is None else None
-    wire_in: BinaryIO = claimed.wire_in if claimed else stdin  # type: ignore[assignment]  # both given together
-    wire_out: BinaryIO = claimed.wire_out if claimed else stdout  # type: ignore[assignment]
+    if claimed is not None:
+        wire_in, wire_out = claimed.wire_in, claimed.wire_out
+    else:
+        if stdin is None or stdout is None:
+            raise TypeError("pass both stdin and stdout, or neither")
+        wire_in, wire_out = stdin, stdout
     read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
     write_stream, write_reader = create_context_streams[SessionMessage](0)
     out_lock = anyio.Lock()

@@ -314,6 +314,8 @@ class Replica:
             "service": self.service.spec.name,
             "replica": self.index,
             "state": self.status.state.value,
+            # Where clients reach the service (health is checked on a socket of the replica's own).
+            "address": "{}:{}".format(*self.service.spec.listen) if self.service.spec.listen else None,
             "pid": self.child.pid if self.child else None,
             "since": round(now_wall - (now - self.status.since), 3),
             "started": self.started_wall if self.child else None,

@@ -14,9 +14,10 @@ before it became ready) is a failed start; failed starts back off exponentially,
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, assert_never
 
 
 class State(StrEnum):
@@ -149,33 +150,40 @@ def transition(
     ) -> Status:
         return Status(new, now, started_at, retries, due, reason, refused)
 
-    if event is Event.START:
-        if state in STOPPED_STATES or state is State.BACKOFF:
-            retries = status.retries if state is State.BACKOFF else 0
-            return enter(State.STARTING, started_at=now, retries=retries, due=None, reason="")
-        return status
+    match event:
+        case Event.START:
+            if state in STOPPED_STATES or state is State.BACKOFF:
+                retries = status.retries if state is State.BACKOFF else 0
+                return enter(State.STARTING, started_at=now, retries=retries, due=None, reason="")
+            return status
+        case Event.STOP:
+            if state in (State.STARTING, State.RUNNING):
+                return enter(State.STOPPING, reason="stop requested")
+            if state in (State.BACKOFF, State.EXITED):
+                return enter(State.STOPPED, due=None, reason="stop requested")
+            return status
+        case Event.READY:
+            return enter(State.RUNNING, reason="") if state is State.STARTING else status
+        case Event.REFUSE:
+            if state in (State.STARTING, State.RUNNING):
+                return enter(State.STOPPING, reason=reason, refused=True)
+            return status
+        case Event.TICK:
+            if state in (State.BACKOFF, State.EXITED) and status.due is not None and now >= status.due:
+                return enter(State.STARTING, started_at=now, due=None, reason="")
+            return status
+        case Event.EXIT:
+            return _after_exit(status, enter, now=now, policy=policy, exit_code=exit_code, draw=draw)
+        case _:  # a new event must be handled above: mypy reports this line until it is
+            assert_never(event)
 
-    if event is Event.STOP:
-        if state in (State.STARTING, State.RUNNING):
-            return enter(State.STOPPING, reason="stop requested")
-        if state in (State.BACKOFF, State.EXITED):
-            return enter(State.STOPPED, due=None, reason="stop requested")
-        return status
 
-    if event is Event.READY:
-        return enter(State.RUNNING, reason="") if state is State.STARTING else status
-
-    if event is Event.REFUSE:
-        if state in (State.STARTING, State.RUNNING):
-            return enter(State.STOPPING, reason=reason, refused=True)
-        return status
-
-    if event is Event.TICK:
-        if state in (State.BACKOFF, State.EXITED) and status.due is not None and now >= status.due:
-            return enter(State.STARTING, started_at=now, due=None, reason="")
-        return status
-
-    # Event.EXIT
+def _after_exit(
+    status: Status, enter: Callable[..., Status], *, now: float, policy: RestartPolicy, exit_code: int, draw: float
+) -> Status:
+    """The status after the process exits with ``exit_code``: stopped, restarted after its start period, backing
+    off during a start, or fatal once the starts failed too often in a row."""
+    state = status.state
     ended = describe_exit(exit_code)
     if state is State.STOPPING:
         if status.refused:

@@ -77,7 +77,7 @@ def render(document: dict[str, Any], running_pid: int | None) -> str:
     if installed:
         head += f"\ninstalled: bee {installed.get('version')} (contract {installed.get('contractVersion')}, "
         head += f"{installed.get('contractDigest')})"
-    rows = [("SERVICE", "STATE", "PID", "UPTIME", "RESTARTS", "VERSION", "HEALTH")]
+    rows = [("SERVICE", "STATE", "ADDRESS", "PID", "UPTIME", "RESTARTS", "VERSION", "HEALTH")]
     now = time.time()
     for replica in document.get("replicas", []):
         health = replica.get("health") or {}
@@ -91,6 +91,7 @@ def render(document: dict[str, Any], running_pid: int | None) -> str:
             (
                 f"{replica['service']}/{replica['replica']}",
                 str(replica.get("state", "?")),
+                str(replica.get("address") or "-"),
                 str(replica.get("pid") or "-"),
                 _duration(uptime) if isinstance(uptime, int | float) else "-",
                 str(replica.get("restarts", 0)),

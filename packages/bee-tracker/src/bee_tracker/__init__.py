@@ -12,7 +12,7 @@ from bee_tracker._version import __version__
 
 if TYPE_CHECKING:
     from bee_tracker.config import TrackerConfig
-    from bee_tracker.hosts import TRACKER
+    from bee_tracker.registry import TRACKER
     from bee_tracker.server import build_app
     from bee_tracker.store import open_store
 
@@ -21,7 +21,7 @@ __all__ = ["TRACKER", "TrackerConfig", "__version__", "build_app", "open_store"]
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "TRACKER": "bee_tracker.hosts",
+        "TRACKER": "bee_tracker.registry",
         "TrackerConfig": "bee_tracker.config",
         "build_app": "bee_tracker.server",
         "open_store": "bee_tracker.store",

@@ -3,9 +3,10 @@
 bee-core never imports the tracker's code. It is one more MCP client of the tracker, through
 :func:`bee_core.remote.session`, speaking the 2026-07-28 protocol (one HTTP request per tool call, no handshake).
 Every failure becomes a :class:`~bee_contracts.BeeError`, mapped as :mod:`bee_core.remote` says (a refused token
-is ``unauthorized``, the tracker's admission limit ``busy``, a tracker that cannot be reached or does not answer
-one request within :data:`~bee_core.remote.REQUEST_TIMEOUT_SECONDS` ``unavailable``, running out of the caller's
-deadline ``deadline_exceeded``). What is the tracker's own is read here:
+is ``unauthorized``, the tracker's admission limit ``busy``, a tracker that cannot be reached or is silent for
+:data:`~bee_core.remote.REQUEST_TIMEOUT_SECONDS` ``unavailable``, running out of the caller's deadline (an answer
+that drips in included) ``deadline_exceeded``, an answer over the byte cap ``result_too_large``). What is the
+tracker's own is read here:
 
 - the tracker's tool errors keep their code and message (``not_found``, ``forbidden``, …);
 - a tool the tracker does not serve (an older tracker) is ``unsupported``;

@@ -22,7 +22,7 @@ from bee_contracts.limits import SKILL_BODY_MAX_BYTES
 from bee_core.skills import frontmatter
 from bee_core.skills.config import DirectoryConfig
 from bee_core.skills.model import Listing, Loaded, Skill, SkillSource, text_of, too_large
-from bee_hostkit import ConfinedRoot
+from bee_hostkit import ConfinedRoot, Deadline
 
 SKILL_FILE = "SKILL.md"
 
@@ -123,8 +123,8 @@ class DirectoryProvider:
         return self.path
 
     @asynccontextmanager
-    async def open(self, timeout: float) -> AsyncIterator[SkillSource]:
-        del timeout  # local reads are bounded by the skill limits, not by a network wait
+    async def open(self, within: Deadline | float) -> AsyncIterator[SkillSource]:
+        del within  # local reads are bounded by the skill limits, not by a network wait
         try:
             root = ConfinedRoot(Path(self.path))
         except OSError as exc:

@@ -20,6 +20,7 @@ from bee_core.skills.frontmatter import Frontmatter
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.core import SkillGetResult
+    from bee_hostkit import Deadline
 
 
 @dataclass(frozen=True)
@@ -29,9 +30,11 @@ class Skill:
     provider: str
     skill_path: str
     about: Frontmatter
-    #: MCP providers: the SKILL.md resource URI and the manifest (every file's URI and digest).
+    #: MCP providers: the SKILL.md resource URI, the manifest (every file's URI and digest) and the SKILL.md's
+    #: size in bytes as the manifest gives it (None when it gives none).
     uri: str = ""
     manifest: Mapping[str, str] = field(default_factory=dict)
+    size: int | None = None
 
     @property
     def path(self) -> str:
@@ -131,8 +134,9 @@ class Provider(Protocol):
     def where(self) -> str:
         """Where the provider is, for people (a directory, a URL)."""
 
-    def open(self, timeout: float) -> AbstractAsyncContextManager[SkillSource]:
-        """Open the provider; every provider call made through it ends within ``timeout`` seconds.
+    def open(self, within: Deadline | float) -> AbstractAsyncContextManager[SkillSource]:
+        """Open the provider; every provider call made through it ends within ``within``: the call's deadline
+        (running out of it is ``deadline_exceeded``) or the provider's own timeout in seconds (``unavailable``).
 
         Raises:
             BeeError: the provider cannot be opened (``unavailable``, ``unauthorized``, ``unsupported``).

@@ -3,16 +3,22 @@
 It is reached with the official MCP client over Streamable HTTP, with ``Authorization: Bearer <token>`` when the
 provider names a token source; the token is read from its environment variable or file on every call and never
 stored. ``skills/list`` (every page) gives the skills — uri, the frontmatter verbatim, and the manifest of every
-file with its sha256 digest — without reading a body. Loading a skill asks ``skills/get`` for its current entry,
-reads the SKILL.md with ``resources/read``, and serves it only when its bytes match the manifest digest and its
-frontmatter matches the entry's field for field (``hash_mismatch`` otherwise; nothing is served). Only
-``skill://<skill-path>/SKILL.md`` skills with a manifest are served: a skill without digests cannot be verified.
+file with its sha256 digest and size — without reading a body. Loading a skill asks ``skills/get`` for its current
+entry, reads the SKILL.md with ``resources/read``, and serves it only when its bytes have the manifest's size and
+digest and its frontmatter matches the entry's field for field (``hash_mismatch`` otherwise; nothing is served).
+Only ``skill://<skill-path>/SKILL.md`` skills with a manifest are served: a skill without digests cannot be
+verified.
 
-The session is :func:`bee_core.remote.session`: every exchange with the server is bounded by the timeout
+What a provider sends is bounded before it is used: every answer is read under the byte cap of
+:mod:`bee_core.remote` as it arrives; a manifest holds at most :data:`MAX_MANIFEST_FILES` files (the Skills
+extension's own per-skill limit); a SKILL.md whose manifest size is over the body limit is never read, and a base64
+body is measured before it is decoded; a listing stops after :data:`MAX_PAGES` pages or :data:`MAX_SKILLS` entries.
+
+The session is :func:`bee_core.remote.session`: every exchange with the server is bounded by what
 :meth:`McpProvider.open` is given, and transport and HTTP failures are mapped there (an unreachable or silent server
-is ``unavailable``, retryable, naming the provider). What is the Skills extension's own is read here: a server that
-does not declare the extension, or does not serve its methods, or answers something that is not MCP, is
-``unsupported``.
+is ``unavailable``, retryable, naming the provider; an answer over the cap ``result_too_large``). What is the Skills
+extension's own is read here: a server that does not declare the extension, or does not serve its methods, or
+answers something that is not MCP, is ``unsupported``.
 """
 
 from __future__ import annotations
@@ -36,14 +42,21 @@ from bee_core import remote
 from bee_core.skills import frontmatter
 from bee_core.skills.config import McpConfig
 from bee_core.skills.model import Listing, Loaded, Skill, SkillSource, text_of, too_large
+from bee_hostkit import Deadline
 
 EXTENSION_ID = "io.modelcontextprotocol/skills"
 
-#: Pages of skills/list read, and skills kept, before the listing stops (and says so).
+#: Pages of skills/list read, and entries taken (skills and those Bee cannot serve), before the listing stops (and
+#: says so).
 MAX_PAGES = 50
 MAX_SKILLS = 1000
+#: Files one skill's manifest may list: the Skills extension's limit of resources per skill (SEP-2640), which
+#: every host must support and servers should not pass.
+MAX_MANIFEST_FILES = 512
 
 _SKILL_URI = re.compile(r"skill://(?P<path>[^?#]+)/SKILL\.md")
+#: The most of a provider's own text (a URI, a digest) echoed in a message.
+_ECHO = 200
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
@@ -86,7 +99,8 @@ class McpSource:
         uri = raw.get("uri") if isinstance(raw, dict) else None
         found = _SKILL_URI.fullmatch(uri) if isinstance(uri, str) else None
         if found is None:
-            raise self._unusable(f"the skill {uri!r}", "whose URI is not skill://<skill-path>/SKILL.md")
+            shown = uri[:_ECHO] if isinstance(uri, str) else uri
+            raise self._unusable(f"the skill {shown!r}", "whose URI is not skill://<skill-path>/SKILL.md")
         assert isinstance(raw, dict)
         skill_path = found["path"]
         path = f"{self.name}/{skill_path}"
@@ -95,36 +109,56 @@ class McpSource:
         resources = raw.get("resources")
         if not isinstance(resources, list):
             raise self._unusable(path, "without a manifest of digests; Bee serves only skills it can verify")
+        if len(resources) > MAX_MANIFEST_FILES:
+            raise self._unusable(
+                path,
+                f"with a manifest of {len(resources)} files, over the Skills extension's limit of "
+                f"{MAX_MANIFEST_FILES} per skill",
+            )
         manifest: dict[str, str] = {}
+        size: int | None = None
         for resource in resources:
             if not isinstance(resource, dict) or not isinstance(resource.get("uri"), str):
                 raise self._unusable(path, "with a manifest entry that has no uri")
             digest = resource.get("digest")
             if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
-                raise self._unusable(path, f"with the digest {digest!r}, not sha256:<64 hex digits>")
+                raise self._unusable(path, f"with the digest {str(digest)[:80]!r}, not sha256:<64 hex digits>")
+            stated = resource.get("size")
+            # The extension requires a size; a server that leaves it out is still verified by its digest.
+            if stated is not None and (not isinstance(stated, int) or isinstance(stated, bool) or stated < 0):
+                raise self._unusable(path, f"with the size {str(stated)[:40]!r}, not a number of bytes")
             manifest[resource["uri"]] = digest
+            if resource["uri"] == uri:
+                size = stated
         if uri not in manifest:
             raise self._unusable(path, "with a manifest that does not list its SKILL.md")
-        return Skill(self.name, skill_path, about, uri, manifest)
+        if size is not None and size > SKILL_BODY_MAX_BYTES:
+            raise too_large(path, size)  # known from the manifest: the body is never read
+        return Skill(self.name, skill_path, about, uri, manifest, size)
 
     async def list(self) -> Listing:
         listing = Listing()
         cursor: str | None = None
+        taken = 0
         for _ in range(MAX_PAGES):
             page = await self._request("skills/list", {"cursor": cursor} if cursor else {}, _Page)
-            for raw in page.skills:
+            # Entries Bee cannot serve count too: each becomes a message, and pages of junk must not become
+            # millions of them.
+            room = MAX_SKILLS - taken
+            for raw in page.skills[:room]:
                 try:
                     listing.skills.append(self._entry(raw))
                 except BeeError as exc:
                     where = raw.get("uri") if isinstance(raw, dict) else None
-                    listing.unreadable.append((str((exc.details or {}).get("path") or where), exc.message))
+                    listing.unreadable.append((str((exc.details or {}).get("path") or where)[:_ECHO], exc.message))
+            taken += min(room, len(page.skills))
             cursor = page.next_cursor
+            if len(page.skills) > room or (cursor and taken >= MAX_SKILLS):
+                break
             if not cursor:
                 return listing
-            if len(listing.skills) >= MAX_SKILLS:
-                break
         listing.unreadable.append(
-            (f"{self.name}/", f"the listing stopped after {MAX_PAGES} pages or {MAX_SKILLS} skills")
+            (f"{self.name}/", f"the listing stopped after {MAX_PAGES} pages or {MAX_SKILLS} entries")
         )
         return listing
 
@@ -147,6 +181,14 @@ class McpSource:
         if skill.skill_path != skill_path:
             raise self._unusable(path, f"under another URI ({skill.uri}) when asked for {uri}")
         data = await self._read(skill)
+        if skill.size is not None and len(data) != skill.size:
+            raise BeeError(
+                ErrorCode.HASH_MISMATCH,
+                f"skill {path}: the SKILL.md provider {self.name!r} served is {len(data)} bytes, not the "
+                f"{skill.size} its manifest gives; nothing was served. If the skill changed meanwhile, calling "
+                "again reads the new version",
+                details={"path": path, "expectedBytes": skill.size, "actualBytes": len(data)},
+            )
         digest = "sha256:" + hashlib.sha256(data).hexdigest()
         if digest != skill.manifest[uri]:
             raise BeeError(
@@ -174,6 +216,10 @@ class McpSource:
             if isinstance(content, mcp_types.TextResourceContents):
                 data = content.text.encode("utf-8")
             else:
+                # Measured before decoding: base64 carries 3 bytes in every 4 characters.
+                decoded = len(content.blob) // 4 * 3 - content.blob[-2:].count("=")
+                if decoded > SKILL_BODY_MAX_BYTES:
+                    raise too_large(skill.path, decoded)
                 data = base64.b64decode(content.blob, validate=True)
             if len(data) > SKILL_BODY_MAX_BYTES:
                 raise too_large(skill.path, len(data))
@@ -213,8 +259,8 @@ class McpProvider:
         return self.url
 
     @asynccontextmanager
-    async def open(self, timeout: float) -> AsyncIterator[SkillSource]:
-        """The provider's skills, over a session of at most ``timeout`` seconds.
+    async def open(self, within: Deadline | float) -> AsyncIterator[SkillSource]:
+        """The provider's skills, over a session bounded by ``within`` (see :class:`bee_core.remote.Exchange`).
 
         Raises:
             BeeError: ``unauthorized`` when its token source holds no usable token (read now, never stored);
@@ -222,7 +268,7 @@ class McpProvider:
                 session, mapped by :func:`bee_core.remote.session` and :meth:`_answer`.
         """
         token = self.token_source.read() if self.token_source else None
-        async with remote.session(self.server, token, within=timeout, mode="auto", answers=self._answer) as client:
+        async with remote.session(self.server, token, within=within, mode="auto", answers=self._answer) as client:
             if EXTENSION_ID not in (client.server_capabilities.extensions or {}):
                 raise self.server.error(
                     ErrorCode.UNSUPPORTED,

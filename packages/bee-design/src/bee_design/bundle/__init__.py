@@ -1,6 +1,7 @@
 """Design bundles: reading a folder or zip safely (:mod:`.reading`), the references a file makes
-(:mod:`.references`), elements, their graph and digests (:mod:`.building`, :mod:`.graph`), the immutable manifest
-(:mod:`.manifest`) and the store of imported bundles (:mod:`.store`)."""
+(:mod:`.references`, with the linear HTML tokenizer of :mod:`.markup`), elements, their graph and digests
+(:mod:`.building`, :mod:`.graph`), the immutable manifest (:mod:`.manifest`) and the store of imported bundles
+(:mod:`.store`)."""
 
 from typing import TYPE_CHECKING
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from bee_contracts import invalid
 from bee_design import digests
-from bee_design.bundle.graph import dependency_order, find_cycles, spell
+from bee_design.bundle.graph import dependency_order, find_cycles, shortened, spell
 from bee_design.bundle.manifest import Dependency, Element, FileEntry, Kind, Manifest
 from bee_design.bundle.reading import RawBundle
 from bee_design.bundle.references import Reference, css_references, html_references, resolve
@@ -54,6 +55,7 @@ MEDIA_TYPES: Final = {
 }
 _ASSET_PREFIXES = ("image/", "font/")
 _ID_MAX = 255
+_MAX_CYCLES_SHOWN = 10
 
 
 def media_type(path: str) -> str:
@@ -106,15 +108,17 @@ def _slug(path: str) -> str:
 def _discover(paths: Iterable[str]) -> list[_Planned]:
     planned = []
     taken: set[str] = set()
+    last: dict[str, int] = {}  # the last suffix tried for each base, so many clashing paths cost no rescans
     for path in sorted(paths):
         kind = _discovered_kind(path)
         if kind is None:
             continue
         base = _slug(path)
-        candidate, n = base, 1
+        candidate, n = base, last.get(base, 1)
         while candidate in taken:
             n += 1
             candidate = f"{base[: _ID_MAX - 6]}-{n}"
+        last[base] = n
         taken.add(candidate)
         planned.append(_Planned(candidate, kind, path, declared=False))
     return planned
@@ -128,13 +132,13 @@ def _declared(data: bytes, files: set[str]) -> list[_Planned]:
         raise invalid(f"{where} is not valid JSON ({exc}); fix it or remove it to discover elements") from None
     validator("bundle-declaration", where).check(raw)
     planned = []
-    ids = [entry["id"] for entry in raw["elements"]]
-    entries = [entry["entry"] for entry in raw["elements"]]
+    ids = Counter(entry["id"] for entry in raw["elements"])
+    entries = Counter(entry["entry"] for entry in raw["elements"])
     for entry in raw["elements"]:
         element = entry["id"]
-        if ids.count(element) > 1:
+        if ids[element] > 1:
             raise invalid(f"{where} declares element {element!r} twice; ids must be unique", element=element)
-        if entries.count(entry["entry"]) > 1:
+        if entries[entry["entry"]] > 1:
             raise invalid(
                 f"{where}: {entry['entry']!r} is the entry of more than one element; give each element its own "
                 "entry file",
@@ -203,14 +207,15 @@ def build_manifest(raw: RawBundle, bundle: str, imported_at: str) -> Manifest:
         owned[p.id] = own
         uses[p.id] = used | set(p.depends_on)
 
-    cycles = find_cycles(uses)
+    cycles = [[f"{bundle}:{node}" for node in cycle] for cycle in find_cycles(uses, limit=_MAX_CYCLES_SHOWN)]
     if cycles:
-        spelled = "; ".join(spell([f"{bundle}:{node}" for node in cycle]) for cycle in cycles)
+        spelled = "; ".join(spell(cycle) for cycle in cycles)
+        more = f" (the first {_MAX_CYCLES_SHOWN} shown)" if len(cycles) == _MAX_CYCLES_SHOWN else ""
         raise invalid(
-            f"the bundle's elements depend on each other in a cycle: {spelled}. Break the cycle in the design "
-            "(a stylesheet importing itself through others, frames loading each other, or dependsOn in "
+            f"the bundle's elements depend on each other in a cycle: {spelled}{more}. Break the cycle in the "
+            "design (a stylesheet importing itself through others, frames loading each other, or dependsOn in "
             f"{DECLARATION})",
-            cycles=[[f"{bundle}:{node}" for node in cycle] for cycle in cycles],
+            cycles=[shortened(cycle) for cycle in cycles],
         )
     digest_of: dict[str, str] = {}
     sha = {entry.path: entry.sha256 for entry in entries}
@@ -241,17 +246,18 @@ def _reach(
     own = [element.entry]
     seen = {element.entry}
     used: set[str] = set()
-    queue = [element.entry, *element.files]
+    queue = deque([element.entry])
     for path in element.files:
         other = by_entry.get(path)
         if other is not None and other != element.id:
             used.add(other)
-            queue.remove(path)
-        elif path not in seen:
+            continue
+        queue.append(path)
+        if path not in seen:
             seen.add(path)
             own.append(path)
     while queue:
-        current = queue.pop(0)
+        current = queue.popleft()
         for target in edges.get(current, ()):
             other = by_entry.get(target)
             if other is not None and other != element.id:

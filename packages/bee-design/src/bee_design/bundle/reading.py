@@ -1,25 +1,42 @@
 """Reading a design bundle — a folder or a zip of one — into named files, safely.
 
-Every name must be a plain relative path (no ``..``, no absolute or drive names, no backslashes, no NUL), no entry
-may be a symlink or a special file, and the file count and total size are bounded before any content is read: a
-zip's declared sizes are checked first, and reading never takes more than an entry declares, so a zip bomb is
-refused without being inflated. Platform clutter (``__MACOSX/``, ``.DS_Store``, ``Thumbs.db``) is skipped. A zip
-whose entries all sit in one top-level folder is read from inside that folder.
+Every name must be a plain relative path (no ``..``, no absolute or drive names, no backslashes) of UTF-8 text
+without NUL, at most :data:`MAX_DEPTH` folders deep and :data:`MAX_PATH_BYTES` long; no entry may be a symlink or a
+special file; and the file count and total size are bounded before any content is read: a zip's declared sizes are
+checked first, and reading never takes more than an entry declares, so a zip bomb is refused without being
+inflated. Platform clutter (``__MACOSX/``, ``.DS_Store``, ``Thumbs.db``) is skipped, and so are ``.git`` and
+``.bee`` in a folder (a repository's internals and Bee's own state are never design files). A zip whose entries
+all sit in one top-level folder is read from inside that folder.
+
+A folder is walked and read through one :class:`~bee_hostkit.ConfinedRoot`: every directory and file is opened
+from its parent's fd with ``O_NOFOLLOW``, so a file or folder swapped for a symlink between the walk and the read
+is refused, never followed out of the bundle, and a file that is not the one the walk met (replaced, grown or
+rewritten meanwhile) is refused as changed.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import struct
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
 from bee_contracts import BeeError, ErrorCode, invalid
+from bee_hostkit import ConfinedRoot
+from bee_hostkit.paths import WalkEntry, shown
 
 #: Most files a bundle may hold.
 MAX_FILES: Final = 5000
+#: Most files and folders a bundle folder may hold in all, clutter included (a guard on the walk itself).
+MAX_ENTRIES: Final = 4 * MAX_FILES
+#: Most folders a bundle file may sit in, one inside the other.
+MAX_DEPTH: Final = 64
+#: Longest relative path of a bundle file, in UTF-8 bytes.
+MAX_PATH_BYTES: Final = 1024
 #: Most bytes all files of a bundle may hold together, and one file alone.
 MAX_TOTAL_BYTES: Final = 256 * 1024 * 1024
 MAX_FILE_BYTES: Final = 64 * 1024 * 1024
@@ -49,19 +66,29 @@ class RawBundle:
 def _refuse(name: str, why: str) -> BeeError:
     return BeeError(
         ErrorCode.OUTSIDE_ROOT,
-        f"bundle entry {name!r} {why}; a bundle holds only plain files under relative paths",
-        details={"entry": name},
+        f"bundle entry '{shown(name)}' {why}; a bundle holds only plain files under relative paths",
+        details={"entry": shown(name)},
     )
 
 
-def clean_name(name: str) -> str | None:
+def _malformed(name: str | bytes, why: str, source: str) -> BeeError:
+    return invalid(f"{source}: entry '{shown(name)}' {why}", entry=shown(name))
+
+
+def clean_name(name: str, source: str) -> str | None:
     """The entry's relative path with forward slashes, or None for clutter to skip.
 
     Raises:
-        BeeError: ``outside_root`` for an absolute name, ``..``, a backslash or a NUL byte.
+        BeeError: ``outside_root`` for an absolute name, ``..`` or a backslash; ``invalid_argument`` for a NUL
+            byte, a name that is not UTF-8 (a folder's name, as the file system keeps it), one more than
+            :data:`MAX_DEPTH` folders deep or longer than :data:`MAX_PATH_BYTES`.
     """
     if "\x00" in name:
-        raise _refuse(name.replace("\x00", "\\0"), "contains a NUL byte")
+        raise _malformed(name, "has a NUL byte in its name; rename it", source)
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:  # surrogate escapes: bytes of a file system name that are not UTF-8
+        raise _malformed(name, "has a name that is not UTF-8; rename it", source) from None
     if "\\" in name:
         raise _refuse(name, "contains a backslash")
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
@@ -71,6 +98,10 @@ def clean_name(name: str) -> str | None:
         raise _refuse(name, "climbs out with '..'")
     if not parts or _CLUTTER_DIRS.intersection(parts) or parts[-1] in _CLUTTER_FILES:
         return None
+    if len(parts) - 1 > MAX_DEPTH:
+        raise _malformed(name, f"lies more than {MAX_DEPTH} folders deep; flatten the bundle", source)
+    if size > MAX_PATH_BYTES:
+        raise _malformed(name, f"has a {size}-byte path, over the {MAX_PATH_BYTES}-byte limit; shorten it", source)
     return "/".join(parts)
 
 
@@ -103,38 +134,108 @@ def read_folder(folder: Path) -> RawBundle:
     """Read every regular file under ``folder``.
 
     Raises:
-        BeeError: ``outside_root`` for a symlink or special file inside the folder; ``invalid_argument`` over a
-            limit or for an empty folder.
+        BeeError: ``outside_root`` for a symlink or special file inside the folder (a symlink swapped in after the
+            walk too); ``invalid_argument`` for a malformed name (see :func:`clean_name`), over a limit, for an
+            empty folder or one that cannot be read, or a special file swapped in after the walk; ``conflict`` for a
+            file that changes while the bundle is read; ``not_found`` for one that goes away meanwhile.
     """
-    tally = _Tally(f"folder {str(folder)!r}")
-    found: list[tuple[str, Path]] = []
-    for directory, subdirs, names in os.walk(folder, followlinks=False):
-        base = Path(directory)
-        for name in sorted(subdirs):
-            if (base / name).is_symlink():
-                raise _refuse((base / name).relative_to(folder).as_posix(), "is a symlink")
-        subdirs[:] = sorted(d for d in subdirs if d not in _CLUTTER_DIRS)
-        for name in sorted(names):
-            path = base / name
-            rel = path.relative_to(folder).as_posix()
-            info = path.lstat()
-            if stat.S_ISLNK(info.st_mode):
-                raise _refuse(rel, "is a symlink")
-            if not stat.S_ISREG(info.st_mode):
-                raise _refuse(rel, "is not a regular file")
-            cleaned = clean_name(rel)
+    source = f"folder {str(folder)!r}"
+    tally = _Tally(source)
+    try:
+        root = ConfinedRoot(folder)
+    except OSError as exc:
+        raise invalid(f"{source} cannot be opened ({exc.strerror}); pass a folder you can read") from None
+    try:
+        found: list[tuple[str, WalkEntry]] = []
+        for entry in _walked(root, source):
+            cleaned = clean_name(entry.path, source)
+            if entry.kind == "symlink":
+                raise _refuse(entry.path, "is a symlink")
+            if entry.kind != "file":
+                raise _refuse(entry.path, "is not a regular file")
             if cleaned is None:
                 continue
-            tally.add(cleaned, info.st_size)
-            found.append((cleaned, path))
-    if not found:
-        raise invalid(f"folder {str(folder)!r} holds no files; point at the exported design folder")
-    files = tuple(BundleFile(name, path.read_bytes()) for name, path in sorted(found))
-    return RawBundle("folder", folder.name, files)
+            tally.add(cleaned, entry.info.st_size)
+            found.append((cleaned, entry))
+        if not found:
+            raise invalid(f"{source} holds no files; point at the exported design folder")
+        files = tuple(BundleFile(name, _read_file(root, entry, source)) for name, entry in sorted(found))
+    finally:
+        root.close()
+    return RawBundle("folder", _display_name(folder), files)
+
+
+def _display_name(path: Path) -> str:
+    """The folder's or zip's own name for the manifest: the user's to choose, but it must be text (UTF-8)."""
+    return os.fsencode(path.name).decode("utf-8", "replace")
+
+
+def _walked(root: ConfinedRoot, source: str) -> Iterator[WalkEntry]:
+    """The walk of a bundle folder, its refusals (too deep, too many entries, changed meanwhile) naming the folder."""
+    try:
+        yield from root.walk(max_depth=MAX_DEPTH, max_entries=MAX_ENTRIES, skip=_CLUTTER_DIRS)
+    except BeeError as exc:
+        raise BeeError(exc.code, f"{source}: {exc.message}", details=exc.details) from None
+
+
+def _read_file(root: ConfinedRoot, entry: WalkEntry, source: str) -> bytes:
+    """The bytes of the file the walk met at ``entry.path``, opened again without following any symlink.
+
+    Raises:
+        BeeError: ``outside_root`` when a symlink was swapped in on its path; ``not_found`` when it went away;
+            ``conflict`` when it is no longer the file the walk met, or changed while it was read.
+    """
+    try:
+        with root.open(entry.path, follow_symlinks=False) as file:
+            if entry.unchanged(os.fstat(file.fd)):
+                data = file.read()
+                if len(data) == entry.info.st_size and entry.unchanged(os.fstat(file.fd)):
+                    return data
+    except OSError as exc:  # a read error of the device under the folder (EIO, say)
+        raise invalid(f"{source}: '{shown(entry.path)}' cannot be read ({exc.strerror})") from None
+    except BeeError as exc:
+        if exc.code is ErrorCode.OUTSIDE_ROOT:
+            raise _refuse(entry.path, "is a symlink (swapped in while the bundle was read)") from None
+        if exc.code is ErrorCode.NOT_FOUND:
+            raise BeeError(
+                ErrorCode.NOT_FOUND,
+                f"{source}: '{shown(entry.path)}' went away while the bundle was read; import it again once "
+                "nothing is changing the folder",
+                details={"entry": shown(entry.path)},
+            ) from None
+        raise BeeError(exc.code, f"{source}: '{shown(entry.path)}' cannot be read: {exc.message}") from None
+    raise BeeError(
+        ErrorCode.CONFLICT,
+        f"{source}: '{shown(entry.path)}' changed while the bundle was read; import it again once nothing is "
+        "changing the folder",
+        details={"entry": shown(entry.path)},
+    )
 
 
 def _is_symlink(info: zipfile.ZipInfo) -> bool:
     return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def _open_zip(archive: Path, source: str) -> zipfile.ZipFile:
+    """The zip at ``archive``, its names read as UTF-8 (flagged so or not: see the docs on zip names).
+
+    Raises:
+        BeeError: ``invalid_argument`` naming the entry whose name is not UTF-8, or for a file that is not a zip.
+    """
+    try:
+        # metadata_encoding: a name not flagged UTF-8 is still read as UTF-8 (what macOS and most tools write),
+        # strictly, so a name in some other code page (cp437, Shift JIS, ...) is refused, never guessed at.
+        return zipfile.ZipFile(archive, metadata_encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raw = exc.object if isinstance(exc.object, bytes) else bytes(exc.object)
+        raise _malformed(
+            raw,
+            "has a name that is not UTF-8 (written in another code page, or flagged UTF-8 wrongly); zip the "
+            "folder again with a tool that writes UTF-8 names (Info-ZIP zip 3, 7-Zip, bsdtar, Python's zipfile)",
+            source,
+        ) from None
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError, struct.error) as exc:
+        raise invalid(f"{source} cannot be read as a zip ({exc}); pass a folder or a .zip file") from None
 
 
 def read_zip(archive: Path) -> RawBundle:
@@ -142,26 +243,28 @@ def read_zip(archive: Path) -> RawBundle:
 
     Raises:
         BeeError: ``outside_root`` for an unsafe name or a symlink entry; ``invalid_argument`` for a file that is
-            not a zip, an encrypted or duplicated entry, or a bundle over the limits.
+            not a zip, a malformed name (see :func:`clean_name`; a name that is not UTF-8 included), an encrypted
+            or duplicated entry, or a bundle over the limits.
     """
     source = f"zip {archive.name!r}"
-    try:
-        zf = zipfile.ZipFile(archive)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise invalid(f"{source} cannot be read as a zip ({exc}); pass a folder or a .zip file") from None
-    with zf:
+    with _open_zip(archive, source) as zf:
         tally = _Tally(source)
         entries: dict[str, zipfile.ZipInfo] = {}
         for info in zf.infolist():
+            if "\x00" in info.orig_filename:  # zipfile cuts the name at the NUL; the original shows it
+                raise _malformed(info.orig_filename, "has a NUL byte in its name; zip the folder again", source)
             if _is_symlink(info):
                 raise _refuse(info.filename, "is a symlink")
-            cleaned = clean_name(info.filename)
+            cleaned = clean_name(info.filename, source)
             if info.is_dir() or cleaned is None:
                 continue
             if info.flag_bits & 0x1:
-                raise invalid(f"{source}: {info.filename!r} is encrypted; export the bundle without a password")
+                raise invalid(
+                    f"{source}: '{shown(info.filename)}' is encrypted; export the bundle without a password",
+                    entry=shown(info.filename),
+                )
             if cleaned in entries:
-                raise invalid(f"{source} holds {cleaned!r} twice; every path must be unique", entry=cleaned)
+                raise invalid(f"{source} holds '{shown(cleaned)}' twice; every path must be unique", entry=cleaned)
             tally.add(cleaned, info.file_size)  # declared sizes, all checked before anything is inflated
             entries[cleaned] = info
         if not entries:
@@ -170,7 +273,7 @@ def read_zip(archive: Path) -> RawBundle:
         files = []
         for name in sorted(entries):
             files.append(BundleFile(name[len(prefix) :], _read_entry(zf, entries[name], source)))
-    return RawBundle("zip", archive.name, tuple(sorted(files, key=lambda f: f.path)))
+    return RawBundle("zip", _display_name(archive), tuple(sorted(files, key=lambda f: f.path)))
 
 
 def _read_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> bytes:
@@ -180,8 +283,9 @@ def _read_entry(zf: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> byte
         with zf.open(info) as stream:
             while chunk := stream.read(_CHUNK):
                 chunks.append(chunk)
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
-        raise invalid(f"{source}: {info.filename!r} is damaged ({exc})", entry=info.filename) from None
+    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError, struct.error) as exc:
+        # ValueError: a local header whose name is not UTF-8 (UnicodeDecodeError), or other malformed fields.
+        raise invalid(f"{source}: '{shown(info.filename)}' is damaged ({exc})", entry=shown(info.filename)) from None
     return b"".join(chunks)
 
 

@@ -2,26 +2,29 @@
 
 HTML: ``src`` (img, script, iframe, source, audio, video, track, embed, input), ``srcset``, ``href`` of ``link``
 and of SVG ``use``/``image``, ``poster``, ``data`` of ``object``, and CSS in ``<style>`` and ``style=""``.
-Navigation links (``<a href>``) are not dependencies. CSS: ``@import`` and ``url()``. ``data:`` URLs are inline
-content, not references.
+Navigation links (``<a href>``) are not dependencies. CSS: ``@import`` and ``url()``, outside comments and
+strings. ``data:`` URLs are inline content, not references.
+
+Both scanners take time in proportion to the text, whatever it holds (:mod:`.markup` says how for HTML; the CSS
+pattern below uses only possessive quantifiers and a lazy comment that a single pass ends), so a hostile bundle
+cannot stall an import.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
-from html.parser import HTMLParser
-from typing import Literal
+from typing import Final, Literal, NamedTuple
 from urllib.parse import unquote, urlsplit
+
+from bee_design.bundle.markup import start_tags
 
 Via = Literal["src", "srcset", "href", "poster", "data", "url()", "@import"]
 Status = Literal["resolved", "missing", "external"]
 
 
-@dataclass(frozen=True)
-class Reference:
-    """One reference as written in a file, and how it was made."""
+class Reference(NamedTuple):
+    """One reference as written in a file, and how it was made (a tuple: a page can make a hundred thousand)."""
 
     ref: str
     via: Via
@@ -29,26 +32,30 @@ class Reference:
 
 _SRC_TAGS = frozenset({"img", "script", "iframe", "source", "audio", "video", "track", "embed", "input", "frame"})
 _HREF_TAGS = frozenset({"link", "use", "image", "feimage"})
+_SRCSET_TAGS = frozenset({"img", "source"})
 
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
-_IMPORT = re.compile(r"""@import\s+(?:url\(\s*)?(?:"([^"]*)"|'([^']*)'|([^\s;'")]+))""", re.I)
-_URL = re.compile(r"""url\(\s*(?:"([^"]*)"|'([^']*)'|([^\s'")]*))\s*\)""", re.I)
+_W: Final = r"\t\n\f\r\x20"  # CSS whitespace (\s would take Unicode spaces too)
+# One left-to-right pass: each match is a comment, a string, an @import or a url(), so an @import's url() is
+# never counted twice and a url( inside a comment or a string is not a reference.
+_CSS: Final = re.compile(
+    r"/\*.*?(?:\*/|\Z)"  # a comment; one left open runs to the end, as in a browser
+    r"|\"(?:[^\"\\\n]|\\.)*+[\"\n]?|'(?:[^'\\\n]|\\.)*+['\n]?"  # a string (one left open ends at the line)
+    rf"|@import[{_W}]*+(?:"
+    rf"url\([{_W}]*+(?:\"(?P<i1>[^\"]*+)\"|'(?P<i2>[^']*+)'|(?P<i3>[^{_W}'\"()]++))"
+    r"|\"(?P<i4>[^\"]*+)\"|'(?P<i5>[^']*+)'"
+    rf"|(?!url\()(?P<i6>[^{_W};'\"()]++))"
+    rf"|url\([{_W}]*+(?:\"(?P<u1>[^\"]*+)\"|'(?P<u2>[^']*+)'|(?P<u3>[^{_W}'\"()]*+))[{_W}]*+\)",
+    re.I | re.S,
+)
 
 
 def css_references(text: str) -> list[Reference]:
     """The ``@import`` and ``url()`` references of a stylesheet (or a style attribute), in order."""
-    text = _COMMENT.sub(" ", text)
     found: list[Reference] = []
-    imported_spans = []
-    for match in _IMPORT.finditer(text):
-        found.append(Reference(next(g for g in match.groups() if g is not None), "@import"))
-        imported_spans.append(match.span())
-    for match in _URL.finditer(text):
-        if any(start <= match.start() < end for start, end in imported_spans):
-            continue  # @import url(x) was counted as the import
-        value = next(g for g in match.groups() if g is not None)
-        if value:
-            found.append(Reference(value, "url()"))
+    for match in _CSS.finditer(text):
+        group = match.lastgroup  # None for a comment or a string; else the one value group that matched
+        if group is not None and (value := match[group]):
+            found.append(Reference(value, "@import" if group[0] == "i" else "url()"))
     return found
 
 
@@ -62,49 +69,28 @@ def _srcset(value: str) -> list[str]:
     return urls
 
 
-class _Collector(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.found: list[Reference] = []
-        self._in_style = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = {name: value for name, value in attrs if value is not None}
-        if tag in _SRC_TAGS and values.get("src"):
-            self.found.append(Reference(values["src"], "src"))
-        if tag in {"img", "source"} and values.get("srcset"):
-            self.found.extend(Reference(url, "srcset") for url in _srcset(values["srcset"]))
-        if tag in _HREF_TAGS:
-            href = values.get("href") or values.get("xlink:href")
-            if href:
-                self.found.append(Reference(href, "href"))
-        if tag == "video" and values.get("poster"):
-            self.found.append(Reference(values["poster"], "poster"))
-        if tag == "object" and values.get("data"):
-            self.found.append(Reference(values["data"], "data"))
-        if values.get("style"):
-            self.found.extend(css_references(values["style"]))
-        self._in_style = tag == "style"
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.handle_starttag(tag, attrs)
-        self._in_style = False
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "style":
-            self._in_style = False
-
-    def handle_data(self, data: str) -> None:
-        if self._in_style:
-            self.found.extend(css_references(data))
-
-
 def html_references(text: str) -> list[Reference]:
     """The resource references of an HTML (or SVG) document, in document order."""
-    collector = _Collector()
-    collector.feed(text)
-    collector.close()
-    return collector.found
+    found: list[Reference] = []
+    for name, values, style_text in start_tags(text):
+        if values:
+            if name in _SRC_TAGS and values.get("src"):
+                found.append(Reference(values["src"], "src"))
+            if name in _SRCSET_TAGS and values.get("srcset"):
+                found.extend(Reference(url, "srcset") for url in _srcset(values["srcset"]))
+            if name in _HREF_TAGS:
+                href = values.get("href") or values.get("xlink:href")
+                if href:
+                    found.append(Reference(href, "href"))
+            if name == "video" and values.get("poster"):
+                found.append(Reference(values["poster"], "poster"))
+            if name == "object" and values.get("data"):
+                found.append(Reference(values["data"], "data"))
+            if values.get("style"):
+                found.extend(css_references(values["style"]))
+        if style_text:
+            found.extend(css_references(style_text))
+    return found
 
 
 def resolve(source: str, ref: str, files: frozenset[str] | set[str]) -> tuple[Status, str | None]:

@@ -1,7 +1,9 @@
 """The evidence folder `bee design capture` writes: one PNG per page and viewport, and ``evidence.json``.
 
 ``evidence.json`` records the producer, the browser (version, executable, flags, its full command line), the
-capture settings, and per screenshot its page, viewport, file, sha256, size and the fonts the browser matched.
+capture settings, and per screenshot its page, viewport, file, sha256, size, the fonts the browser matched and the
+URL the page ended at (``finalUrl``: after redirects and navigations, which may leave the origin only when allowed);
+and the MAC from this root's evidence key that says Bee wrote it here (:mod:`.seal`).
 A screenshot file is named ``<name>--<viewport>.png`` (characters outside ``A-Z a-z 0-9 . _ -`` become ``_``).
 """
 
@@ -14,9 +16,12 @@ from typing import Any, Final
 
 from bee_contracts import BeeError, invalid
 from bee_design import digests
+from bee_design.capture import seal
 from bee_design.schemas import validator
 
 EVIDENCE_FILE: Final = "evidence.json"
+#: Largest ``evidence.json`` read (Bee writes a few KiB per screenshot).
+RECORD_MAX_BYTES: Final = 4 * 1024 * 1024
 #: What evidence.json says wrote it, when Bee did.
 PRODUCER: Final = "bee design capture"
 
@@ -65,6 +70,8 @@ class Capture:
     image_height: int
     fonts: tuple[Font, ...]
     seconds: float = 0.0
+    #: The main frame's URL when the screenshot was taken (after redirects and navigations); None in older records.
+    final_url: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -80,7 +87,7 @@ class Capture:
             "imageHeight": self.image_height,
             "fonts": [font.to_json() for font in self.fonts],
             "seconds": self.seconds,
-        }
+        } | ({"finalUrl": self.final_url} if self.final_url is not None else {})
 
 
 @dataclass(frozen=True)
@@ -92,8 +99,9 @@ class Evidence:
     settings: dict[str, Any]
     captures: tuple[Capture, ...]
 
-    def to_bytes(self) -> bytes:
-        body = {
+    def to_bytes(self, key: bytes | None = None) -> bytes:
+        """``evidence.json``'s bytes; with this root's evidence ``key``, sealed with its MAC."""
+        body: dict[str, Any] = {
             "schemaVersion": 1,
             "producer": self.producer,
             "version": self.version,
@@ -102,6 +110,8 @@ class Evidence:
             "settings": self.settings,
             "captures": [capture.to_json() for capture in self.captures],
         }
+        if key is not None:
+            body[seal.MAC_FIELD] = seal.sign(body, key)
         return (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
     @property
@@ -141,6 +151,7 @@ def parse_evidence(data: bytes, where: str) -> Evidence:
                 c["imageHeight"],
                 tuple(Font(f["family"], f["postScriptName"], f["custom"], f["glyphs"]) for f in c["fonts"]),
                 float(c.get("seconds", 0.0)),
+                c.get("finalUrl"),
             )
             for c in raw["captures"]
         ),

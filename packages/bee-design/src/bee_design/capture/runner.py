@@ -1,16 +1,18 @@
 """Capturing pages with the system Chromium: one browser and one page for every URL and viewport.
 
-Screenshots go to a temporary folder beside the output folder, which is renamed into place only when every
-capture succeeded, so an interrupted or failed run leaves nothing half-written where evidence is expected.
+Each page at each viewport is captured within ``--timeout`` (:mod:`.page`); when one fails or stalls, the browser's
+whole process group is killed (:mod:`.browser`) and the run ends. Screenshots go to a temporary folder beside the
+output folder, which is renamed into place only when every capture succeeded, so a failed, stalled or interrupted
+run leaves nothing where evidence is expected.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 import secrets
 import shutil
-import struct
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,51 +20,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from bee_contracts import BeeError, ErrorCode, invalid
-from bee_design import digests
+from bee_contracts.files import write_atomic
 from bee_design._version import __version__
-from bee_design.capture.evidence import (
-    EVIDENCE_FILE,
-    NAME,
-    PRODUCER,
-    VIEWPORT_NAME,
-    Capture,
-    Evidence,
-    Font,
-    file_name,
-)
-from bee_design.capture.settings import FIXED_TIME, SCREENSHOT_STYLE, Settings, Viewport, executable_exists
+from bee_design.capture.browser import CLOSE_GRACE, Chromium, launch
+from bee_design.capture.evidence import EVIDENCE_FILE, NAME, PRODUCER, VIEWPORT_NAME, Capture, Evidence, file_name
+from bee_design.capture.page import capture_page
+from bee_design.capture.settings import FIXED_TIME, Settings, Viewport, executable_exists
+from bee_design.capture.steps import collect
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page
+    from playwright.async_api import Browser, Playwright
 
-#: Distinct font styles probed per page for the fonts the browser matched (one element each).
-_FONT_PROBES: Final = 50
-
-_SETTLE = """async () => {
-  await document.fonts.ready;
-  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
-}"""
-
-# Marks one element per distinct computed font (and one more where the text is outside Latin-1, which may fall back
-# to another font), so the browser can say which platform fonts it used for each.
-_MARK_FONT_PROBES = """(limit) => {
-  const seen = new Set();
-  let count = 0;
-  const walker = document.createTreeWalker(document.body || document.documentElement, NodeFilter.SHOW_TEXT);
-  while (walker.nextNode() && count < limit) {
-    const text = walker.currentNode;
-    const element = text.parentElement;
-    if (!element || !text.data.trim()) continue;
-    const style = getComputedStyle(element);
-    if (style.display === "none" || style.visibility === "hidden") continue;
-    const wide = /[^\\u0000-\\u00ff]/.test(text.data) ? "|wide" : "";
-    const key = [style.fontFamily, style.fontWeight, style.fontStyle, style.fontStretch].join("|") + wide;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    element.setAttribute("data-bee-font-probe", String(count++));
-  }
-  return count;
-}"""
+#: Seconds the browser may take to start (a busy machine can take many; a page's own deadline starts after).
+LAUNCH_SECONDS: Final = 60.0
 
 
 @dataclass(frozen=True)
@@ -115,15 +85,24 @@ Progress = Callable[[int, int, str], None]
 
 
 def capture(
-    targets: list[Target], settings: Settings, out: Path, *, force: bool = False, progress: Progress | None = None
+    targets: list[Target],
+    settings: Settings,
+    out: Path,
+    *,
+    key: bytes | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
 ) -> Evidence:
-    """Capture every target at every viewport into the evidence folder ``out``.
+    """Capture every target at every viewport into the evidence folder ``out``; ``evidence.json`` is sealed with
+    the root's evidence ``key`` (:mod:`.seal`; `bee design capture` always passes it).
 
     Raises:
         BeeError: ``invalid_argument`` for duplicate names or viewports; ``conflict`` when ``out`` exists and
             ``force`` is not set; ``not_found`` when the browser is missing, a URL does not answer (or answers an
-            HTTP error) or the awaited element never appears; ``deadline_exceeded`` when a page does not load in
-            time. Nothing is left in ``out`` on failure.
+            HTTP error) or the awaited element never appears; ``deadline_exceeded`` naming the page, viewport and
+            step when a capture does not finish within ``settings.timeout_seconds``; ``forbidden`` when a page goes
+            to another origin and ``settings.allow_cross_origin`` is not set. Nothing is left in ``out`` on
+            failure, and no process of the browser outlives the call.
     """
     _check_plan(targets, settings)
     if out.exists() and not force:
@@ -144,7 +123,7 @@ def capture(
     partial.mkdir()
     try:
         evidence = _run(targets, settings, partial, progress)
-        (partial / EVIDENCE_FILE).write_bytes(evidence.to_bytes())
+        write_atomic(partial / EVIDENCE_FILE, evidence.to_bytes(key), mode=0o644)
         _move_into_place(partial, out)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
@@ -178,48 +157,54 @@ def _move_into_place(partial: Path, out: Path) -> None:
         shutil.rmtree(retired, ignore_errors=True)
     else:
         partial.rename(out)
+    # The rename is the moment the evidence exists; it is durable once the folder's entry is on disk.
+    directory = os.open(out.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
 
 
 def _run(targets: list[Target], settings: Settings, folder: Path, progress: Progress | None) -> Evidence:
-    from playwright.sync_api import Error as PlaywrightError
-    from playwright.sync_api import sync_playwright
+    return asyncio.run(_session(targets, settings, folder, progress))
 
-    flags = settings.launch_flags()
-    timeout_ms = settings.timeout_seconds * 1000
+
+async def _session(targets: list[Target], settings: Settings, folder: Path, progress: Progress | None) -> Evidence:
+    """One browser for every capture: started within the timeout, killed when any capture fails."""
+    from playwright.async_api import async_playwright
+
     total = len(targets) * len(settings.viewports)
     captures: list[Capture] = []
-    with sync_playwright() as playwright:
+    abandoned: set[asyncio.Future[Any]] = set()
+    async with async_playwright() as playwright:
+        chromium = await _start(playwright, settings)
         try:
-            browser = playwright.chromium.launch(
-                executable_path=settings.executable, args=flags, headless=True, timeout=timeout_ms
-            )
-        except PlaywrightError as exc:
-            raise BeeError(
-                ErrorCode.NOT_FOUND,
-                f"Chromium at {settings.executable} did not start: {_first_line(exc)}",
-                details={"browser": settings.executable},
-            ) from None
-        try:
-            command_line = _command_line(browser)
-            context = browser.new_context(**settings.context_options())
-            page = context.new_page()
-            page.clock.set_fixed_time(FIXED_TIME)
+            browser = chromium.browser
+            context = await browser.new_context(**settings.context_options())
+            page = await context.new_page()
+            await page.clock.set_fixed_time(FIXED_TIME)
             for target in targets:
                 for viewport in settings.viewports:
                     if progress is not None:
                         progress(len(captures), total, f"{target.name} @ {viewport.name}")
-                    captures.append(_capture_one(context, page, target, viewport, settings=settings, folder=folder))
+                    shot = capture_page(
+                        context, page, target, viewport, settings=settings, folder=folder, abandoned=abandoned
+                    )
+                    captures.append(await shot)
             if progress is not None:
                 progress(total, total, "done")
             browser_facts = {
                 "name": "chromium",
                 "version": browser.version,
                 "executable": settings.executable,
-                "flags": flags,
-                "commandLine": command_line,
+                "flags": settings.launch_flags(),
+                "commandLine": chromium.command_line,
             }
-        finally:
-            browser.close()
+        except BaseException:
+            chromium.kill()
+            await collect(abandoned, CLOSE_GRACE)
+            raise
+        await chromium.close()
     return Evidence(
         producer=PRODUCER,
         version=__version__,
@@ -230,114 +215,43 @@ def _run(targets: list[Target], settings: Settings, folder: Path, progress: Prog
     )
 
 
-def _capture_one(
-    context: BrowserContext, page: Page, target: Target, viewport: Viewport, *, settings: Settings, folder: Path
-) -> Capture:
-    from playwright.sync_api import Error as PlaywrightError
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+async def _start(playwright: Playwright, settings: Settings) -> Chromium:
+    """Launch the browser and read its command line, within :data:`LAUNCH_SECONDS` (or the timeout, when longer).
 
-    started = time.perf_counter()
-    timeout_ms = settings.timeout_seconds * 1000
-    where = f"{target.url} (viewport {viewport.name})"
-    page.set_viewport_size({"width": viewport.width, "height": viewport.height})
+    Raises:
+        BeeError: ``deadline_exceeded`` when the browser does not start in time; what :func:`browser.launch` raises.
+    """
+    seconds = max(settings.timeout_seconds, LAUNCH_SECONDS)
+    timer = asyncio.timeout(seconds)
+    chromium: Chromium | None = None
     try:
-        response = page.goto(target.url, wait_until="load", timeout=timeout_ms)
-    except PlaywrightTimeout:
-        raise BeeError(
-            ErrorCode.DEADLINE_EXCEEDED,
-            f"{where} did not finish loading within {settings.timeout_seconds:g} s; raise --timeout or check the page",
-            details={"url": target.url},
-        ) from None
-    except PlaywrightError as exc:
-        reason = re.search(r"net::[A-Z_]+", str(exc))
-        raise BeeError(
-            ErrorCode.NOT_FOUND,
-            f"{target.url} did not answer ({reason.group(0) if reason else _first_line(exc)}); is the server "
-            "running and the URL right?",
-            details={"url": target.url},
-        ) from None
-    if response is not None and response.status >= 400:
-        raise BeeError(
-            ErrorCode.NOT_FOUND,
-            f"{target.url} answered HTTP {response.status}; capture a page that loads",
-            details={"url": target.url, "status": response.status},
-        )
-    if settings.wait_for:
-        try:
-            page.wait_for_selector(settings.wait_for, state="visible", timeout=timeout_ms)
-        except PlaywrightTimeout:
+        async with timer:
+            chromium = await launch(playwright, settings)
+            chromium.command_line = await _command_line(chromium.browser)
+    except BaseException as exc:
+        if chromium is not None:
+            chromium.kill()
+        if isinstance(exc, TimeoutError) and timer.expired():
             raise BeeError(
-                ErrorCode.NOT_FOUND,
-                f"element {settings.wait_for!r} never appeared on {where} within {settings.timeout_seconds:g} s",
-                details={"url": target.url, "selector": settings.wait_for},
+                ErrorCode.DEADLINE_EXCEEDED,
+                f"Chromium at {settings.executable} did not start within {seconds:g} s; it was stopped and nothing "
+                "was captured",
+                details={"browser": settings.executable, "timeoutSeconds": seconds},
             ) from None
-        except PlaywrightError as exc:
-            raise invalid(f"--wait-for {settings.wait_for!r} is not a valid selector ({_first_line(exc)})") from None
-    page.evaluate(_SETTLE)
-    png = page.screenshot(
-        type="png",
-        animations="disabled",
-        caret="hide",
-        scale="css",
-        full_page=settings.full_page,
-        style=SCREENSHOT_STYLE,
-        timeout=timeout_ms,
-    )
-    fonts = _fonts(context, page)
-    name = file_name(target.name, viewport.name)
-    (folder / name).write_bytes(png)
-    image_width, image_height = struct.unpack(">II", png[16:24])
-    return Capture(
-        name=target.name,
-        url=target.url,
-        viewport=viewport.name,
-        width=viewport.width,
-        height=viewport.height,
-        file=name,
-        sha256=digests.of_bytes(png),
-        bytes=len(png),
-        image_width=image_width,
-        image_height=image_height,
-        fonts=fonts,
-        seconds=round(time.perf_counter() - started, 4),
-    )
+        raise
+    return chromium
 
 
-def _fonts(context: BrowserContext, page: Page) -> tuple[Font, ...]:
-    """The platform fonts Chromium used for the page's text, one probe per distinct computed font."""
-    if not page.evaluate(_MARK_FONT_PROBES, _FONT_PROBES):
-        return ()
-    session = context.new_cdp_session(page)
-    try:
-        session.send("DOM.enable")
-        session.send("CSS.enable")
-        root = session.send("DOM.getDocument", {"depth": 0})["root"]["nodeId"]
-        probes = session.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-bee-font-probe]"})
-        used: dict[tuple[str, str], dict[str, Any]] = {}
-        for node in probes["nodeIds"]:
-            for font in session.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]:
-                key = (font["familyName"], font.get("postScriptName", ""))
-                entry = used.setdefault(key, {"custom": bool(font.get("isCustomFont")), "glyphs": 0})
-                entry["glyphs"] += int(font.get("glyphCount", 0))
-    finally:
-        session.detach()
-    return tuple(Font(family, post, entry["custom"], entry["glyphs"]) for (family, post), entry in sorted(used.items()))
-
-
-def _command_line(browser: Browser) -> str:
+async def _command_line(browser: Browser) -> str:
     """The browser's full command line as chrome://version shows it: the flags Playwright and the system's
     Chromium wrapper (Debian's /etc/chromium.d) add, besides Bee's."""
-    from playwright.sync_api import Error as PlaywrightError
+    from playwright.async_api import Error as PlaywrightError
 
-    page = browser.new_page()
+    page = await browser.new_page()
     try:
-        page.goto("chrome://version")
-        return page.inner_text("#command_line").strip()
+        await page.goto("chrome://version")
+        return (await page.inner_text("#command_line")).strip()
     except PlaywrightError:
         return ""
     finally:
-        page.close()
-
-
-def _first_line(exc: Exception) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        await page.close()

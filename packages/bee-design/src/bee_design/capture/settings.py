@@ -67,12 +67,15 @@ class Settings:
 
     executable: str
     viewports: tuple[Viewport, ...]
+    #: The most one page may take at one viewport, from navigation to its fonts read.
     timeout_seconds: float = 30.0
     wait_for: str | None = None
     full_page: bool = False
     locale: str = "en-US"
     timezone: str = "UTC"
     color_scheme: str = "light"
+    #: Whether the main frame may go to another origin (scheme, host, port) than the URL given.
+    allow_cross_origin: bool = False
     flags: tuple[str, ...] = field(default=FLAGS)
 
     def launch_flags(self) -> list[str]:
@@ -112,6 +115,7 @@ class Settings:
             "waitFor": self.wait_for,
             "fullPage": self.full_page,
             "timeoutSeconds": self.timeout_seconds,
+            "crossOrigin": "allowed" if self.allow_cross_origin else "refused",
             "profile": "fresh",
         }
 

@@ -1,19 +1,10 @@
-"""Design tool handlers: one module per tool, named after it (bee_design_slice -> design_slice.py).
+"""Design tool handlers: one module per tool, named after it, holding one function of the tool's name.
 
-Each is a plain function ``(ctx, call) -> result`` that raises :class:`bee_contracts.BeeError`; the host binds them
-in :mod:`bee_design.tools` and imports each on its first call.
+``bee_design_slice`` is :func:`bee_design.handlers.design_slice.bee_design_slice`. Each is a plain function
+``(ctx: DesignContext, call: Call[<Tool>Args]) -> <Tool>Result`` that raises :class:`bee_contracts.BeeError`;
+:mod:`bee_design.host` binds them by that rule (:mod:`bee_hostkit.handlers`) and imports each on its tool's first
+call (so start-up pays for neither numpy nor Pillow); this package re-exports nothing: the catalog is the only list
+of tools.
 """
 
-from typing import TYPE_CHECKING
-
-from bee_contracts.lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from bee_design.handlers.design_list import bee_design_list
-    from bee_design.handlers.design_slice import bee_design_slice
-    from bee_design.handlers.design_verify import bee_design_verify
-    from bee_design.handlers.visual_report import bee_visual_report
-
-__all__ = ["bee_design_list", "bee_design_slice", "bee_design_verify", "bee_visual_report"]
-
-__getattr__, __dir__ = lazy_exports(__name__, {name: f"{__name__}.{name.removeprefix('bee_')}" for name in __all__})
+__all__: list[str] = []

@@ -67,7 +67,8 @@ def _blended(words: Words) -> tuple[Floats, Floats, Floats]:
     """R, G and B blended over white (for pixels that are not all opaque)."""
     channels = words.view(np.uint8).reshape(-1, 4).astype(np.float64)
     opacity = channels[:, 3] / 255.0
-    return tuple(255.0 + (channels[:, c] - 255.0) * opacity for c in range(3))  # type: ignore[return-value]
+    red, green, blue = (255.0 + (channels[:, c] - 255.0) * opacity for c in range(3))
+    return red, green, blue
 
 
 def luma(words: Words) -> Floats:
@@ -233,6 +234,22 @@ class PixelDiff:
         return judged
 
 
+def check_same_size(first: tuple[int, int], second: tuple[int, int], labels: tuple[str, str]) -> None:
+    """Refuse to compare images whose ``(width, height)`` differ (known from their headers, before decoding).
+
+    Raises:
+        BeeError: ``invalid_argument`` naming both sizes.
+    """
+    if first != second:
+        (w1, h1), (w2, h2) = first, second
+        raise invalid(
+            f"images of different sizes cannot be compared: {labels[0]} is {w1}×{h1}, {labels[1]} is {w2}×{h2}; "
+            "capture at the spec's viewport (or update the reference)",
+            referenceSize=[w1, h1],
+            evidenceSize=[w2, h2],
+        )
+
+
 def compare(reference: Pixels, evidence: Pixels, *, labels: tuple[str, str] = ("reference", "evidence")) -> PixelDiff:
     """The differing pixels of two images of the same size.
 
@@ -240,14 +257,8 @@ def compare(reference: Pixels, evidence: Pixels, *, labels: tuple[str, str] = ("
         BeeError: ``invalid_argument`` when the sizes differ (nothing is compared: a crop or a padding would hide
             exactly the layout changes a comparison is for).
     """
-    if reference.shape != evidence.shape:
-        (h1, w1), (h2, w2) = reference.shape[:2], evidence.shape[:2]
-        raise invalid(
-            f"images of different sizes cannot be compared: {labels[0]} is {w1}×{h1}, {labels[1]} is {w2}×{h2}; "
-            "capture at the spec's viewport (or update the reference)",
-            referenceSize=[w1, h1],
-            evidenceSize=[w2, h2],
-        )
+    (h1, w1), (h2, w2) = reference.shape[:2], evidence.shape[:2]
+    check_same_size((w1, h1), (w2, h2), labels)
     height, width = reference.shape[:2]
     first, second = words_of(reference), words_of(evidence)
     positions = _differing(first, second)

@@ -5,22 +5,37 @@ checked, and it is never approval. Findings come per element, viewport and area 
 then each region); limitations say what weakens the assessment. The decision is ``fail`` when some finding
 fails, else ``inconclusive`` when a limitation leaves something unchecked (or nothing was compared), else
 ``pass``.
+
+Evidence is ``verified`` only when its ``evidence.json`` carries a valid MAC from this root's evidence key
+(:mod:`bee_design.capture.seal`) and every screenshot still has its recorded sha256. Images are PNG only, each
+screenshot's header checked against its reference's size and the pixel limit before either image is decoded.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
 from bee_contracts import BeeError, ErrorCode, invalid
-from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, Capture, Evidence, file_name, intact, parse_evidence
+from bee_design.capture import seal
+from bee_design.capture.evidence import (
+    EVIDENCE_FILE,
+    PRODUCER,
+    RECORD_MAX_BYTES,
+    Capture,
+    Evidence,
+    file_name,
+    intact,
+    parse_evidence,
+)
 from bee_design.envelope import SCHEMA_VERSION
 from bee_design.layout import DesignFiles
 from bee_design.visual.boxes import boxes
 from bee_design.visual.diff import Indices, PixelDiff, compare, limit_for
-from bee_design.visual.images import decode_rgba
+from bee_design.visual.images import check_file_size, decode_rgba, png_size
 from bee_design.visual.shift import detect_shift
 from bee_design.visual.spec import Reference, Region, Spec, Tolerance, integrity_problems, load_spec, read_reference
 
@@ -60,20 +75,28 @@ class _Evidence:
         return name, None
 
     def read(self, name: str) -> bytes:
+        """A screenshot's bytes, refused before reading when the file is over the image byte limit."""
         with self.files.open_evidence(self.folder, name) as file:
+            check_file_size(file.size, f"{self.folder}/{name}")
             return file.read()
 
 
 def _limitation(
     kind: str, message: str, element: str | None = None, viewport: str | None = None
 ) -> VisualReportLimitation:
-    return {"kind": kind, "message": message, "element": element, "viewport": viewport}  # type: ignore[typeddict-item]
+    return {"kind": kind, "message": message, "element": element, "viewport": viewport}  # type: ignore[typeddict-item]  # kind: a literal of the schema
 
 
 def _open_evidence(files: DesignFiles, given: str) -> _Evidence:
     folder = given.strip("/")
     try:
-        data: bytes | None = files.open_evidence(folder, EVIDENCE_FILE).read()
+        with files.open_evidence(folder, EVIDENCE_FILE) as file:
+            if file.size > RECORD_MAX_BYTES:
+                raise invalid(
+                    f"{given}/{EVIDENCE_FILE} is {file.size} bytes, over the {RECORD_MAX_BYTES}-byte limit for an "
+                    "evidence record; `bee design capture` writes a few KiB per screenshot"
+                )
+            data: bytes | None = file.read()
     except BeeError as exc:
         if exc.code != ErrorCode.NOT_FOUND:
             raise
@@ -97,6 +120,10 @@ def _open_evidence(files: DesignFiles, given: str) -> _Evidence:
         return _Evidence(files, folder, None, False, [_limitation("evidence-unverified", exc.message)])
     if record.producer != PRODUCER:
         note = f"{given}/{EVIDENCE_FILE} says it was written by {record.producer!r}, not {PRODUCER}"
+        return _Evidence(files, folder, record, False, [_limitation("evidence-unverified", note)])
+    why = seal.unverified(files, json.loads(data))  # parsed and schema-checked just above
+    if why is not None:
+        note = f"{given}/{EVIDENCE_FILE} {why}"
         return _Evidence(files, folder, record, False, [_limitation("evidence-unverified", note)])
     return _Evidence(files, folder, record, True)
 
@@ -257,11 +284,11 @@ def _finding(
 
 def _judge(spec: Spec, reference: Reference, expected_png: bytes, seen_png: bytes) -> list[VisualReportFinding]:
     label = f"{reference.element} at {reference.viewport}"
-    expected = decode_rgba(expected_png, f"the reference of {label}")
-    seen = decode_rgba(seen_png, f"the screenshot of {label}")
-    size = [int(expected.shape[1]), int(expected.shape[0])]
-    seen_size = [int(seen.shape[1]), int(seen.shape[0])]
-    if expected.shape != seen.shape:
+    # The screenshot's header against the reference's size (which integrity_problems checked against the
+    # reference's own header) and the pixel limit, before either image is decoded.
+    size = [reference.width, reference.height]
+    seen_size = list(png_size(seen_png, f"the screenshot of {label}"))
+    if seen_size != size:
         finding = _finding(reference, None, spec.compare, size, seen_size)
         finding["status"] = "fail"
         finding["reasons"] = [
@@ -269,6 +296,8 @@ def _judge(spec: Spec, reference: Reference, expected_png: bytes, seen_png: byte
             "compared (capture at the spec's viewport, or update the reference)"
         ]
         return [finding]
+    expected = decode_rgba(expected_png, f"the reference of {label}")
+    seen = decode_rgba(seen_png, f"the screenshot of {label}")
     diff = compare(expected, seen)
     regions = [r for r in spec.regions if r.applies_to(reference.element, reference.viewport)]
     width, height = size

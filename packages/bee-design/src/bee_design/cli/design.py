@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from bee_design.commands._shared import echo_json, json_option, open_root, root_option
+from bee_contracts.words import counted
+from bee_design.cli._shared import echo_json, json_option, open_root, root_option
 
 if TYPE_CHECKING:
     from bee_design.capture.runner import Progress
@@ -47,7 +48,7 @@ def mcp(stdio: bool, root: str, log_level: str) -> None:
     logging.basicConfig(
         stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    from bee_design.tools import build_host
+    from bee_design.host import build_host
     from bee_hostkit import serve_stdio
 
     serve_stdio(build_host(ctx))
@@ -81,13 +82,15 @@ def import_(bundle: Path, bundle_id: str | None, replace: bool, root: Path, as_j
         return
     missing = sum(1 for ref in manifest.references if ref.status == "missing")
     click.echo(
-        f"{outcome.status.capitalize()} bundle {manifest.bundle}: {len(manifest.files)} files, "
-        f"{len(manifest.elements)} elements, {manifest.digest}"
+        f"{outcome.status.capitalize()} bundle {manifest.bundle}: {counted(len(manifest.files), 'file')}, "
+        f"{counted(len(manifest.elements), 'element')}, {manifest.digest}"
     )
     for element in manifest.elements:
         click.echo(f"  {manifest.qualified(element.id):<48} {element.kind}")
     if missing:
-        click.echo(f"warning: {missing} references point at files the bundle does not contain (bee design verify)")
+        points = "points" if missing == 1 else "point"
+        references = counted(missing, "reference")
+        click.echo(f"warning: {references} {points} at files the bundle does not contain (bee design verify)")
 
 
 @design.command(name="map")
@@ -135,7 +138,7 @@ def list_(bundle: str | None, root: Path, as_json: bool) -> None:
         echo_json(result)
         return
     for entry in result["data"]["bundles"]:
-        click.echo(f"{entry['id']}  {entry['fileCount']} files  {entry['digest']}")
+        click.echo(f"{entry['id']}  {counted(entry['fileCount'], 'file')}  {entry['digest']}")
         for element in entry["elements"]:
             why = f"  ({'; '.join(element['reasons'])})" if element["reasons"] else ""
             click.echo(f"  {element['id']:<48} {element['kind']:<9} {element['state']}{why}")
@@ -157,8 +160,18 @@ def verify(bundle: str | None, root: Path, as_json: bool) -> None:
     if as_json:
         echo_json(result)
     else:
-        checked = ", ".join(f"{count} {what}" for what, count in data["checked"].items())
-        verdict = "intact" if data["intact"] else f"{len(data['failures'])} failures"
+        counts = data["checked"]
+        checked = ", ".join(
+            counted(count, kind)
+            for kind, count in (
+                ("bundle", counts["bundles"]),
+                ("file", counts["files"]),
+                ("element", counts["elements"]),
+                ("mapping", counts["mappings"]),
+                ("spec", counts["specs"]),
+            )
+        )
+        verdict = "intact" if data["intact"] else counted(len(data["failures"]), "failure")
         click.echo(f"Checked {checked}: {verdict}")
         for failure in data["failures"]:
             click.echo(f"  {failure['check']:<8} {failure['code']:<16} {failure['subject']}: {failure['message']}")
@@ -189,7 +202,14 @@ def verify(bundle: str | None, root: Path, as_json: bool) -> None:
     type=click.FloatRange(1, 600),
     default=30.0,
     show_default=True,
-    help="Seconds a page may take to load, and the --wait-for element to appear.",
+    help="Seconds each page may take at each viewport, from navigation to screenshot and fonts; past it the "
+    "browser is killed and nothing is kept.",
+)
+@click.option(
+    "--allow-cross-origin-redirect",
+    "allow_cross_origin",
+    is_flag=True,
+    help="Follow a page that redirects or navigates to another origin (scheme, host, port); refused by default.",
 )
 @click.option("--browser", default=None, help="The Chromium executable (default: $BEE_CHROMIUM or /usr/bin/chromium).")
 @click.option("--force", is_flag=True, help="Replace an existing --out folder.")
@@ -203,6 +223,7 @@ def capture(
     wait_for: str | None,
     full_page: bool,
     timeout: float,
+    allow_cross_origin: bool,
     browser: str | None,
     force: bool,
     root: Path,
@@ -212,6 +233,7 @@ def capture(
     from bee_design import layout
     from bee_design.capture.runner import capture as run
     from bee_design.capture.runner import parse_target, parse_viewport
+    from bee_design.capture.seal import ensure_key
     from bee_design.capture.settings import Settings, browser_executable
 
     ctx = open_root(root)
@@ -220,21 +242,25 @@ def capture(
         executable=browser_executable(browser),
         viewports=tuple(parse_viewport(v) for v in viewports),
         timeout_seconds=timeout,
+        allow_cross_origin=allow_cross_origin,
         wait_for=wait_for,
         full_page=full_page,
     )
     if out is None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         out = ctx.files.state_dir(create=True) / layout.EVIDENCE_DIR / stamp
+    key = ensure_key(ctx.files)  # before the browser starts: a refused key fails at once
     total = len(targets) * len(settings.viewports)
     with _progress(total) as progress:
-        evidence = run(targets, settings, out.resolve(), force=force, progress=progress)
+        evidence = run(targets, settings, out.resolve(), key=key, force=force, progress=progress)
     if as_json:
         echo_json({"out": str(out), "browser": evidence.browser, "captures": [c.to_json() for c in evidence.captures]})
         return
-    click.echo(f"Captured {len(evidence.captures)} screenshots with Chromium {evidence.browser['version']} into {out}")
+    shots = counted(len(evidence.captures), "screenshot")
+    click.echo(f"Captured {shots} with Chromium {evidence.browser['version']} into {out}")
     for shot in evidence.captures:
-        click.echo(f"  {shot.file:<40} {shot.image_width}×{shot.image_height}  {shot.sha256}")
+        moved = f"  (ended at {shot.final_url})" if shot.final_url not in (None, shot.url) else ""
+        click.echo(f"  {shot.file:<40} {shot.image_width}×{shot.image_height}  {shot.sha256}{moved}")
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from bee_design.commands._shared import Decorator, echo_json, json_option, open_root, root_option
+from bee_design.cli._shared import Decorator, echo_json, json_option, open_root, root_option
 
 if TYPE_CHECKING:
     from bee_design.visual.spec import Spec, Tolerance
@@ -90,11 +90,12 @@ def create(
     root: Path,
 ) -> None:
     """Make spec NAME with reference images from an evidence folder and compare settings."""
-    from bee_design.visual.spec import Tolerance, create_spec
+    from bee_design.visual.authoring import create_spec
+    from bee_design.visual.spec import Tolerance
 
     ctx = open_root(root)
     pixels = 0 if max_diff_pixels is None and max_diff_ratio is None else max_diff_pixels
-    tolerance = Tolerance(threshold, antialiasing, pixels, max_diff_ratio)  # type: ignore[arg-type]
+    tolerance = Tolerance(threshold, antialiasing, pixels, max_diff_ratio)  # type: ignore[arg-type]  # click's Choice gives the literal as str
     made = create_spec(
         ctx.files,
         name,
@@ -132,7 +133,8 @@ def region(
 ) -> None:
     """Add (or replace) REGION of spec NAME: an ignore mask, or an area with its own tolerance."""
     from bee_contracts import invalid
-    from bee_design.visual.spec import REGION_NAME, Region, set_region
+    from bee_design.visual.authoring import set_region
+    from bee_design.visual.spec import REGION_NAME, Region
 
     ctx = open_root(root)
     overrides = {
@@ -165,7 +167,7 @@ def region(
 @root_option
 def remove_region(name: str, region: str, root: Path) -> None:
     """Remove REGION from spec NAME."""
-    from bee_design.visual.spec import remove_region as remove
+    from bee_design.visual.authoring import remove_region as remove
 
     ctx = open_root(root)
     _show(remove(ctx.files, name, region))
@@ -227,15 +229,14 @@ def diff(reference: Path, evidence: Path, threshold: float, count_aa: bool, as_j
     import numpy as np
 
     from bee_design.visual.boxes import boxes
-    from bee_design.visual.diff import compare
-    from bee_design.visual.images import decode_rgba
+    from bee_design.visual.diff import check_same_size, compare
+    from bee_design.visual.images import decode_rgba, png_size, read_png
     from bee_design.visual.shift import detect_shift
 
-    found = compare(
-        decode_rgba(reference.read_bytes(), reference.name),
-        decode_rgba(evidence.read_bytes(), evidence.name),
-        labels=(reference.name, evidence.name),
-    )
+    labels = (reference.name, evidence.name)
+    first, second = read_png(reference, reference.name), read_png(evidence, evidence.name)
+    check_same_size(png_size(first, labels[0]), png_size(second, labels[1]), labels)  # before decoding either
+    found = compare(decode_rgba(first, labels[0]), decode_rgba(second, labels[1]), labels=labels)
     over = found.over(threshold)
     aa = found.antialiased(over) if over.size else np.zeros(0, dtype=bool)
     counted = over if count_aa else over[~aa]

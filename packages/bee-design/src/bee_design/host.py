@@ -1,19 +1,15 @@
-"""The design host's tools: its catalog from bee-contracts, each name bound to its handler."""
+"""The design host: its catalog from bee-contracts, each tool bound to its handler.
+
+A tool's handler is found from its name (:mod:`bee_hostkit.handlers`): ``bee_design_slice`` is
+:func:`bee_design.handlers.design_slice.bee_design_slice`, imported on the tool's first call so that start-up (and
+the first tools/list) pays for neither numpy nor Pillow.
+"""
 
 from __future__ import annotations
 
 from bee_contracts import load_catalog
 from bee_design.context import DesignContext
 from bee_hostkit import Handler, Host, bound_handlers
-
-#: Each tool and the function that handles it (module:function), imported on its first call so that start-up
-#: (and the first tools/list) pays for neither numpy nor Pillow.
-HANDLERS = {
-    "bee_design_list": "bee_design.handlers.design_list:bee_design_list",
-    "bee_design_slice": "bee_design.handlers.design_slice:bee_design_slice",
-    "bee_design_verify": "bee_design.handlers.design_verify:bee_design_verify",
-    "bee_visual_report": "bee_design.handlers.visual_report:bee_visual_report",
-}
 
 INSTRUCTIONS = (
     "Bee design host for one checkout (its root). bee_design_list shows the design bundles imported with "
@@ -29,7 +25,7 @@ INSTRUCTIONS = (
 
 def handlers(ctx: DesignContext) -> dict[str, Handler]:
     """Every design handler with the host context bound."""
-    return bound_handlers(ctx, HANDLERS)
+    return bound_handlers(ctx, "bee_design.handlers", load_catalog("design"))
 
 
 def build_host(ctx: DesignContext) -> Host:

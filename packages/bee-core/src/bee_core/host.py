@@ -1,4 +1,9 @@
-"""The core host's tools: its catalog from bee-contracts, each name bound to its handler."""
+"""The core host: its catalog from bee-contracts, each tool bound to its handler, and the deadlines it keeps.
+
+A tool's handler is found from its name (:mod:`bee_hostkit.handlers`): ``bee_context_packet`` is
+:func:`bee_core.handlers.context_packet.bee_context_packet`. Each is imported on its tool's first call, so start-up
+(and the first tools/list) never pays for the libraries of tools nobody has called yet.
+"""
 
 from __future__ import annotations
 
@@ -8,24 +13,6 @@ from bee_contracts import load_catalog
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS, PACKET_DEADLINE_SECONDS
 from bee_core.context import CoreContext
 from bee_hostkit import Handler, Host, bound_handlers
-
-#: Each tool and the function that handles it (module:function). Handlers are imported on their first call, so
-#: start-up (and the first tools/list) never pays for the libraries of tools nobody has called yet.
-HANDLERS = {
-    "bee_artifact_query": "bee_core.handlers.artifact_query:bee_artifact_query",
-    "bee_artifact_read": "bee_core.handlers.artifact_read:bee_artifact_read",
-    "bee_artifact_search": "bee_core.handlers.artifact_search:bee_artifact_search",
-    "bee_compression_recover": "bee_core.handlers.compression_recover:bee_compression_recover",
-    "bee_context_compress": "bee_core.handlers.context_compress:bee_context_compress",
-    "bee_context_packet": "bee_core.handlers.context_packet:bee_context_packet",
-    "bee_plan_next": "bee_core.handlers.plan_next:bee_plan_next",
-    "bee_plan_show": "bee_core.handlers.plan_show:bee_plan_show",
-    "bee_representation_decode": "bee_core.handlers.representation_decode:bee_representation_decode",
-    "bee_representation_encode": "bee_core.handlers.representation_encode:bee_representation_encode",
-    "bee_skill_get": "bee_core.handlers.skill_get:bee_skill_get",
-    "bee_skill_resolve": "bee_core.handlers.skill_resolve:bee_skill_resolve",
-    "bee_skill_search": "bee_core.handlers.skill_search:bee_skill_search",
-}
 
 #: Overrides the packet deadline, in seconds (an operations knob; tests use it to provoke the deadline).
 ENV_PACKET_DEADLINE = "BEE_PACKET_DEADLINE_SECONDS"
@@ -53,7 +40,7 @@ INSTRUCTIONS = (
 
 def handlers(ctx: CoreContext) -> dict[str, Handler]:
     """Every core handler with the host context bound."""
-    return bound_handlers(ctx, HANDLERS)
+    return bound_handlers(ctx, "bee_core.handlers", load_catalog("core"))
 
 
 DISCOVERY_INSTRUCTIONS = (
