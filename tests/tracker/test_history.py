@@ -30,7 +30,8 @@ def test_each_write_records_tool_actor_time_and_what_changed(store):
     created, claimed, updated, noted, released = (e["changes"] for e in events)
     assert created["created"] == "feature" and created["labels"]["added"] == ["a"]
     assert created["linked"] == [{"type": "blocks", "target": blocker}]
-    assert claimed == {"assignee": [None, BOB], "status": ["open", "in_progress"]}
+    started = events[1]["at"]  # a first claim also records started_at, as bd does
+    assert claimed == {"assignee": [None, BOB], "status": ["open", "in_progress"], "started_at": [None, started]}
     assert updated["priority"] == [2, 0] and updated["labels"] == {"added": ["b"], "removed": []}
     assert len(updated["description"][1]) == 80  # long text is summarised; the issue holds all of it
     assert set(noted) == {"comment"} and set(released) == {"comment", "assignee", "status"}

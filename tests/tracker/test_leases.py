@@ -182,8 +182,12 @@ def test_a_store_at_schema_2_migrates_to_leases_and_keeps_its_issues(store_url, 
     with db.write() as tx:
         migrations.apply(tx, steps[:2], has_meta=False)
         assert tx.row("SELECT value FROM meta WHERE key = 'schema_version'") == ("2",)
+        tx.run(  # an issue written at schema 2
+            "INSERT INTO issues (id, title, status, last_activity_at) VALUES ('t-old', 'from before leases', "
+            "'open', '2026-01-01T00:00:00Z')"
+        )
     old = SqlStore(db, prefix="t", clock=clock)
-    issue = new(old, "from before leases")
+    issue = "t-old"
     assert old.migrate() == migrations.LATEST
     assert call(old, "get", id=issue)["issue"]["title"] == "from before leases"
     assert join(old)["live"] is True

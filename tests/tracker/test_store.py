@@ -3,6 +3,7 @@
 import pytest
 
 from bee_contracts import ErrorCode, load_catalog
+from bee_tracker.store.readiness import Rule
 from bee_tracker.tools import READS, WRITES
 from tests.tracker.calls import ALICE, BOB, call, new, refused
 
@@ -60,8 +61,14 @@ def test_ready_respects_blockers_missing_targets_parents_deferral_and_types(stor
     gate = new(store, "a gate", issue_type="gate")
     ready = ready_ids(store)
     assert blocker in ready and related in ready
-    for hidden in (blocked, conditional, parent, child, grandchild, deferred, gate):
+    assert grandchild in ready  # a blocked issue holds back its direct children only, as in Beads
+    for hidden in (blocked, conditional, parent, child, deferred, gate):
         assert hidden not in ready
+    assert call(store, "get", id=child)["blocked_by"] == [parent]
+    assert call(store, "get", id=grandchild)["blocked_by"] == []
+    assert store.set_rule(Rule(transitive=True)) is True  # the store's stricter option: every descendant waits
+    assert grandchild not in ready_ids(store)
+    assert call(store, "get", id=grandchild)["blocked_by"] == [child] and not call(store, "get", id=grandchild)["ready"]
     call(store, "complete", id=blocker, summary="done")
     ready = ready_ids(store)
     assert {blocked, conditional, parent, related} <= set(ready)
@@ -83,12 +90,15 @@ def test_ready_filters_and_order(store):
     high = new(store, "high", priority=0)
     tagged = new(store, "tagged", priority=3, labels=["backend", "api"])
     assert ready_ids(store)[0] == high
-    assert ready_ids(store, priority=3) == [low, tagged]
+    assert ready_ids(store, priority=3) == [tagged, low]  # newest first within a priority, as bd ready
     assert ready_ids(store, labels=["backend", "api"]) == [tagged]
     assert ready_ids(store, labels=["backend", "nope"]) == []
     page = call(store, "ready", limit=1)
-    assert len(page["issues"]) == 1 and page["has_more"] is True
+    assert len(page["issues"]) == 1 and page["has_more"] is True and page["total"] == 3
     assert call(store, "ready", limit=3)["has_more"] is False
+    rest = call(store, "ready", limit=1, offset=1)
+    assert [i["id"] for i in rest["issues"]] == [tagged] and rest["offset"] == 1 and rest["has_more"] is True
+    assert call(store, "ready", offset=3) == {"issues": [], "total": 3, "offset": 3, "has_more": False}
 
 
 def test_search_text_filters_and_closed(store):

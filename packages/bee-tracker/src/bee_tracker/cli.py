@@ -393,3 +393,29 @@ def release(
     finally:
         store.close()
     click.echo(json.dumps(released, indent=2))
+
+
+@tracker.command()
+@_home
+@_store
+@click.option(
+    "--transitive/--beads",
+    "transitive",
+    default=None,
+    help="--beads (the default): a blocked issue holds back its direct children only, as Beads does. --transitive: "
+    "it holds back every descendant (stricter). Without either, print the rule in force.",
+)
+def rule(home: Path | None, store_url: str | None, *, transitive: bool | None) -> None:
+    """Show or choose the ready rule the store is kept by; choosing rebuilds what every issue's readiness is, in one
+    transaction, for every tracker serving the store."""
+    from bee_tracker.store.readiness import Rule
+
+    store = _local_store(_config(home, store_url))
+    try:
+        if transitive is not None:
+            changed = store.set_rule(Rule(transitive=transitive))
+            click.echo("rule changed; readiness rebuilt" if changed else "rule unchanged", err=True)
+        current = store.rule()
+    finally:
+        store.close()
+    click.echo(json.dumps({"transitive": current.transitive}))

@@ -35,8 +35,8 @@ BUILTIN_TYPES: Final = (
     "decision",
 )
 
-#: Dependency types whose unfinished target keeps the dependent from being ready (and from closing).
-#: (Beads gives waits-for a richer, children-based meaning; here it simply waits for its target.)
+#: Dependency types that can keep the dependent from being ready (and from closing): blocks and conditional-blocks
+#: through their active target, waits-for through its target's active children (bee_tracker.store.readiness).
 BLOCKING_TYPES: Final = ("blocks", "conditional-blocks", "waits-for")
 PARENT_CHILD: Final = "parent-child"
 
@@ -46,7 +46,7 @@ READINESS_TYPES: Final = (*BLOCKING_TYPES, PARENT_CHILD)
 #: Statuses in which an issue no longer blocks its dependents.
 DONE_STATUSES: Final = ("closed", "pinned")
 
-#: Statuses of a parent that hold back its children even without a blocking dependency.
+#: An issue's own statuses that the board shows among the Blocked (under Beads' rule they hold back nobody).
 HOLDING_STATUSES: Final = ("blocked", "deferred")
 
 #: Orchestration types that are never "work" in the ready list (as in Beads).

@@ -138,6 +138,7 @@ class GetData(TypedDict):
     depends_on_count: int
     dependents: list[GetDataDependent]
     dependents_count: int
+    ready: bool
     blocked_by: list[str]
     comment_count: int
     history: list[GetDataHistoryItem]
@@ -306,6 +307,7 @@ class ReadyArgs(TypedDict):
     priority: NotRequired[int]
     labels: NotRequired[list[str]]
     limit: int
+    offset: int
 
 
 class ReadyDataIssue(TypedDict):
@@ -322,6 +324,8 @@ class ReadyDataIssue(TypedDict):
 
 class ReadyData(TypedDict):
     issues: list[ReadyDataIssue]
+    total: int
+    offset: int
     has_more: bool
 
 

@@ -1,15 +1,15 @@
-"""The board's four columns, read in one transaction with the tracker's own semantics.
+"""The board's four columns, read in one transaction from the tracker's maintained readiness (nothing recomputed).
 
 - **Ready** is exactly what the ``ready`` tool answers: its conditions are :func:`bee_tracker.tools.ready.conditions`,
-  in the tool's order (priority, then age).
-- **Blocked** is every unfinished issue, not in progress, in the tracker's blocked set
-  (:data:`~bee_tracker.store.reads.BLOCKED_CTE`: an unfinished blocker, status ``blocked`` or ``deferred``, or a
-  blocked parent), with the reason on each card.
+  in the tool's order (priority, then newest, then id).
+- **Blocked** is every active issue (not closed, pinned or a wisp) not in progress that Beads' rule blocks or holds
+  (an active blocker, a waits-for spawner with active children, a blocked parent), or whose own status is
+  ``blocked`` or ``deferred``, with the reason on each card.
 - **In progress** is status ``in_progress``, with its holder (a blocked one says so).
 - **Closed** is the most recently closed.
 
 The columns do not overlap. Issues on none of them (deferred until a later date, orchestration types such as
-gates, pinned or custom statuses) are counted, so the numbers always add up; search finds them.
+gates, wisps, pinned or custom statuses) are counted, so the numbers always add up; search finds them.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from bee_tracker.model import DONE_STATUSES, HOLDING_STATUSES, PARENT_CHILD
+from bee_tracker.model import HOLDING_STATUSES
 from bee_tracker.store import reads
+from bee_tracker.store.blockers import blocked_by_each
 from bee_tracker.store.ops import Read
-from bee_tracker.store.records import ISSUE_SELECT, IssueRow, summary
+from bee_tracker.store.records import SUMMARY_SELECT, listed
 from bee_tracker.tools import ready
 
 if TYPE_CHECKING:
@@ -32,7 +33,9 @@ CARDS_PER_COLUMN = 50
 #: Closed issues shown (the most recently closed).
 CLOSED_SHOWN = 20
 
-_DONE = ", ".join(f"'{s}'" for s in DONE_STATUSES)
+_HOLDING = ", ".join(f"'{s}'" for s in HOLDING_STATUSES)
+#: Held back by the ready rule (blocked, or under a blocked parent).
+_HELD_BACK = "(r.is_blocked = 1 OR r.is_held = 1)"
 
 
 @dataclass(frozen=True)
@@ -45,11 +48,12 @@ class Filters:
     priority: int | None = None
 
     def conditions(self, params: list[Any], *, with_ready_filters: bool = True) -> list[str]:
-        """WHERE clauses over alias ``i`` (appending their parameters); without ``with_ready_filters`` only those the
+        """WHERE clauses over aliases ``i`` and ``r`` (:data:`~bee_tracker.store.reads.LISTED`), appending their
+        parameters; without ``with_ready_filters`` only those the
         ready tool does not take itself (type and assignee)."""
         where = []
         if with_ready_filters and self.priority is not None:
-            where.append("i.priority = ?")
+            where.append("r.priority = ?")
             params.append(self.priority)
         if with_ready_filters and self.label is not None:
             where.append(reads.label_filter([self.label], params))
@@ -62,7 +66,7 @@ class Filters:
         return where
 
     def ready_args(self, limit: int) -> ReadyArgs:
-        args: ReadyArgs = {"limit": limit}
+        args: ReadyArgs = {"limit": limit, "offset": 0}
         if self.priority is not None:
             args["priority"] = self.priority
         if self.label is not None:
@@ -104,43 +108,38 @@ def board(op: Read, filters: Filters) -> Board:
     tx = op.tx
     ready_where, ready_params = ready.conditions(op, filters.ready_args(CARDS_PER_COLUMN))
     ready_where += filters.conditions(ready_params, with_ready_filters=False)
-    ready_cards, ready_total, _ = reads.page(
-        tx, _where(ready_where), ready_params, limit=CARDS_PER_COLUMN, prefix=reads.BLOCKED_CTE
-    )
+    ready_cards, ready_total, _ = reads.page(tx, _where(ready_where), ready_params, limit=CARDS_PER_COLUMN)
 
     blocked_params: list[Any] = []
     blocked_where = [
-        f"i.status NOT IN ({_DONE})",
-        "i.status <> 'in_progress'",
-        "i.id IN (SELECT id FROM blocked)",
+        "r.is_active = 1",
+        "r.status <> 'in_progress'",
+        f"({_HELD_BACK} OR r.status IN ({_HOLDING}))",
         *filters.conditions(blocked_params),
     ]
-    blocked_cards, blocked_total, _ = reads.page(
-        tx, _where(blocked_where), blocked_params, limit=CARDS_PER_COLUMN, prefix=reads.BLOCKED_CTE
-    )
+    blocked_cards, blocked_total, _ = reads.page(tx, _where(blocked_where), blocked_params, limit=CARDS_PER_COLUMN)
 
     progress_params: list[Any] = []
-    progress_where = ["i.status = 'in_progress'", *filters.conditions(progress_params)]
+    progress_where = ["r.status = 'in_progress'", *filters.conditions(progress_params)]
     progress_cards, progress_total, _ = reads.page(tx, _where(progress_where), progress_params, limit=CARDS_PER_COLUMN)
     blocked_in_progress = _blocked_among(op, [c["id"] for c in progress_cards])
 
     closed_params: list[Any] = []
-    closed_where = _where(["i.status = 'closed'", *filters.conditions(closed_params)])
-    rows = tx.rows(
-        f"SELECT {ISSUE_SELECT} FROM issues i WHERE {closed_where} "
-        "ORDER BY i.closed_at IS NULL, i.closed_at DESC, i.id LIMIT ?",
-        [*closed_params, CLOSED_SHOWN],
+    closed_filters = filters.conditions(closed_params)
+    closed = tx.rows(
+        f"SELECT {SUMMARY_SELECT} FROM {reads.LISTED} WHERE {_where(['i.status = ?', *closed_filters])} "
+        "ORDER BY i.closed_at DESC NULLS LAST, i.id LIMIT ?",
+        ["closed", *closed_params, CLOSED_SHOWN],
     )
-    closed = [IssueRow(r) for r in rows]
-    labels = reads.labels_for(tx, [i.id for i in closed])
-    closed_total = _count(op, closed_where, closed_params)
+    labels = reads.labels_for(tx, [r[0] for r in closed])
+    closed_total = reads.counted(tx, _where(["r.status = ?", *closed_filters]), ["closed", *closed_params])
 
     all_params: list[Any] = []
-    everything = _count(op, _where(filters.conditions(all_params)), all_params)
+    everything = reads.counted(tx, _where(filters.conditions(all_params)), all_params)
     totals = (ready_total or 0) + (blocked_total or 0) + (progress_total or 0) + closed_total
     return Board(
         columns=[
-            Column("blocked", "Blocked", [_blocked_card(op, c) for c in blocked_cards], blocked_total or 0),
+            Column("blocked", "Blocked", _blocked_cards(op, blocked_cards), blocked_total or 0),
             Column("ready", "Ready", [Card(c) for c in ready_cards], ready_total or 0),
             Column(
                 "in_progress",
@@ -148,40 +147,34 @@ def board(op: Read, filters: Filters) -> Board:
                 [Card(c, reason="blocked" if c["id"] in blocked_in_progress else None) for c in progress_cards],
                 progress_total or 0,
             ),
-            Column("closed", "Closed (recent)", [Card(summary(i, labels[i.id])) for i in closed], closed_total),
+            Column("closed", "Closed (recent)", [Card(listed(r, labels[r[0]])) for r in closed], closed_total),
         ],
         elsewhere=max(0, everything - totals),
         filters=filters,
     )
 
 
-def _count(op: Read, where: str, params: list[Any]) -> int:
-    found = op.tx.row(f"SELECT COUNT(*) FROM issues i WHERE {where}", params)
-    return int(found[0]) if found else 0
-
-
 def _blocked_among(op: Read, ids: list[str]) -> set[str]:
     if not ids:
         return set()
     marks = ", ".join("?" for _ in ids)
-    return {r[0] for r in op.tx.rows(f"{reads.BLOCKED_CTE} SELECT id FROM blocked WHERE id IN ({marks})", ids)}
+    sql = f"SELECT r.issue_id FROM readiness r WHERE {_HELD_BACK} AND r.issue_id IN ({marks})"
+    return {row[0] for row in op.tx.rows(sql, ids)}
 
 
-def _blocked_card(op: Read, issue: IssueSummary) -> Card:
-    """A Blocked card with its reason: the unfinished blockers, its own holding status, or a blocked parent."""
-    blockers = reads.open_blockers(op.tx, issue["id"])
-    if blockers:
-        return Card(issue, blocked_by=tuple(blockers))
-    if issue["status"] in HOLDING_STATUSES:
-        return Card(issue, reason=f"status {issue['status']}")
-    parents = [
-        r[0]
-        for r in op.tx.rows(
-            "SELECT depends_on_id FROM dependencies WHERE issue_id = ? AND type = ? ORDER BY position",
-            [issue["id"], PARENT_CHILD],
-        )
-    ]
-    return Card(issue, blocked_by=tuple(parents), reason="its parent is blocked")
+def _blocked_cards(op: Read, issues: list[IssueSummary]) -> list[Card]:
+    """Blocked cards with their reasons: their blockers, the blocked parent that holds them, or their own status."""
+    reasons = blocked_by_each(op.tx, [issue["id"] for issue in issues])
+    cards = []
+    for issue in issues:
+        why, ids = reasons[issue["id"]]
+        if why == "blocked":
+            cards.append(Card(issue, blocked_by=tuple(ids)))
+        elif why == "held":
+            cards.append(Card(issue, blocked_by=tuple(ids), reason="its parent is blocked"))
+        else:
+            cards.append(Card(issue, reason=f"status {issue['status']}"))
+    return cards
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Epics and how far each has got: its children (``parent-child`` dependents) by state, read in one transaction.
 
 A child counts once, by its own status; deleted children (tombstones) are not issues and do not count, as they do
-not hold an epic open either. ``blocked`` counts unfinished children in the tracker's blocked set.
+not hold an epic open either. ``blocked`` counts unfinished children the ready rule blocks or holds back.
 """
 
 from __future__ import annotations
@@ -65,10 +65,9 @@ def epics(op: Read, args: dict[str, Any]) -> Epics:
         ):
             counts[parent][status] = int(count)
         for parent, count in tx.rows(
-            f"{reads.BLOCKED_CTE} SELECT d.depends_on_id, COUNT(*) FROM dependencies d "
-            "JOIN issues c ON c.id = d.issue_id "
+            "SELECT d.depends_on_id, COUNT(*) FROM dependencies d JOIN readiness c ON c.issue_id = d.issue_id "
             f"WHERE d.type = ? AND d.depends_on_id IN ({marks}) AND c.status <> 'closed' "
-            "AND c.id IN (SELECT id FROM blocked) GROUP BY d.depends_on_id",
+            "AND (c.is_blocked = 1 OR c.is_held = 1) GROUP BY d.depends_on_id",
             [PARENT_CHILD, *ids],
         ):
             blocked[parent] = int(count)

@@ -27,7 +27,6 @@ from functools import cached_property
 from typing import Any
 
 from bee_tracker.model import BLOCKING_TYPES, DONE_STATUSES, PARENT_CHILD, READINESS_TYPES, TOMBSTONE
-from bee_tracker.store import reads
 from bee_tracker.store.db import Tx
 from bee_tracker.store.ops import Read
 
@@ -250,7 +249,7 @@ def _nodes(tx: Tx, ids: set[str]) -> dict[str, Node]:
             *_in("SELECT id, title, status, priority, assignee, issue_type FROM issues WHERE id IN ({})", batch)
         ):
             nodes[issue_id] = Node(issue_id, title, status, priority, assignee, issue_type)
-        in_set = _in(reads.BLOCKED_CTE + " SELECT id FROM blocked WHERE id IN ({})", batch)
+        in_set = _in("SELECT issue_id FROM readiness WHERE (is_blocked = 1 OR is_held = 1) AND issue_id IN ({})", batch)
         blocked.update(r[0] for r in tx.rows(*in_set))
         sql, params = _in("SELECT issue_id FROM kept_records WHERE issue_id IN ({}) AND kind = ?", batch)
         deleted.update(r[0] for r in tx.rows(sql, [*params, TOMBSTONE]))

@@ -12,22 +12,22 @@ from typing import Any, TypeVar
 
 from bee_contracts import invalid
 from bee_hostkit.results import piece_bytes
-from bee_tracker.model import BLOCKING_TYPES, COMMENTS_MAX_BYTES, ISSUE_MAX_BYTES
+from bee_tracker.model import BLOCKING_TYPES, COMMENTS_MAX_BYTES, ISSUE_MAX_BYTES, PARENT_CHILD
 
 
 def issue_bytes(record: Mapping[str, Any]) -> int:
-    """The bytes a Beads issue record takes in ``get``, comments aside: the record, plus the ids that may block it.
+    """The bytes a Beads issue record takes in ``get``, comments aside: the record, plus the ids that may keep it
+    from being ready.
 
-    (``blocked_by`` lists the unfinished targets of its blocking dependencies, so the worst case counts them all.)
+    (``blocked_by`` lists either targets of its blocking dependencies or its parents, so the worst case counts the
+    longer of the two lists whole.)
     """
     without_comments = {key: value for key, value in record.items() if key != "comments"}
     dependencies = record.get("dependencies")
-    blockers = [
-        dep.get("depends_on_id")
-        for dep in (dependencies if isinstance(dependencies, list) else ())
-        if isinstance(dep, Mapping) and dep.get("type", "blocks") in BLOCKING_TYPES
-    ]
-    return piece_bytes(without_comments) + piece_bytes(blockers)
+    links = [dep for dep in (dependencies if isinstance(dependencies, list) else ()) if isinstance(dep, Mapping)]
+    blockers = [dep.get("depends_on_id") for dep in links if dep.get("type", "blocks") in BLOCKING_TYPES]
+    parents = [dep.get("depends_on_id") for dep in links if dep.get("type") == PARENT_CHILD]
+    return piece_bytes(without_comments) + max(piece_bytes(blockers), piece_bytes(parents))
 
 
 def issue_overshoot(record: Mapping[str, Any]) -> int:

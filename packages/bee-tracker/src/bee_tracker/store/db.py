@@ -66,8 +66,8 @@ class Tx(Protocol):
         """Make :meth:`next_comment_id` answer above ``highest`` from now on."""
         ...
 
-    def search_clause(self, text: str) -> tuple[str, list[Any]]:
-        """A WHERE fragment (over alias ``i``) matching ``text`` with the dialect's full-text index."""
+    def word_matches(self, text: str) -> tuple[str, list[Any]]:
+        """A SELECT of the ids of issues whose text holds every word of ``text``, by the dialect's full-text index."""
         ...
 
 

@@ -14,7 +14,7 @@ from typing import Any, NotRequired, TypedDict
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_tracker.model import epoch
-from bee_tracker.store import bounds, kept, reads
+from bee_tracker.store import bounds, kept, readiness, reads
 from bee_tracker.store.db import Tx
 from bee_tracker.store.records import IssueRow, beads_record, labels_of, load_issue
 
@@ -24,6 +24,8 @@ _EVENT_TEXT_CHARS = 80
 _LISTED = frozenset({"linked", "unlinked", "comment"})
 #: Most items an event lists of a changed list (labels); the rest are counted.
 _EVENT_LIST_ITEMS = 10
+#: Columns an issue's readiness row depends on or copies (bee_tracker.store.readiness).
+_KEPT = frozenset({"status", "priority", "issue_type", "defer_until", "title", "external_ref"})
 
 
 class IssueState(TypedDict):
@@ -95,6 +97,8 @@ class Write(Read):
         self._changes: dict[str, dict[str, Any]] = {}
         self._bumped: dict[str, bool] = {}  # issue id -> whether its state_revision was bumped in this write
         self._grown: set[str] = set()  # issues whose own content changed, to check against the cap at the end
+        #: What this write changed that readiness and search keys depend on, brought up to date by finish().
+        self.touched = readiness.Touched()
 
     def issue(self, issue_id: str) -> IssueRow:
         """Lock and load the live issue ``issue_id``: checks made on it hold until this write commits.
@@ -178,27 +182,37 @@ class Write(Read):
             [*values.values(), epoch(values.get("created_at")), epoch(values.get("defer_until")), self.now],
         )
         issue_id = str(values["id"])
+        self.touched.inserted.add(issue_id)
         self._changes[issue_id] = {"created": _brief(values.get("title"))}
         self._bumped[issue_id] = True
         self._grown.add(issue_id)
         return self.issue(issue_id)
 
-    def set(self, issue: IssueRow, **values: Any) -> bool:
-        """Assign columns of ``issue`` (a state change); return whether any value actually changed."""
+    def set(self, issue: IssueRow, *, kept: dict[str, Any] | None = None, **values: Any) -> bool:
+        """Assign columns of ``issue`` and, in the same statement, ``kept`` keys of its line that the tracker keeps
+        verbatim (``started_at``), as one state change; return whether any value actually changed."""
         changed = {column: value for column, value in values.items() if issue.fields.get(column) != value}
-        if not changed:
+        extra_changed = {key: value for key, value in (kept or {}).items() if issue.extra.get(key) != value}
+        if not changed and not extra_changed:
             return False
         columns = dict(changed)
+        if extra_changed:
+            columns["extra"] = json.dumps({**issue.extra, **extra_changed}, ensure_ascii=False)
         if "defer_until" in columns:
             columns["defer_epoch"] = epoch(columns["defer_until"])
+            self.touched.deferred.add(issue.id)
+        if _KEPT.intersection(columns):
+            self.touched.edited.add(issue.id)
         sets = ", ".join(f"{column} = ?" for column in columns)
         self.tx.run(f"UPDATE issues SET {sets} WHERE id = ?", [*columns.values(), issue.id])
+        before = {**{key: issue.extra.get(key) for key in extra_changed}, **issue.fields}
         self.record(
             issue.id,
             state=True,
-            **{column: [_brief(issue.fields.get(column)), _brief(value)] for column, value in changed.items()},
+            **{key: [_brief(before.get(key)), _brief(value)] for key, value in {**changed, **extra_changed}.items()},
         )
         issue.fields.update(changed)
+        issue.extra.update(extra_changed)
         return True
 
     def set_labels(self, issue: IssueRow, labels: Sequence[str]) -> bool:
@@ -247,6 +261,7 @@ class Write(Read):
             [issue.id, target, kind, self.now, self.actor, position_row[0] if position_row else 0],
         )
         self.record(issue.id, state=True, linked={"type": kind, "target": target})
+        self._linked(issue.id, kind, target)
         return True
 
     def undepend(self, issue: IssueRow, target: str, kind: str) -> bool:
@@ -256,7 +271,20 @@ class Write(Read):
         )
         if removed:
             self.record(issue.id, state=True, unlinked={"type": kind, "target": target})
+            self._linked(issue.id, kind, target)
         return bool(removed)
+
+    def _linked(self, issue_id: str, kind: str, target: str) -> None:
+        """A dependency was added or removed: readiness may change, and so may the target's ``dependent_count``.
+
+        An imported line that carries the count is written back verbatim only while it is true, so a target whose
+        count changed is rebuilt on export (its revisions stay: nothing about the issue itself changed)."""
+        self.touched.link(issue_id, kind, target)
+        if kind == "blocks":
+            self.tx.run(
+                "UPDATE issues SET raw_revision = NULL WHERE id = ? AND raw_line IS NOT NULL AND extra LIKE ?",
+                [target, '%"dependent_count"%'],
+            )
 
     # -- answers ----------------------------------------------------------------------------------------------
 
@@ -277,11 +305,13 @@ class Write(Read):
         }
 
     def finish(self) -> None:
-        """Check every grown issue against its cap and write one history event per issue this write changed.
+        """Bring readiness and search keys up to date with what this write changed, check every grown issue
+        against its cap and write one history event per issue this write changed.
 
         Raises:
             BeeError: ``invalid_argument`` when an issue would pass its size cap (the transaction rolls back).
         """
+        readiness.refresh(self.tx, self.touched)
         for issue_id in self._grown:
             issue = load_issue(self.tx, issue_id)
             if issue is not None:

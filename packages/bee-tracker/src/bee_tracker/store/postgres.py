@@ -91,8 +91,8 @@ class _PgTx:
             "SELECT setval('comment_ids', GREATEST(%s, (SELECT last_value FROM comment_ids)))", (highest,)
         )
 
-    def search_clause(self, text: str) -> tuple[str, list[Any]]:
-        return "i.search @@ plainto_tsquery('simple', ?)", [text]
+    def word_matches(self, text: str) -> tuple[str, list[Any]]:
+        return "SELECT id FROM issues WHERE search @@ plainto_tsquery('simple', ?)", [text]
 
 
 #: Failures where nothing was written and the same call can succeed a moment later.

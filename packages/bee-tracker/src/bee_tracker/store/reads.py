@@ -1,51 +1,33 @@
-"""Queries several tools share: pages of issue summaries, the blocked set, blockers, children, gates, vocabularies."""
+"""Queries several tools share: pages of issue summaries, children, gates, vocabularies."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bee_contracts.limits import MAX_RESULT_BYTES
-from bee_tracker.model import (
-    BLOCKING_TYPES,
-    BUILTIN_STATUSES,
-    BUILTIN_TYPES,
-    DONE_STATUSES,
-    HOLDING_STATUSES,
-    NOT_WORK_TYPES,
-    PARENT_CHILD,
-)
+from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, DONE_STATUSES, PARENT_CHILD
 from bee_tracker.store.bounds import fitting
 from bee_tracker.store.db import Tx
-from bee_tracker.store.records import ISSUE_SELECT, IssueRow, summary
+from bee_tracker.store.records import SUMMARY_SELECT, listed
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.tracker import ReadyDataIssue as IssueSummary
 
-_BLOCKING = ", ".join(f"'{t}'" for t in BLOCKING_TYPES)
 _DONE = ", ".join(f"'{s}'" for s in DONE_STATUSES)
-_HOLDING = ", ".join(f"'{s}'" for s in HOLDING_STATUSES)
-NOT_WORK = ", ".join(f"'{t}'" for t in NOT_WORK_TYPES)
 
 #: Room a page of summaries leaves for the rest of its result (total, offset, has_more and the envelope).
 _PAGE_OVERHEAD_BYTES = 1024
 
-#: Issues that are blocked: those with an unfinished target of a blocking dependency (a missing target does not
-#: block), those explicitly blocked or deferred, and, transitively, the children of any of them. Written so that
-#: any planner starts from the (usually few) dependencies rather than from every issue.
-BLOCKED_CTE = f"""
-WITH RECURSIVE blocked (id) AS (
-  SELECT d.issue_id FROM dependencies d
-   WHERE d.type IN ({_BLOCKING})
-     AND EXISTS (SELECT 1 FROM issues b WHERE b.id = d.depends_on_id AND b.status NOT IN ({_DONE}))
-  UNION
-  SELECT id FROM issues WHERE status IN ({_HOLDING})
-  UNION
-  SELECT d.issue_id FROM dependencies d JOIN blocked p ON d.depends_on_id = p.id
-   WHERE d.type = '{PARENT_CHILD}'
-)
-"""
+#: The order of every list, Beads' own: most urgent first, then newest (issues without created_at last), then id;
+#: read from each issue's readiness row (alias ``r``), whose indexes hold it.
+ORDER = "r.priority, r.created_epoch DESC NULLS LAST, r.issue_id"
+#: What every list reads from: the issues (alias ``i``) with their readiness rows (alias ``r``).
+LISTED = "issues i JOIN readiness r ON r.issue_id = i.id"
+#: A reference to a column of the issue itself (alias ``i``) in a list's condition.
+_ISSUE_COLUMN = re.compile(r"\bi\.")
 
 
 def labels_for(tx: Tx, ids: Sequence[str]) -> dict[str, list[str]]:
@@ -61,49 +43,51 @@ def labels_for(tx: Tx, ids: Sequence[str]) -> dict[str, list[str]]:
 
 
 def page(
-    tx: Tx, condition: str, params: list[Any], *, limit: int, offset: int = 0, prefix: str = "", count: bool = True
+    tx: Tx,
+    condition: str,
+    params: list[Any],
+    *,
+    limit: int,
+    offset: int = 0,
+    count: bool = True,
+    order: str = ORDER,
+    order_params: Sequence[Any] = (),
 ) -> tuple[list[IssueSummary], int | None, bool]:
-    """One page of issue summaries matching ``condition``, most urgent first: (page, total or None, has_more).
+    """One page of issue summaries matching ``condition`` (over aliases ``i`` and ``r``, see :data:`LISTED`) in
+    ``order`` (default :data:`ORDER`): (page, total or None, has_more).
 
-    Without ``count`` the total is not computed (it costs a pass over every match) and ``has_more`` comes from
-    reading one row past the page. A page also ends early where the next summary would not fit the result limit
-    (``has_more`` then says so), so a list always answers.
+    Without ``count`` the total is not computed and ``has_more`` comes from reading one row past the page. A page
+    also ends early where the next summary would not fit the result limit (``has_more`` then says so), so a list
+    always answers; the next offset is the given one plus the page's length.
     """
     rows = tx.rows(
-        f"{prefix} SELECT {ISSUE_SELECT} FROM issues i WHERE {condition} "
-        "ORDER BY i.priority, i.created_epoch, i.id LIMIT ? OFFSET ?",
-        [*params, limit + 1, offset],
+        f"SELECT {SUMMARY_SELECT} FROM {LISTED} WHERE {condition} ORDER BY {order} LIMIT ? OFFSET ?",
+        [*params, *order_params, limit + 1, offset],
     )
-    issues = [IssueRow(r) for r in rows[:limit]]
-    labels_by_id = labels_for(tx, [i.id for i in issues])
-    summaries = [summary(i, labels_by_id[i.id]) for i in issues]
+    labels_by_id = labels_for(tx, [r[0] for r in rows[:limit]])
+    summaries = [listed(r, labels_by_id[r[0]]) for r in rows[:limit]]
     shown = fitting(summaries, MAX_RESULT_BYTES - _PAGE_OVERHEAD_BYTES)
     has_more = len(rows) > len(shown)
-    total: int | None = None
-    if count:
-        total_row = tx.row(f"{prefix} SELECT COUNT(*) FROM issues i WHERE {condition}", params)
-        total = int(total_row[0]) if total_row else 0
-    return shown, total, has_more
+    return shown, counted(tx, condition, params) if count else None, has_more
+
+
+def counted(tx: Tx, condition: str, params: list[Any]) -> int:
+    """How many issues match ``condition`` (over the aliases of :data:`LISTED`).
+
+    A condition over the readiness rows alone is counted from them, without the join: their indexes cover the
+    lists' conditions, so a total reads index entries only.
+    """
+    source = LISTED if _ISSUE_COLUMN.search(condition) else "readiness r"
+    found = tx.row(f"SELECT COUNT(*) FROM {source} WHERE {condition}", params)
+    return int(found[0]) if found else 0
 
 
 def label_filter(labels: Sequence[str], params: list[Any]) -> str:
     clauses = []
     for label in labels:
-        clauses.append("EXISTS (SELECT 1 FROM labels l WHERE l.issue_id = i.id AND l.label = ?)")
+        clauses.append("EXISTS (SELECT 1 FROM labels l WHERE l.issue_id = r.issue_id AND l.label = ?)")
         params.append(label)
     return " AND ".join(clauses)
-
-
-def open_blockers(tx: Tx, issue_id: str) -> list[str]:
-    """Ids of existing, unfinished targets of this issue's blocking dependencies."""
-    return [
-        r[0]
-        for r in tx.rows(
-            f"SELECT d.depends_on_id FROM dependencies d JOIN issues b ON b.id = d.depends_on_id "
-            f"WHERE d.issue_id = ? AND d.type IN ({_BLOCKING}) AND b.status NOT IN ({_DONE}) ORDER BY d.position",
-            [issue_id],
-        )
-    ]
 
 
 def open_children(tx: Tx, issue_id: str) -> list[str]:

@@ -120,10 +120,15 @@ def comments_of(tx: Tx, issue_id: str, *, last: int | None = None) -> list[dict[
 
 
 def _assemble(
-    issue: IssueRow, labels: list[str], dependencies: list[dict[str, Any]], comments: list[dict[str, Any]]
+    issue: IssueRow,
+    labels: list[str],
+    dependencies: list[dict[str, Any]],
+    comments: list[dict[str, Any]],
+    counts: dict[str, int],
 ) -> dict[str, Any]:
     values: dict[str, Any] = {k: v for k, v in issue.fields.items() if v is not None}
     values.update(issue.extra)
+    values.update(counts)
     if labels:
         values["labels"] = labels
     if dependencies:
@@ -141,6 +146,7 @@ def beads_record(tx: Tx, issue: IssueRow, *, comments_last: int | None = None) -
         labels_of(tx, issue.id),
         dependencies_of(tx, issue.id),
         comments_of(tx, issue.id, last=comments_last),
+        _counted(tx, issue),
     )
 
 
@@ -170,8 +176,16 @@ def beads_records(tx: Tx, issue_ids: Sequence[str]) -> dict[str, dict[str, Any]]
         issue_ids,
     ):
         comments.setdefault(row[0], []).append(_comment(row[0], row[1:]))
+    counting = [issue.id for issue in issues if _COUNTS.keys() & issue.extra.keys()]
+    dependents = _dependents(tx, counting)
     return {
-        issue.id: _assemble(issue, labels.get(issue.id, []), dependencies.get(issue.id, []), comments.get(issue.id, []))
+        issue.id: _assemble(
+            issue,
+            labels.get(issue.id, []),
+            dependencies.get(issue.id, []),
+            comments.get(issue.id, []),
+            _counts_from(issue, dependencies.get(issue.id, []), comments.get(issue.id, []), dependents),
+        )
         for issue in issues
     }
 
@@ -181,17 +195,67 @@ def ordered(values: dict[str, Any], key_order: Sequence[str] | None) -> dict[str
     return bdjson.place(values, key_order)
 
 
-def summary(issue: IssueRow, labels: list[str]) -> IssueSummary:
-    """The short form used by lists (ready, search)."""
-    f = issue.fields
+#: Counts Beads writes at the end of a line (``IssueWithCounts``), kept true by the tracker when the line has them:
+#: ``blocks`` dependencies of the issue and on it (from issues that are not wisps), and its comments.
+_COUNTS = {
+    "dependency_count": "SELECT COUNT(*) FROM dependencies WHERE issue_id = ? AND type = 'blocks'",
+    "dependent_count": "SELECT COUNT(*) FROM dependencies d JOIN readiness s ON s.issue_id = d.issue_id "
+    "WHERE d.depends_on_id = ? AND d.type = 'blocks' AND s.is_wisp = 0",
+    "comment_count": "SELECT COUNT(*) FROM comments WHERE issue_id = ?",
+}
+
+
+def _counted(tx: Tx, issue: IssueRow) -> dict[str, int]:
+    """The counts the issue's line carries, as the data stands now."""
+    counts = {}
+    for key, sql in _COUNTS.items():
+        if key in issue.extra:
+            found = tx.row(sql, [issue.id])
+            counts[key] = int(found[0]) if found else 0
+    return counts
+
+
+def _dependents(tx: Tx, issue_ids: Sequence[str]) -> dict[str, int]:
+    """``dependent_count`` of each of ``issue_ids`` in one query (see :data:`_COUNTS`)."""
+    if not issue_ids:
+        return {}
+    marks = ", ".join("?" for _ in issue_ids)
+    rows = tx.rows(
+        "SELECT d.depends_on_id, COUNT(*) FROM dependencies d JOIN readiness s ON s.issue_id = d.issue_id "
+        f"WHERE d.depends_on_id IN ({marks}) AND d.type = 'blocks' AND s.is_wisp = 0 GROUP BY d.depends_on_id",
+        issue_ids,
+    )
+    return {str(issue_id): int(count) for issue_id, count in rows}
+
+
+def _counts_from(
+    issue: IssueRow, dependencies: list[dict[str, Any]], comments: list[dict[str, Any]], dependents: dict[str, int]
+) -> dict[str, int]:
+    """:func:`_counted` from what an export already read: the issue's whole dependency and comment lists."""
+    known = {
+        "dependency_count": sum(1 for d in dependencies if d["type"] == "blocks"),
+        "dependent_count": dependents.get(issue.id, 0),
+        "comment_count": len(comments),
+    }
+    return {key: value for key, value in known.items() if key in issue.extra}
+
+
+#: The columns a list reads per issue (:func:`listed`): only what its short form shows, so a page never reads or
+#: parses an issue's text, kept keys or imported line.
+SUMMARY_SELECT = "i.id, i.title, i.status, i.priority, i.issue_type, i.assignee, i.updated_at, i.state_revision"
+
+
+def listed(row: Row, labels: list[str]) -> IssueSummary:
+    """The short form used by lists (ready, search, the board), from a row of :data:`SUMMARY_SELECT`."""
+    issue_id, title, status, priority, issue_type, assignee, updated_at, state_revision = row
     return {
-        "id": f["id"],
-        "title": f["title"],
-        "status": f["status"],
-        "priority": f["priority"],
-        "issue_type": f["issue_type"],
-        "assignee": f["assignee"],
+        "id": issue_id,
+        "title": title,
+        "status": status,
+        "priority": priority,
+        "issue_type": issue_type,
+        "assignee": assignee,
         "labels": labels,
-        "updated_at": f["updated_at"],
-        "state_revision": issue.state_revision,
+        "updated_at": updated_at,
+        "state_revision": state_revision,
     }

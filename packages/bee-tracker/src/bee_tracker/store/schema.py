@@ -112,6 +112,44 @@ _MIGRATION_4 = [
     "CREATE INDEX board_links_expiry ON board_links (expires_epoch)",
     "CREATE INDEX issues_activity ON issues (last_activity_at)",
 ]
+# Migration 5: what readiness and search read instead of recomputing (bee_tracker.store.readiness, .keys), one
+# narrow row per issue, kept by the writer in the same transaction as every change: whether Beads keeps the issue
+# as a wisp and whether it is pinned (from its imported line), whether it is eligible (open, not pinned, not a wisp,
+# work), active (not closed or pinned, not a wisp), blocked (Beads' computed blocked set), held (a child of a
+# blocked issue), ready apart from time, the latest defer_until among its parents, the lower-cased id, title and
+# external_ref that substring search matches, and copies of the status, priority, created and defer times the lists
+# filter and order by. A narrow row is cheap to rewrite (an import's rebuild never rewrites the wide issue rows);
+# the indexes serve each list's order (priority, newest first, id; no created_at last) from its rows alone: SQLite's
+# DESC already sorts NULL last, PostgreSQL's must be told.
+_READINESS = """CREATE TABLE readiness (
+  issue_id TEXT PRIMARY KEY REFERENCES issues(id) ON DELETE CASCADE,
+  status TEXT NOT NULL,
+  priority INTEGER NOT NULL,
+  created_epoch {real}, defer_epoch {real}, parent_defer_epoch {real},
+  is_wisp INTEGER NOT NULL DEFAULT 0,
+  is_pinned INTEGER NOT NULL DEFAULT 0,
+  is_eligible INTEGER NOT NULL DEFAULT 0,
+  is_active INTEGER NOT NULL DEFAULT 0,
+  is_blocked INTEGER NOT NULL DEFAULT 0,
+  is_held INTEGER NOT NULL DEFAULT 0,
+  is_ready INTEGER NOT NULL DEFAULT 0,
+  key_id TEXT NOT NULL, key_title TEXT NOT NULL, key_ref TEXT)"""
+
+
+def _migration_5(real: str, newest_first: str) -> list[str]:
+    return [
+        _READINESS.format(real=real),
+        # The trailing columns make each index cover its list's filter, so a total counts index entries only.
+        f"CREATE INDEX readiness_ready ON readiness (is_ready, priority, created_epoch {newest_first}, issue_id, "
+        "defer_epoch, parent_defer_epoch)",
+        f"CREATE INDEX readiness_active ON readiness (is_active, priority, created_epoch {newest_first}, issue_id, "
+        "status, is_blocked, is_held)",
+        f"CREATE INDEX readiness_status ON readiness (status, priority, created_epoch {newest_first}, issue_id)",
+        # The board's most recently closed, in order from the index (closed_at newest first, none last).
+        f"CREATE INDEX issues_closed ON issues (status, closed_at {newest_first}, id)",
+    ]
+
+
 SQLITE: list[list[str]] = [
     [
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -145,6 +183,7 @@ END""",
     ],
     [_LEASES.format(real="REAL"), *_MIGRATION_3],
     [_BOARD_SESSIONS.format(real="REAL"), _BOARD_LINKS.format(real="REAL"), *_MIGRATION_4],
+    _migration_5("REAL", "DESC"),
 ]
 
 POSTGRES: list[list[str]] = [
@@ -170,6 +209,7 @@ POSTGRES: list[list[str]] = [
     [_EVENTS.format(key="BIGSERIAL PRIMARY KEY"), _KEPT.format(key="BIGSERIAL PRIMARY KEY"), *_MIGRATION_2],
     [_LEASES.format(real="DOUBLE PRECISION"), *_MIGRATION_3],
     [_BOARD_SESSIONS.format(real="DOUBLE PRECISION"), _BOARD_LINKS.format(real="DOUBLE PRECISION"), *_MIGRATION_4],
+    _migration_5("DOUBLE PRECISION", "DESC NULLS LAST"),
 ]
 
 LATEST = len(SQLITE)

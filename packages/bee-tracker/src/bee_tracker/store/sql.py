@@ -17,7 +17,7 @@ from typing import Any, TypeVar, cast
 
 from bee_contracts import BeeError, ErrorCode, invalid, load_catalog
 from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, now
-from bee_tracker.store import export, importing, reads, sources, transfer
+from bee_tracker.store import export, importing, readiness, reads, sources, transfer
 from bee_tracker.store.db import Database, Tx
 from bee_tracker.store.ops import Read, Write
 from bee_tracker.store.text import unstorable
@@ -63,7 +63,31 @@ class SqlStore:
     # -- lifecycle -------------------------------------------------------------------------------------------
 
     def migrate(self) -> int:
-        return self.db.migrate()
+        """Apply pending schema migrations, then build the maintained readiness if this code's rule version did not
+        build it (a new store, a store from before migration 5, or a rule that changed); return the schema version."""
+        version = self.db.migrate()
+        with self.db.read() as tx:
+            current = readiness.is_current(tx)
+        if not current:
+            with self.db.write() as tx:
+                if not readiness.is_current(tx):  # another replica may have built it meanwhile
+                    readiness.rebuild(tx)
+        return version
+
+    def rule(self) -> readiness.Rule:
+        """The readiness rule this store is kept by."""
+        with self.db.read() as tx:
+            return readiness.load_rule(tx)
+
+    def set_rule(self, rule: readiness.Rule) -> bool:
+        """Keep the store by ``rule`` from now on, rebuilding what it decides in one transaction; return whether the
+        rule changed."""
+        with self.db.write() as tx:
+            tx.lock_graph()
+            if readiness.is_current(tx) and readiness.load_rule(tx) == rule:
+                return False
+            readiness.rebuild(tx, rule)
+            return True
 
     def check(self) -> None:
         self.db.check()
@@ -189,7 +213,9 @@ class SqlStore:
     def import_from(self, choice: sources.Choice) -> dict[str, Any]:
         """Import what ``choice`` names in one write transaction (see :mod:`.importing`)."""
         with self.db.write() as tx:
+            tx.lock_graph()  # readiness is rebuilt below; writers that read neighbours wait (see store.readiness)
             report = importing.run_import(tx, choice, configured_prefix=self._prefix)
+            readiness.rebuild(tx)
         # A bulk load changes the data's shape: without fresh statistics the planner can pick a full sort for ready.
         self.db.analyze()
         return report

@@ -90,13 +90,13 @@ class _SqliteTx:
     def reserve_comment_ids(self, highest: int) -> None:
         """Nothing to do: ids come from MAX(int_id), which already counts the imported ones."""
 
-    def search_clause(self, text: str) -> tuple[str, list[Any]]:
+    def word_matches(self, text: str) -> tuple[str, list[Any]]:
         terms = list(fts_terms(text))
         if not terms:
-            return "1 = 0", []
+            return "SELECT id FROM issues WHERE 1 = 0", []
         # Each word quoted: user text never reaches FTS5's query syntax.
         query = " AND ".join('"' + term.replace('"', '""') + '"' for term in terms)
-        return "i.rowid IN (SELECT rowid FROM issues_fts WHERE issues_fts MATCH ?)", [query]
+        return "SELECT id FROM issues WHERE rowid IN (SELECT rowid FROM issues_fts WHERE issues_fts MATCH ?)", [query]
 
 
 class SqliteDatabase:

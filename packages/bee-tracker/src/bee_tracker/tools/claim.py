@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 
 def claim(op: Write, args: ClaimArgs) -> ClaimData:
-    """Claim the issue for the actor; claiming one's own claim again succeeds (``already_held``).
+    """Claim the issue for the actor; claiming one's own claim again succeeds (``already_held``). The first claim
+    records ``started_at`` in the issue's line, where bd writes it (after ``updated_at``); a later one keeps it.
 
     The issue's row is locked before the check, so of several claimers exactly one wins.
 
@@ -37,5 +38,7 @@ def claim(op: Write, args: ClaimArgs) -> ClaimData:
             f"issue {issue.id} is closed; reopen it with update before claiming",
             details={"id": issue.id},
         )
-    op.set(issue, assignee=op.actor, status="in_progress")
+    # As bd (1.0.1 on) does, the first start records started_at; a later one keeps it.
+    started = {} if issue.extra.get("started_at") else {"started_at": op.now}
+    op.set(issue, kept=started, assignee=op.actor, status="in_progress")
     return {**op.state(issue.id), "claimed": True, "already_held": False}

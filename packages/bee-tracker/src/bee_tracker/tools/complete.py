@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker import claims
 from bee_tracker.store import reads
+from bee_tracker.store.blockers import direct_blockers
 from bee_tracker.store.ops import Write
 
 if TYPE_CHECKING:
@@ -16,19 +17,22 @@ if TYPE_CHECKING:
 def complete(op: Write, args: CompleteArgs) -> CompleteData:
     """Close the issue: the summary becomes its close_reason, the evidence a comment, in one transaction.
 
-    Deleted issues (tombstones) never hold it open: they count as done, as blockers and as children.
+    Its blockers are those of the ready rule (active targets of blocks and conditional-blocks, waits-for spawners
+    with active children). Deleted issues (tombstones) never hold it open: they count as done, as blockers and as
+    children.
 
     Raises:
         BeeError: ``blocked`` with the unfinished blockers, open children and open gates in details;
             ``forbidden`` when someone else holds the claim; ``conflict`` when already closed or for a stale
             ``expected_revision``; ``not_found``.
     """
+    op.tx.lock_graph()  # closing changes what others wait for; lock before the issue (see store.readiness)
     issue = op.issue(args["id"])
     op.compare(issue, args.get("expected_revision"))
     if issue.fields["status"] == "closed":
         raise BeeError(ErrorCode.CONFLICT, f"issue {issue.id} is already closed", details={"id": issue.id})
     claims.guard(issue, op.actor, "complete")
-    blockers = reads.open_blockers(op.tx, issue.id)
+    blockers = direct_blockers(op.tx, issue.id)
     children = reads.open_children(op.tx, issue.id)
     gates = reads.open_gates(op.tx, issue.id)
     if blockers or children or gates:

@@ -26,9 +26,11 @@ def create(op: Write, args: CreateArgs) -> CreateData:
     """
     fields: dict[str, Any] = {name: args[name] for name in _FIELDS if name in args}  # type: ignore[literal-required]
     op.check_known(issue_type=fields.get("issue_type"))
+    prerequisites = args.get("prerequisites", [])
+    if "parent" in args or prerequisites:
+        op.tx.lock_graph()  # its links reach other issues' readiness; lock before the parent (see store.readiness)
     # Locking the parent serialises its children's numbering.
     parent = op.issue(args["parent"]) if "parent" in args else None
-    prerequisites = args.get("prerequisites", [])
     for prerequisite in prerequisites:
         op.require(prerequisite, role="prerequisite")
     issue_id = child_id(op.tx, parent.id) if parent is not None else new_id(op.tx, op.prefix)

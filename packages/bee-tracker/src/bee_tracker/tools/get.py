@@ -12,11 +12,13 @@ from bee_tracker.model import (
     HISTORY_LIMIT,
     HISTORY_MAX_BYTES,
     TOMBSTONE,
+    epoch,
 )
-from bee_tracker.store import reads
+from bee_tracker.store.blockers import blocked_by
 from bee_tracker.store.bounds import fitting
 from bee_tracker.store.db import Tx
 from bee_tracker.store.ops import Read
+from bee_tracker.store.readiness import ready_at
 from bee_tracker.store.records import beads_record, comments_of, ordered
 
 if TYPE_CHECKING:
@@ -33,8 +35,9 @@ _NEIGHBOURS_READ = 1000
 
 
 def get(op: Read, args: GetArgs) -> GetData:
-    """The issue with every Beads field, its dependencies both ways, what blocks it, and its newest comments and
-    history events; each list as far as its share of the result goes, with its total count.
+    """The issue with every Beads field, its dependencies both ways, whether it is ready and what keeps it from
+    being ready (read from the maintained state), and its newest comments and history events; each list as far as
+    its share of the result goes, with its total count.
 
     Raises:
         BeeError: ``not_found``; for a deleted issue (a tombstone) the message says so, with when and by whom in
@@ -50,6 +53,7 @@ def get(op: Read, args: GetArgs) -> GetData:
     depends_on = _depends_on(tx, issue.id)
     dependents = _dependents(tx, issue.id)
     history = _history(tx, issue.id)
+    _, blockers = blocked_by(tx, issue.id)
     return {
         "issue": record,
         "depends_on": fitting(depends_on, DEPENDS_ON_MAX_BYTES),
@@ -60,12 +64,20 @@ def get(op: Read, args: GetArgs) -> GetData:
             "SELECT COUNT(*) FROM dependencies d JOIN issues s ON s.id = d.issue_id WHERE d.depends_on_id = ?",
             issue.id,
         ),
-        "blocked_by": reads.open_blockers(tx, issue.id),
+        "ready": _ready(op, issue.id),
+        "blocked_by": blockers,
         "comment_count": _count(tx, "SELECT COUNT(*) FROM comments WHERE issue_id = ?", issue.id),
         "history": list(reversed(fitting(history, HISTORY_MAX_BYTES))),
         "history_count": _count(tx, "SELECT COUNT(*) FROM events WHERE issue_id = ?", issue.id),
         **issue.revisions(),
     }
+
+
+def _ready(op: Read, issue_id: str) -> bool:
+    """Whether ``ready`` lists the issue now: the maintained state, and its own and its parents' defer times."""
+    at = epoch(op.now)
+    assert at is not None, "the tracker's own clock is always a valid time"
+    return ready_at(op.tx, issue_id, at)
 
 
 def _count(tx: Tx, sql: str, issue_id: str) -> int:

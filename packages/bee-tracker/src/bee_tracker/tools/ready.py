@@ -1,4 +1,4 @@
-"""ready: unblocked work, most urgent first."""
+"""ready: unblocked work by Beads' own rule, most urgent first, then newest, paged so every ready issue is reachable."""
 
 from __future__ import annotations
 
@@ -7,34 +7,29 @@ from typing import TYPE_CHECKING, Any
 from bee_tracker.model import epoch
 from bee_tracker.store import reads
 from bee_tracker.store.ops import Read
+from bee_tracker.store.readiness import ready_now
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.tracker import ReadyArgs, ReadyData
 
 
 def ready(op: Read, args: ReadyArgs) -> ReadyData:
-    """Open issues that are work, not deferred, not blocked and not under a blocked parent (never a tombstone)."""
+    """The page of ready issues at ``offset`` (see :mod:`bee_tracker.store.readiness` for the rule), with the
+    total count of ready issues under the filters."""
     where, params = conditions(op, args)
-    # No total: counting every ready issue would cost a pass over the backlog on each call.
-    page, _, has_more = reads.page(
-        op.tx, " AND ".join(where), params, limit=args["limit"], prefix=reads.BLOCKED_CTE, count=False
-    )
-    return {"issues": page, "has_more": has_more}
+    page, total, has_more = reads.page(op.tx, " AND ".join(where), params, limit=args["limit"], offset=args["offset"])
+    return {"issues": page, "total": total or 0, "offset": args["offset"], "has_more": has_more}
 
 
 def conditions(op: Read, args: ReadyArgs) -> tuple[list[str], list[Any]]:
-    """What makes an issue (alias ``i``) ready, with the ``priority`` and ``labels`` filters, as WHERE clauses and
-    their parameters; they read the ``blocked`` set of :data:`~bee_tracker.store.reads.BLOCKED_CTE`. The web board
-    builds its Ready column from exactly these."""
-    params: list[Any] = [epoch(op.now)]
-    where = [
-        "i.status = 'open'",
-        f"i.issue_type NOT IN ({reads.NOT_WORK})",
-        "(i.defer_epoch IS NULL OR i.defer_epoch <= ?)",
-        "i.id NOT IN (SELECT id FROM blocked)",
-    ]
+    """What makes an issue (aliases ``i`` and ``r``, see :data:`~bee_tracker.store.reads.LISTED`) ready now, with
+    the ``priority`` and ``labels`` filters, as WHERE clauses and their parameters: the kept ``is_ready`` and the two
+    defer times against this call's clock. The web board builds its Ready column from exactly these."""
+    at = epoch(op.now)
+    where = [ready_now("r")]
+    params: list[Any] = [at, at]
     if "priority" in args:
-        where.append("i.priority = ?")
+        where.append("r.priority = ?")
         params.append(args["priority"])
     if args.get("labels"):
         where.append(reads.label_filter(args["labels"], params))

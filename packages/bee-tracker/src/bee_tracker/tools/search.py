@@ -1,10 +1,12 @@
-"""search: full-text and filtered search over every live issue, closed ones included."""
+"""search: every issue Beads' search finds (substrings of title, id and external_ref), then Bee's word matches in
+the rest of the text; filtered, ranked and paged so every hit is reachable."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from bee_tracker.store import reads
+from bee_tracker.store.keys import text_match
 from bee_tracker.store.ops import Read
 
 if TYPE_CHECKING:
@@ -12,17 +14,19 @@ if TYPE_CHECKING:
 
 
 def search(op: Read, args: SearchArgs) -> SearchData:
-    """Issues matching every given filter, most urgent first; deleted issues (tombstones) never match."""
+    """Issues matching every given filter; with a query, those whose id, title or external_ref contains it
+    (case-insensitively) or whose text holds all its words. Ranked: the exact id first, then substring matches,
+    then word matches, each most urgent first, then newest; deleted issues (tombstones) never match."""
     params: list[Any] = []
     where = ["1 = 1"]
+    order, order_params = reads.ORDER, list[Any]()
     text = (args.get("query") or "").strip()
     if text:
-        clause, clause_params = op.tx.search_clause(text)
-        # An exact id also finds its issue, whatever the text index says.
-        where.append(f"({clause} OR i.id = ?)")
-        params.extend([*clause_params, text])
+        matched, match_params, order, order_params = text_match(op.tx, text)
+        where.append(matched)
+        params.extend(match_params)
     if args.get("status"):
-        where.append("i.status IN (" + ", ".join("?" for _ in args["status"]) + ")")
+        where.append("r.status IN (" + ", ".join("?" for _ in args["status"]) + ")")
         params.extend(args["status"])
     if "assignee" in args:
         where.append("i.assignee = ?")
@@ -32,5 +36,13 @@ def search(op: Read, args: SearchArgs) -> SearchData:
         params.append(args["issue_type"])
     if args.get("labels"):
         where.append(reads.label_filter(args["labels"], params))
-    page, total, has_more = reads.page(op.tx, " AND ".join(where), params, limit=args["limit"], offset=args["offset"])
+    page, total, has_more = reads.page(
+        op.tx,
+        " AND ".join(where),
+        params,
+        limit=args["limit"],
+        offset=args["offset"],
+        order=order,
+        order_params=order_params,
+    )
     return {"issues": page, "total": total or 0, "offset": args["offset"], "has_more": has_more}

@@ -54,6 +54,8 @@ def update(op: Write, args: UpdateArgs) -> UpdateData:
             argument="status",
         )
     op.check_known(status=status, issue_type=given.get("issue_type"))
+    if "status" in given or "defer_until" in given:
+        op.tx.lock_graph()  # others' readiness may follow; lock before the issue (see store.readiness)
     issue = op.issue(args["id"])
     op.compare(issue, args.get("expected_revision"))
     if status == "closed" and issue.fields["status"] != "closed":
@@ -64,7 +66,8 @@ def update(op: Write, args: UpdateArgs) -> UpdateData:
         claims.guard(issue, op.actor, "change the status or assignee of")
     if status is not None and issue.fields["status"] == "closed" and status != "closed":
         given.update(closed_at=None, close_reason=None)  # reopened
-    op.set(issue, **given)
+    first_start = status == "in_progress" and not issue.extra.get("started_at")
+    op.set(issue, kept={"started_at": op.now} if first_start else None, **given)  # the first start, as bd records it
     if any(name in args for name in _LABELS):
         current = list(args["labels"]) if "labels" in args else labels_of(op.tx, issue.id)
         removed = set(args.get("remove_labels", []))
