@@ -5,6 +5,7 @@ Click commands are recognised by their decorators instead (see ./dev). vulture r
 
 # ruff: noqa: B018 -- a bare attribute is how a vulture whitelist marks a name as used
 
+from pybind11_pixelmatch import Options as KernelOptions
 from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 from uvicorn.server import ServerState
 
@@ -23,6 +24,8 @@ RequestResponseCycle.disconnected  # set by the HTTP edge; uvicorn's ASGI receiv
 ServerState.total_requests  # counted by the HTTP edge as uvicorn's own protocol does; uvicorn reads it
 handler = None
 handler.__qualname__  # set so logs and tracebacks name the tracker tool a bound handler runs
+KernelOptions.includeAA  # set by bee_design.visual.kernel; pybind11-pixelmatch's C++ reads these options
+KernelOptions.diffMask
 _Collector.handle_startendtag  # html.parser.HTMLParser calls these overrides while parsing a design file
 _Collector.handle_endtag
 _Collector.handle_data
