@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,42 @@ ERAS = ("legacy", "2026-07-28")
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def _private_user(folder: Path) -> dict[str, str]:
+    """A home of the test's own, and its configuration directory inside it.
+
+    Both are set because Bee's per-user settings are found from ``$XDG_CONFIG_HOME`` or else ``~/.config``, and MCP
+    clients (the Python SDK, the TypeScript SDK) start stdio hosts with only a few variables, ``HOME`` among them:
+    either way every process of the test finds the same folder, and none finds the real user's.
+    """
+    home = folder / "home"
+    (home / ".config").mkdir(parents=True, exist_ok=True)
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The same for what session- and module-scoped fixtures start, before any test's own user exists."""
+    chosen = _private_user(tmp_path_factory.mktemp("session-user"))
+    saved = {name: os.environ.get(name) for name in chosen}
+    os.environ.update(chosen)
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@pytest.fixture(autouse=True)
+def bee_user(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Every test runs as a user of its own: its per-user settings (and anything else under ``~``) start empty, and
+    no test reads or writes the real user's ``~/.config`` — nor do the processes it starts, which inherit this."""
+    chosen = _private_user(tmp_path_factory.mktemp("user"))
+    for name, value in chosen.items():
+        monkeypatch.setenv(name, value)
+    return chosen
 
 
 def bee_executable() -> Path:
@@ -77,8 +114,61 @@ async def expect_tool_errors(client: Any, calls: list[tuple[str, dict[str, Any],
         assert text in body["error"], (tool, body)
 
 
+@contextmanager
+def environment(env: dict[str, str] | None) -> Iterator[None]:
+    """``env`` laid over the process environment while the block runs (what an in-process host reads)."""
+    if not env:
+        yield
+        return
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _serve_options(extra: tuple[str, ...]) -> tuple[bool, Path | None]:
+    """``--discovery`` and ``--instance-root DIR`` out of `bee mcp serve` arguments (the only ones tests pass)."""
+    discovery, instance_root, rest = False, None, list(extra)
+    while rest:
+        option = rest.pop(0)
+        if option == "--discovery":
+            discovery = True
+        elif option == "--instance-root":
+            instance_root = Path(rest.pop(0))
+        else:
+            raise ValueError(f"core_client does not take {option!r}; use core_process for the real command line")
+    return discovery, instance_root
+
+
 @asynccontextmanager
 async def core_client(checkout: Path, era: str, *extra: str, env: dict[str, str] | None = None) -> AsyncIterator[Any]:
+    """The core host for ``checkout`` in this process, spoken to by the official MCP client in ``era``.
+
+    The host is the one `bee mcp serve` builds (:func:`bee_core.host.build_host`, or the discovery view for
+    ``--discovery``), served by the SDK's own server loop over its in-memory streams: every promise a tool call
+    keeps — validation, limits, budgets, deadlines, the error envelope, both eras — is the host's, not the
+    transport's, and is tested here at a fraction of a process's cost. What only a process shows (framing, stdin
+    EOF, signals, foreign clients) uses :func:`core_process`. ``env`` is laid over the environment for the session,
+    as it would be the process's.
+    """
+    from mcp import Client
+
+    from bee_core.context import CoreContext
+    from bee_core.host import build_discovery_host, build_host
+
+    discovery, instance_root = _serve_options(extra)
+    with environment(env):
+        ctx = CoreContext.open(checkout, instance_root)
+        host = build_discovery_host(ctx) if discovery else build_host(ctx)
+        async with Client(host.build_server(), mode=era, read_timeout_seconds=60) as client:
+            yield client
+
+
+@asynccontextmanager
+async def core_process(checkout: Path, era: str, *extra: str, env: dict[str, str] | None = None) -> AsyncIterator[Any]:
     """A real `bee mcp serve` subprocess in ``checkout``, spoken to by the official MCP client in ``era``."""
     from mcp import Client, StdioServerParameters
 

@@ -21,6 +21,7 @@ needs_dot = pytest.mark.skipif(
 )
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK = "{http://www.w3.org/1999/xlink}href"
+XLINK_TITLE = "{http://www.w3.org/1999/xlink}title"
 
 
 def line(issue_id, title="t", status="open", **extra):
@@ -51,7 +52,7 @@ def test_a_cycle_in_imported_data_is_found_and_marked(lite):
     )
     found = hood(lite, "t-a")
     assert found.cycles == [["t-a", "t-b", "t-c"]]
-    source = dot.dot_source(found)
+    source = dot.drawing(found).source
     assert source.count("CYCLE: ") == 3  # the three links of the cycle, and not t-d's
     assert hood(lite, "t-d").critical_path == ["t-d", "t-a"]  # and no further: nothing in a cycle can finish
 
@@ -71,7 +72,7 @@ def test_the_critical_path_is_the_longest_chain_of_unfinished_work_before_the_ep
     found = hood(lite, epic)
     assert found.critical_path == [epic, slow, second, first]
     assert set(found.nodes) == {epic, quick, slow, done, first, second, finished}  # the tree and its blockers
-    source = dot.dot_source(found)
+    source = dot.drawing(found).source
     assert source.count("critical: ") == 3
     assert found.cycles == []
 
@@ -89,7 +90,7 @@ def test_an_issue_without_children_shows_what_is_around_it_and_what_was_left_out
         created(lite, f"child {n}", parent=epic)
     big = hood(lite, epic)
     assert len(big.nodes) == graph.TREE_NODES and big.left_out == 6
-    assert "+ 6 more not shown" in dot.dot_source(big)
+    assert "+ 6 more not shown" in dot.drawing(big).source
 
 
 def test_missing_and_deleted_dependencies_are_drawn_as_such(lite):
@@ -112,7 +113,7 @@ def test_the_svg_holds_issue_text_only_as_text(lite, web):
     lines += [line(other, title, assignee=XSS[3]) for other, title in zip(ids[1:], XSS[1:], strict=False)]
     lines.append(line("t-backslash", "a \\N \\G \\l title", dependencies=[blocks("t-backslash", ids[0])]))
     lite.import_lines(lines)
-    svg = dot.render_svg(dot.dot_source(hood(lite, ids[0])))
+    svg = dot.svg(dot.drawing(hood(lite, ids[0])))
     root = parsed(svg)
     names = {element.tag.removeprefix(SVG) for element in root.iter()}
     assert not names & {"script", "foreignObject", "iframe", "image", "style"}
@@ -126,6 +127,66 @@ def test_the_svg_holds_issue_text_only_as_text(lite, web):
     sign_in(web)
     answer = web.get("/board/graph/javascript%3Aalert%281%29")
     assert answer.status_code == 200 and answer.headers["content-type"] == "image/svg+xml"
+
+
+#: Titles (each short enough to stay on one line of its box) that DOT, Graphviz's label and tooltip processing or
+#: its HTML entities would read as something else, if any of it reached Graphviz as anything but text.
+TRICKY_TITLES = [
+    r"node \N here",
+    r"graph \G here",
+    r"edge \E tail \T",
+    r"head \H label \L",
+    r"left \l right \r",
+    r"break \n end",
+    r"two \\ slashes",
+    "ends in a slash \\",
+    r"quote \" inside",
+    'bare " quote',
+    "<b>bold</b>",
+    "<<b>html</b>>",
+    "&amp; &lt; &#92; &nbsp;",
+    "tab\tand\x1besc",
+]
+#: An id and a link type of the same kind (both come from imported data).
+TRICKY_ID, TRICKY_KIND = r"t-\N\\x", r"\G<k>&amp;"
+
+
+def texts(group) -> list[str]:
+    return [element.text or "" for element in group.iter(f"{SVG}text")]
+
+
+@needs_dot
+def test_dot_escapes_entities_and_html_in_titles_ids_and_kinds_stay_as_typed_in_labels_and_titles(lite, web):
+    ids = [f"t-{n}" for n in range(len(TRICKY_TITLES))]
+    deps = [blocks("t-focus", issue_id) for issue_id in [*ids, TRICKY_ID]]
+    lines = [line("t-focus", "focus", dependencies=[*deps, blocks("t-focus", ids[0], TRICKY_KIND)])]
+    lines += [line(issue_id, title) for issue_id, title in zip(ids, TRICKY_TITLES, strict=True)]
+    lines.append(line(TRICKY_ID, "x"))
+    lite.import_lines(lines)
+    sign_in(web)
+    answer = web.get("/board/graph/t-focus")
+    assert answer.status_code == 200, answer.text
+    root = parsed(answer.content)
+    shown = dict(zip(ids, [t.replace("\t", " ").replace("\x1b", "\ufffd") for t in TRICKY_TITLES], strict=True))
+    nodes = edges = 0
+    for group in root.iter(f"{SVG}g"):
+        title = group.find(f"{SVG}title").text if group.find(f"{SVG}title") is not None else None
+        links = [a.get(XLINK_TITLE) for a in group.iter(f"{SVG}a")]
+        if group.get("class") == "graph":
+            assert title == "Dependency graph of t-focus"
+        elif group.get("class") == "node":
+            nodes += 1
+            issue_id, typed = title.split(": ", 1)
+            expected = shown.get(issue_id, "focus" if issue_id == "t-focus" else "x")
+            assert typed == expected and links == [title], (title, links)  # the tooltip: the issue as typed
+            assert texts(group)[:2] == [issue_id, expected], texts(group)  # the box: its id, then its title
+        elif group.get("class") == "edge":
+            edges += 1
+            source, rest = title.split(" ", 1)
+            assert source == "t-focus" and rest.startswith("depends on ("), title
+            if TRICKY_KIND in title:
+                assert title == f"t-focus depends on ({TRICKY_KIND}) t-0" and texts(group) == [TRICKY_KIND]
+    assert (nodes, edges) == (len(ids) + 2, len(ids) + 2)  # every issue (the tricky id too) and every link
 
 
 def test_render_refuses_oversized_sources_and_says_when_graphviz_is_missing(monkeypatch):

@@ -286,3 +286,21 @@ def test_the_issue_poll_says_when_the_issue_changed(web, lite):
     lite.call("update", BOB, {"id": issue, "priority": 1})
     changed = web.get(poll)
     assert changed.status_code == 200 and "This issue changed after you opened this page" in changed.text
+
+
+def test_an_empty_board_says_how_to_create_or_import_issues_and_the_first_issue_ends_it(web, lite):
+    sign_in(web, ALICE)
+    empty = web.get("/board/").text
+    assert "This tracker holds no issues yet" in empty
+    assert 'href="/board/new"' in empty and "bee tracker import .beads/issues.jsonl" in empty
+    assert "This tracker holds no issues yet" not in web.get("/board/?label=nothing").text  # filtered, not empty
+    created(lite, "the first")
+    assert "This tracker holds no issues yet" not in web.get("/board/").text
+
+
+def test_a_favicon_is_served_so_browsers_log_no_404(web):
+    redirected = web.get("/favicon.ico", follow_redirects=False)
+    assert redirected.status_code == 308 and redirected.headers["location"] == "/board/static/favicon.svg"
+    icon = web.get("/board/static/favicon.svg")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    assert icon.text.startswith("<svg")

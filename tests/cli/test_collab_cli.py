@@ -11,6 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from bee_contracts.userconfig import UserSettings
 from tests.conftest import bee_executable, make_checkout
 from tests.harness.collab import BOB, Joined, bee, join
 from tests.harness.tracker import TrackerProcess
@@ -93,7 +94,7 @@ async def test_the_token_can_come_from_the_environment(tmp_path: Path, tracker: 
     token = {"BEE_TRACKER_TOKEN": tracker.token(BOB)}
     failed(bee("collab", "join", "--tracker", tracker.url, "--space", "team", cwd=checkout), "$BEE_TRACKER_TOKEN")
     ok(bee("collab", "join", "--tracker", tracker.url, "--space", "team", cwd=checkout, env=token))
-    binding = json.loads((checkout / ".bee" / "collab.json").read_text())
+    binding = json.loads(UserSettings(checkout / ".bee").path("collab.json").read_text())
     assert binding["tokenFile"] is None and binding["holder"] == BOB
     assert token["BEE_TRACKER_TOKEN"] not in json.dumps(binding)
     ok(bee("collab", "status", cwd=checkout, env=token))
@@ -157,10 +158,10 @@ async def test_keepalive_exits_when_the_tracker_says_the_lease_is_gone(joined: J
 def test_leaving_while_the_tracker_is_down_keeps_the_binding_unless_told_to_forget(joined: Joined) -> None:
     joined.tracker.stop()
     failed(joined.bee("collab", "leave"), "bee collab leave --forget")
-    assert (joined.checkout / ".bee" / "collab.json").is_file()
+    assert joined.binding_file.is_file()
     done = joined.bee("collab", "leave", "--forget")
     assert done.returncode == 0 and "removing the binding anyway" in done.stderr, done.stderr
-    assert not (joined.checkout / ".bee" / "collab.json").exists()
+    assert not joined.binding_file.exists()
 
 
 async def test_plan_commands_write_a_plan_in_the_space(tmp_path: Path, joined: Joined) -> None:
@@ -210,3 +211,69 @@ async def test_plan_commands_refuse_what_is_not_a_step_of_this_space(tmp_path: P
     failed(joined.bee("plan", "step", "add", plan, "No contract"), "needs a contract", code=2)
     failed(joined.bee("plan", "step", "edit", step), "nothing to change", code=2)
     assert ok(joined.bee("plan", "list")).count("\n") == 2  # the other space's plan is not listed
+
+
+async def test_a_shipped_binding_is_ignored_noted_once_and_adopted_only_on_purpose(
+    tmp_path: Path, joined: Joined
+) -> None:
+    # Another checkout arrives with this one's binding committed in its .bee (the lease is live on the tracker).
+    other = make_checkout(tmp_path / "cloned")
+    ok(bee("init", cwd=other))
+    shipped = other / ".bee" / "collab.json"
+    shipped.write_bytes(joined.binding_file.read_bytes())
+    note = (
+        f"note: this checkout ships a collaboration binding (a tracker URL and its token) in {shipped}; Bee ignores "
+        "it. To adopt it on purpose after reading it, run `bee collab trust`"
+    )
+    status = bee("collab", "status", cwd=other)
+    failed(status, "Not joined")
+    assert status.stderr.count(note) == 1
+    for argv in (("collab", "renew"), ("plan", "list"), ("plan", "show", "bd-x"), ("collab", "keepalive")):
+        done = bee(*argv, cwd=other)
+        failed(done, "this checkout has no collaboration binding")
+        assert done.stderr.count("this checkout ships a collaboration binding") == 1, (argv, done.stderr)
+    left = bee("collab", "leave", cwd=other)
+    assert left.returncode == 0 and "Not joined" in left.stdout and left.stderr.count(note) == 1
+
+    declined = subprocess.run(
+        [str(bee_executable()), "collab", "trust"], cwd=other, input="n\n", capture_output=True, text=True, check=False
+    )
+    assert declined.returncode == 1 and "Aborted" in declined.stderr, declined
+    binding = joined.binding()
+    assert (
+        f"{shipped} asks Bee to use the tracker at {joined.tracker.url} for this checkout: space 'team', lease "
+        f"{binding['leaseId']} held by {joined.actor}, sending the token from the token file {joined.token_file}."
+    ) in declined.stdout
+    failed(bee("collab", "status", cwd=other), "Not joined")
+
+    adopted = ok(bee("collab", "trust", "--yes", cwd=other))
+    assert "Adopted." in adopted
+    live = bee("collab", "status", cwd=other)
+    assert live.returncode == 0 and "Live: space 'team'" in live.stdout and live.stderr == "", live
+    assert json.loads(UserSettings(other / ".bee").path("collab.json").read_text()) == binding
+
+
+def test_a_shipped_binding_that_is_not_one_cannot_be_adopted(tmp_path: Path, joined: Joined) -> None:
+    other = make_checkout(tmp_path / "cloned")
+    ok(bee("init", cwd=other))
+    shipped = other / ".bee" / "collab.json"
+    shipped.write_text(json.dumps({**joined.binding(), "tracker": "ftp://tracker/mcp"}))
+    failed(bee("collab", "trust", "--yes", cwd=other), "cannot be adopted: the tracker URL must be http(s)")
+    shipped.write_text("{oops")
+    failed(bee("collab", "trust", "--yes", cwd=other), "cannot be adopted: the collaboration binding")
+    failed(joined.bee("collab", "trust"), "This checkout ships no collaboration binding", code=0)
+    shipped.write_text(json.dumps(joined.binding()))
+    ok(
+        bee(
+            "collab",
+            "join",
+            "--tracker",
+            joined.tracker.url,
+            "--space",
+            "other",
+            "--token-file",
+            str(joined.token_file),
+            cwd=other,
+        )
+    )
+    failed(bee("collab", "trust", "--yes", cwd=other), "is bound to space 'other'")

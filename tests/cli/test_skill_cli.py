@@ -1,11 +1,13 @@
-"""`bee skill bridge add|remove|list` through the click entry points."""
+"""`bee skill bridge add|remove|list|trust` through the click entry points."""
 
 import json
+import os
 
 import pytest
 from click.testing import CliRunner
 
 from bee_cli import make_cli
+from bee_contracts.userconfig import UserSettings
 from bee_core.cli import register as register_core
 from tests.core.skills_helpers import skill_md, write_skill
 
@@ -36,7 +38,18 @@ def skills(tmp_path):
 
 
 def bridge_file(checkout):
+    """Where the bridge configuration lives: the user's settings for the checkout's instance."""
+    return UserSettings(checkout / ".bee").path("bridge.json")
+
+
+def shipped_file(checkout):
+    """Where a checkout that committed its .bee ships one (and where an older Bee wrote its own)."""
     return checkout / ".bee" / "skills" / "bridge.json"
+
+
+def ship(checkout, *providers):
+    shipped_file(checkout).parent.mkdir(parents=True, exist_ok=True)
+    shipped_file(checkout).write_text(json.dumps({"version": 1, "providers": list(providers)}))
 
 
 def test_add_needs_an_instance(run, skills):
@@ -52,6 +65,7 @@ def test_add_list_and_remove_a_directory_and_an_mcp_server(run, checkout, skills
     assert "local: answers: 1 skills, 1 unreadable" in added.output
     token_file = tmp_path / "token"
     token_file.write_text("t\n")
+    token_file.chmod(0o600)
     added = run("skill", "bridge", "add", "team", "--mcp", "http://127.0.0.1:9/mcp", "--token-file", str(token_file))
     assert added.exit_code == 0, added.output
     assert "team: does not answer: skill provider 'team'" in added.output  # added all the same
@@ -131,7 +145,181 @@ def test_list_without_providers_says_how_to_add_one(run):
 
 def test_a_damaged_bridge_file_is_reported(run, checkout):
     assert run("init").exit_code == 0
-    bridge_file(checkout).parent.mkdir(parents=True)
-    bridge_file(checkout).write_text('{"version": 1, "providers": [{"name": "x", "kind": "ftp"}]}')
+    UserSettings(checkout / ".bee").write("bridge.json", b'{"version": 1, "providers": [{"name": "x", "kind": "ftp"}]}')
     result = run("skill", "bridge", "list")
     assert result.exit_code == 1 and "provider kind 'ftp' is not 'directory' or 'mcp'" in result.output
+
+
+def test_the_configuration_is_the_users_own_and_list_says_where_it_is(run, checkout, skills, bee_user):
+    assert run("init").exit_code == 0
+    added = run("skill", "bridge", "add", "local", "--dir", str(skills))
+    assert added.exit_code == 0 and f"to {bridge_file(checkout)}" in added.output
+    assert bridge_file(checkout).is_relative_to(bee_user["XDG_CONFIG_HOME"])
+    assert not shipped_file(checkout).exists()  # nothing of it is written into the checkout
+    assert oct(bridge_file(checkout).stat().st_mode & 0o777) == "0o600"
+    assert oct(bridge_file(checkout).parent.stat().st_mode & 0o777) == "0o700"
+    record = json.loads((bridge_file(checkout).parent / "instance.json").read_text())
+    assert record["instance"] == os.path.realpath(checkout / ".bee")  # which checkout the folder serves
+    listed = run("skill", "bridge", "list")
+    assert f"Skill providers of {(checkout / '.bee').resolve()} (from {bridge_file(checkout)}):" in listed.output
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o660])
+def test_a_token_file_others_may_read_is_refused_when_added(run, checkout, tmp_path, mode):
+    assert run("init").exit_code == 0
+    token_file = tmp_path / "token"
+    token_file.write_text("t\n")
+    token_file.chmod(mode)
+    added = run("skill", "bridge", "add", "team", "--mcp", "http://127.0.0.1:9/mcp", "--token-file", str(token_file))
+    assert added.exit_code == 2 and f"mode {mode:04o}); chmod 600 {token_file}" in added.output, added.output
+    assert not bridge_file(checkout).exists()
+
+
+def test_a_shipped_bridge_is_ignored_and_every_command_notes_it_once(run, checkout, skills):
+    assert run("init").exit_code == 0
+    ship(checkout, {"name": "team", "kind": "mcp", "url": "http://127.0.0.1:9/mcp", "tokenEnv": "GITHUB_TOKEN"})
+    note = (
+        f"note: this checkout ships a skill bridge configuration (skill servers and their tokens) in "
+        f"{shipped_file(checkout)}; Bee ignores it. To adopt it on purpose after reading it, run "
+        "`bee skill bridge trust`"
+    )
+    listed = run("skill", "bridge", "list")
+    assert listed.exit_code == 0 and listed.stderr.count(note) == 1 and "No skill providers" in listed.stdout
+    assert json.loads(run("skill", "bridge", "list", "--json").stdout) == []
+    removed = run("skill", "bridge", "remove", "team")
+    assert removed.exit_code == 1 and removed.stderr.count(note) == 1 and "configured: none" in removed.stderr
+    added = run("skill", "bridge", "add", "local", "--dir", str(skills))
+    assert added.exit_code == 0 and added.stderr.count(note) == 1
+    assert [p["name"] for p in json.loads(bridge_file(checkout).read_text())["providers"]] == ["local"]
+
+
+def test_trust_shows_what_it_adopts_and_adopts_only_on_confirmation(run, checkout, skills, tmp_path):
+    assert run("init").exit_code == 0
+    token_file = tmp_path / "token"
+    token_file.write_text("t\n")
+    token_file.chmod(0o600)
+    ship(
+        checkout,
+        {"name": "team", "kind": "mcp", "url": "http://127.0.0.1:9/mcp", "tokenEnv": "GITHUB_TOKEN"},
+        {"name": "files", "kind": "mcp", "url": "https://skills.example/mcp", "tokenFile": str(token_file)},
+        {"name": "open", "kind": "mcp", "url": "https://open.example/mcp"},
+        {"name": "local", "kind": "directory", "path": str(skills)},
+    )
+    cli = make_cli([register_core])
+    declined = CliRunner().invoke(cli, ["skill", "bridge", "trust", "--checkout", str(checkout)], input="n\n")
+    assert declined.exit_code == 1 and "Aborted" in declined.output
+    for line in (
+        f"{shipped_file(checkout)} asks Bee to use these skill providers for this checkout:",
+        "  team: the MCP server at http://127.0.0.1:9/mcp; sends the token in $GITHUB_TOKEN",
+        f"  files: the MCP server at https://skills.example/mcp; sends the token read from the file {token_file}",
+        "  open: the MCP server at https://open.example/mcp; sends no token",
+        f"  local: the skills directory {skills}",
+        f"Adopt 4 provider(s) into {bridge_file(checkout)}? [y/N]",
+    ):
+        assert line in declined.output, declined.output
+    assert not bridge_file(checkout).exists()
+    assert "ships a skill bridge" in run("skill", "bridge", "list").stderr  # still ignored, still noted
+
+    adopted = CliRunner().invoke(cli, ["skill", "bridge", "trust", "--checkout", str(checkout)], input="y\n")
+    assert adopted.exit_code == 0 and "Adopted: team, files, open, local." in adopted.output
+    assert [p["name"] for p in json.loads(bridge_file(checkout).read_text())["providers"]] == [
+        "team",
+        "files",
+        "open",
+        "local",
+    ]
+    listed = run("skill", "bridge", "list")
+    assert listed.stderr == ""  # adopted as it is: no note
+    assert "local  directory" in listed.stdout
+
+    ship(checkout, {"name": "team", "kind": "mcp", "url": "http://127.0.0.1:10/mcp"})  # the checkout changes it
+    assert "ships a skill bridge" in run("skill", "bridge", "list").stderr  # so it is noted again
+    clash = run("skill", "bridge", "trust", "--yes")
+    assert clash.exit_code == 1 and "names providers you configured differently (team); nothing was adopted" in (
+        clash.stderr
+    )
+
+
+def test_trust_with_yes_adopts_without_asking_and_adds_to_what_is_there(run, checkout, skills, tmp_path):
+    assert run("init").exit_code == 0
+    assert run("skill", "bridge", "add", "mine", "--dir", str(skills)).exit_code == 0
+    ship(
+        checkout,
+        {"name": "mine", "kind": "directory", "path": str(skills.resolve())},
+        {"name": "more", "kind": "directory", "path": str(skills)},
+    )
+    adopted = run("skill", "bridge", "trust", "--yes")
+    assert (
+        adopted.exit_code == 0
+        and "mine: the skills directory" in adopted.stdout
+        and "(already yours)" in adopted.stdout
+    )
+    assert "Adopted: more." in adopted.stdout
+    assert [p["name"] for p in json.loads(bridge_file(checkout).read_text())["providers"]] == ["mine", "more"]
+    again = run("skill", "bridge", "trust", "--yes")
+    assert again.exit_code == 0 and "Adopted: none (every one is configured already)" in again.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ('{"version": 1, "providers": [{"name": "t", "kind": "mcp", "url": "u", "token": "secret"}]}', "holds a token"),
+        ("{oops", "cannot be read as JSON"),
+        (
+            '{"version": 1, "providers": [{"name": "t", "kind": "mcp", "url": "http://x/mcp", "tokenFile": "rel"}]}',
+            "needs an absolute tokenFile",
+        ),
+    ],
+)
+def test_a_shipped_file_that_is_not_a_bridge_cannot_be_adopted(run, checkout, content, problem):
+    assert run("init").exit_code == 0
+    shipped_file(checkout).parent.mkdir(parents=True)
+    shipped_file(checkout).write_text(content)
+    refused = run("skill", "bridge", "trust", "--yes")
+    assert refused.exit_code == 1 and "cannot be adopted" in refused.stderr and problem in refused.stderr
+    assert "secret" not in refused.output and not bridge_file(checkout).exists()
+
+
+def test_a_shipped_symlink_or_fifo_is_noted_but_never_opened(run, checkout, tmp_path):
+    assert run("init").exit_code == 0
+    shipped_file(checkout).parent.mkdir(parents=True)
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"version": 1, "providers": []}')
+    shipped_file(checkout).symlink_to(secret)
+    assert "ships a skill bridge" in run("skill", "bridge", "list").stderr
+    refused = run("skill", "bridge", "trust", "--yes")
+    assert refused.exit_code == 1 and "cannot be adopted: it is a symlink" in refused.stderr
+    shipped_file(checkout).unlink()
+    os.mkfifo(shipped_file(checkout))  # would block a reader that waited for a writer
+    refused = run("skill", "bridge", "trust", "--yes")
+    assert refused.exit_code == 1 and "cannot be adopted: it is not a regular file" in refused.stderr
+
+
+def test_trust_without_a_shipped_bridge_says_so(run, checkout):
+    assert run("init").exit_code == 0
+    said = run("skill", "bridge", "trust")
+    assert said.exit_code == 0 and "This checkout ships no skill bridge configuration" in said.stdout
+
+
+def test_a_dot_bee_that_links_to_another_checkouts_instance_is_not_followed(run, checkout, skills, tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    cli = make_cli([register_core])
+    assert CliRunner().invoke(cli, ["init", "--checkout", str(mine)]).exit_code == 0
+    assert (
+        CliRunner()
+        .invoke(cli, ["skill", "bridge", "add", "mine", "--dir", str(skills), "--checkout", str(mine)])
+        .exit_code
+        == 0
+    )
+    (checkout / ".bee").symlink_to(mine / ".bee")  # committed by the repository: the user's other instance
+    listed = run("skill", "bridge", "list")
+    assert listed.exit_code == 1 and "mine" not in listed.stdout
+    assert f"{checkout / '.bee'} is a symlink to {(mine / '.bee').resolve()}, outside the checkout" in listed.stderr
+    assert f"pass --instance-root {(mine / '.bee').resolve()}" in listed.stderr
+    chosen = run("skill", "bridge", "list", "--instance-root", str(mine / ".bee"))  # on purpose, it is the user's
+    assert chosen.exit_code == 0 and "mine  directory" in chosen.stdout
+    (checkout / ".bee").unlink()
+    (checkout / "state").mkdir()
+    (checkout / ".bee").symlink_to(checkout / "state")  # a link inside the checkout is followed
+    assert run("init").exit_code == 0 and (checkout / "state" / "instance.json").is_file()

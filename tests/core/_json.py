@@ -1,6 +1,6 @@
 """Test helper: a canonical form of JSON text that keeps number spellings and ignores key order."""
 
-from bee_core.representation.values import parse_json, write_json
+from bee_contracts.jsonvalues import parse_json, write_json
 
 
 def _sorted(value):

@@ -1,4 +1,5 @@
-"""The collaboration binding in the instance: written whole, read back exactly, never holding the token."""
+"""The collaboration binding in the user's settings: written whole, read back exactly, never holding the token, and
+never taken from the checkout."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bee_contracts import BeeError
+from bee_contracts.userconfig import UserSettings
 from bee_core.collab import binding as bindings
 from bee_core.collab.binding import ENV_TOKEN, Binding
 from bee_core.instance import Instance
@@ -42,17 +44,36 @@ def sample(token_file: Path | None = None) -> Binding:
     )
 
 
-def test_a_saved_binding_reads_back_exactly_and_names_only_where_the_token_is(instance, tmp_path):
-    token_file = tmp_path / "token"
-    token_file.write_text(TOKEN + "\n")
-    bindings.save(instance, sample(token_file))
+def private_token(path: Path, text: str = TOKEN + "\n") -> Path:
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
+def test_a_saved_binding_reads_back_exactly_and_names_only_where_the_token_is(instance, tmp_path, bee_user):
+    token_file = private_token(tmp_path / "token")
+    saved = bindings.save(instance, sample(token_file))
+    assert saved == bindings.binding_path(instance) == UserSettings(instance.root).path("collab.json")
+    assert saved.is_relative_to(bee_user["XDG_CONFIG_HOME"])  # the user's, never the checkout's
+    assert not instance.path("collab.json").exists()
     assert bindings.load(instance) == sample(token_file)
-    text = bindings.binding_path(instance).read_text()
+    text = saved.read_text()
     assert TOKEN not in text and json.loads(text)["tokenFile"] == str(token_file)
-    assert bindings.binding_path(instance).stat().st_mode & 0o077 == 0  # written through a private temporary file
-    assert [p.name for p in instance.root.iterdir() if p.name.startswith(".collab")] == []
+    assert saved.stat().st_mode & 0o077 == 0  # written through a private temporary file
+    assert [p.name for p in saved.parent.iterdir() if p.name.startswith(".collab")] == []
     assert bindings.remove(instance) is True and bindings.remove(instance) is False
     assert bindings.load_optional(instance) is None
+
+
+def test_a_binding_the_checkout_ships_is_never_read_and_the_error_says_how_to_adopt_it(instance):
+    shipped = instance.path("collab.json")
+    shipped.write_text(json.dumps(sample().to_json()))
+    assert bindings.load_optional(instance) is None
+    error = refused(bindings.load, instance)
+    assert error.code == "binding_not_live" and "bee collab join" in error.message
+    assert f"this checkout ships a collaboration binding (a tracker URL and its token) in {shipped}" in error.message
+    assert "Bee ignores it" in error.message and "run `bee collab trust`" in error.message
+    assert error.details == {"binding": None, "shipped": str(shipped), "adopt": "bee collab trust"}
 
 
 def test_a_missing_or_damaged_binding_is_not_live_and_says_what_to_run(instance, tmp_path):
@@ -60,21 +81,22 @@ def test_a_missing_or_damaged_binding_is_not_live_and_says_what_to_run(instance,
     assert error.code == "binding_not_live" and "bee collab join --tracker URL --space SPACE" in error.message
     uninitialised = refused(bindings.load, Instance(tmp_path / "nowhere"))
     assert uninitialised.code == "binding_not_live" and "bee init" in uninitialised.message
+    assert error.details == {"binding": None}  # nothing shipped, nothing noted
     for damage in (
         "{not json",
         "[]",
         json.dumps({"tracker": "x"}),
         json.dumps({**sample().to_json(), "ttlSeconds": "x"}),
+        b"\xff",
     ):
-        bindings.binding_path(instance).write_text(damage)
+        UserSettings(instance.root).write("collab.json", damage if isinstance(damage, bytes) else damage.encode())
         error = refused(bindings.load, instance)
         assert error.code == "binding_not_live" and "is damaged" in error.message, damage
 
 
 def test_the_token_comes_from_the_named_file_else_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv(ENV_TOKEN, "from-the-environment")
-    token_file = tmp_path / "token"
-    token_file.write_text(f"  {TOKEN}\n")
+    token_file = private_token(tmp_path / "token", f"  {TOKEN}\n")
     assert sample(token_file).token() == TOKEN  # the file wins, whitespace dropped
     token_file.write_text("rotated\n")
     assert sample(token_file).token() == "rotated"  # re-read on every use
@@ -89,14 +111,18 @@ def test_the_token_comes_from_the_named_file_else_from_the_environment(tmp_path,
         ("two words", "does not hold a bearer token"),
         ("tök", "does not hold a bearer token"),
         ("x" * (64 * 1024 + 1), "holds more than a token"),
+        (0o644, "group or others may read or write it (mode 0644); chmod 600 {file}"),
     ],
 )
 def test_an_unusable_token_file_is_unauthorized(tmp_path, content, expected):
     token_file = tmp_path / "token"
-    if content is not None:
-        token_file.write_text(content)
+    if isinstance(content, int):
+        private_token(token_file).chmod(content)
+    elif content is not None:
+        private_token(token_file, content)
     error = refused(sample(token_file).token)
-    assert error.code == "unauthorized" and expected in error.message
+    assert error.code == "unauthorized" and expected.format(file=token_file) in error.message
+    assert TOKEN not in error.message
 
 
 def test_no_token_anywhere_is_unauthorized_and_names_both_ways(monkeypatch):

@@ -7,6 +7,7 @@ HTTP server on loopback that answers every request with one canned response.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -221,9 +222,15 @@ def test_a_session_sends_the_token_and_maps_a_refusal(busy, mode):
 TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2lnbmF0dXJl"
 
 
+def private(path: Path, content: bytes) -> Path:
+    """``content`` in a file only its owner may read, as a token file must be."""
+    path.write_bytes(content)
+    path.chmod(0o600)
+    return path
+
+
 def test_a_token_is_read_again_on_every_use_whitespace_dropped(tmp_path, monkeypatch):
-    token_file = tmp_path / "token"
-    token_file.write_text(f"  {TOKEN}\n")
+    token_file = private(tmp_path / "token", f"  {TOKEN}\n".encode())
     source = TokenSource(file=token_file)
     assert source.read() == TOKEN and source.where == str(token_file)
     token_file.write_text("rotated\n")
@@ -262,13 +269,57 @@ def unusable(source: TokenSource) -> BeeError:
 def test_an_unusable_token_file_is_unauthorized_naming_owner_file_and_remedy(tmp_path, content, problem):
     token_file = tmp_path / "token"
     if content is not None:
-        token_file.write_bytes(content)
+        private(token_file, content)
     source = TokenSource(file=token_file, owner="provider 'p'", whose="its", remedy="write it", details={"p": 1})
     error = unusable(source)
     assert error.message.startswith(f"provider 'p' {problem.format(file=token_file)}")
     assert error.message.endswith("; write it") and error.details == {"p": 1}
     if content:
         assert content.decode("utf-8", "replace") not in error.message  # what the file holds is never echoed
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o620, 0o602, 0o610])
+def test_a_token_file_others_may_read_or_write_is_refused_saying_chmod_600(tmp_path, mode):
+    token_file = private(tmp_path / "token", TOKEN.encode())
+    token_file.chmod(mode)
+    error = unusable(TokenSource(file=token_file, whose="its"))
+    assert error.message == (
+        f"Bee refuses its token file {token_file}: group or others may read or write it (mode {mode:04o}); "
+        f"chmod 600 {token_file}"
+    )
+    assert TOKEN not in error.message
+    token_file.chmod(0o600)
+    assert TokenSource(file=token_file).read() == TOKEN  # once private, the same file is read
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_token_file_of_another_user_is_refused_even_when_private(tmp_path):
+    token_file = private(tmp_path / "token", TOKEN.encode())
+    os.chown(token_file, 65534, 65534)
+    error = unusable(TokenSource(file=token_file))
+    assert f"refuses the token file {token_file}: it is owned by uid 65534, not by you (uid 0)" in error.message
+
+
+def test_a_token_file_that_is_not_a_regular_file_or_not_absolute_is_refused_without_hanging(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo, 0o600)  # opened for reading it would block until a writer came: the call must not wait
+    answers: list[BeeError] = []
+    reader = threading.Thread(target=lambda: answers.append(unusable(TokenSource(file=fifo))), daemon=True)
+    reader.start()
+    reader.join(timeout=30)  # a give-up guard: a blocked open fails here instead of hanging the suite
+    assert answers and "it is not a regular file" in answers[0].message
+    assert "it is not a regular file" in unusable(TokenSource(file=tmp_path)).message
+    relative = unusable(TokenSource(file=Path("token")))
+    assert "a token file must be named by its absolute path" in relative.message
+
+
+def test_a_symlink_to_a_private_token_file_is_judged_by_the_file_it_opens(tmp_path):
+    token_file = private(tmp_path / "token", TOKEN.encode())
+    link = tmp_path / "link"
+    link.symlink_to(token_file)
+    assert TokenSource(file=link).read() == TOKEN
+    token_file.chmod(0o644)  # the open file is what is checked, not the link's own bits
+    assert "chmod 600" in unusable(TokenSource(file=link)).message
 
 
 def test_an_unset_or_unusable_variable_is_unauthorized(monkeypatch):

@@ -3,9 +3,9 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bee_contracts.jsonvalues import Lexeme, quote, write_json
 from bee_core.representation.codec import decode_packet, encode_packet
 from bee_core.representation.tokens import count_tokens
-from bee_core.representation.values import Lexeme, quote, write_json
 from tests.core._json import canonical
 
 # Number lexemes as JSON allows them to be spelled, including the ones that canonicalising parsers rewrite.

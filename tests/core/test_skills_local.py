@@ -7,6 +7,7 @@ import pytest
 
 from bee_contracts import ErrorCode
 from bee_contracts.limits import SKILL_BODY_MAX_BYTES, SKILL_CHAIN_MAX
+from bee_contracts.userconfig import UserSettings
 from bee_core.skills.config import DirectoryConfig
 from tests.core.skills_helpers import bridged_checkout, call, failure, skill_md, write_skill
 
@@ -212,9 +213,9 @@ def test_without_a_bridge_each_tool_says_how_to_configure_one(tmp_path, tool):
 
 
 def test_a_damaged_bridge_file_is_internal_and_not_retryable(ctx):
-    bridge = ctx.instance.path("skills", "bridge.json")
+    settings = UserSettings(ctx.instance.root)
     for content in ("{oops", json.dumps({"version": 9}), json.dumps({"version": 1, "providers": [{"token": "t"}]})):
-        bridge.write_text(content)
+        settings.write("bridge.json", content.encode())
         error = failure(ctx, "search", query="release")
         assert error.code is ErrorCode.INTERNAL and error.retryable is False
         assert "skill bridge configuration is damaged" in error.message
@@ -234,3 +235,33 @@ def test_several_providers_keep_their_skills_apart(tmp_path, skills):
     found = call(ctx, "search", query="git workflow")["matches"]
     assert [m["path"] for m in found] == ["local/git-workflow", "other/git-workflow"]
     assert call(ctx, "get", path="other/git-workflow")["description"] == "Another team's git workflow."
+
+
+@pytest.mark.parametrize("tool", ["search", "get", "resolve"])
+def test_a_bridge_the_checkout_ships_is_ignored_and_each_tool_says_how_to_adopt_it(tmp_path, skills, tool):
+    ctx = bridged_checkout(tmp_path)
+    shipped = ctx.instance.path("skills", "bridge.json")
+    shipped.parent.mkdir()
+    shipped.write_text(json.dumps({"version": 1, "providers": [DirectoryConfig("local", str(skills)).to_json()]}))
+    error = failure(ctx, tool, **({"query": "release"} if tool == "search" else {"path": "local/deploy"}))
+    assert error.code is ErrorCode.BRIDGE_NOT_CONFIGURED
+    assert error.message.endswith(
+        f"; this checkout ships a skill bridge configuration (skill servers and their tokens) in {shipped}; Bee "
+        "ignores it. To adopt it on purpose after reading it, run `bee skill bridge trust`"
+    )
+    assert error.details == {
+        "command": "bee skill bridge add",
+        "shipped": str(shipped),
+        "adopt": "bee skill bridge trust",
+    }
+
+
+def test_a_bridge_configuration_others_may_write_is_refused_naming_the_fix(ctx):
+    path = UserSettings(ctx.instance.root).path("bridge.json")
+    path.chmod(0o664)
+    error = failure(ctx, "search", query="release")
+    assert error.code is ErrorCode.FORBIDDEN and error.retryable is False
+    assert f"Bee refuses its per-user settings {path}: group or others may write it (mode 0664)" in error.message
+    assert error.message.endswith(f"chmod 600 {path}")
+    path.chmod(0o600)
+    assert call(ctx, "search", query="release")["total"] == 2

@@ -41,6 +41,7 @@ def test_the_trackers_skill_is_searched_read_and_verified(tracker, tmp_path, mon
 def test_a_token_file_works_and_refused_or_missing_tokens_are_unauthorized(tracker, tmp_path, monkeypatch):
     token_file = tmp_path / "token"
     token_file.write_text(tracker.token("alice@example.com") + "\n")
+    token_file.chmod(0o600)  # a token file is read only while it is private
     ctx = bridged_checkout(tmp_path, McpConfig("team", tracker.url, token_file=str(token_file)))
     assert call(ctx, "get", path=TRACKER_SKILL)["name"] == tracker_skills.SKILL_NAME
     token_file.write_text("not-a-jwt")

@@ -159,6 +159,23 @@ def write_evidence(
 
 @contextlib.asynccontextmanager
 async def design_client(root: Path, era: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> Any:
+    """The design host for ``root`` in this process, spoken to by the official MCP client in ``era``: the host
+    `bee design mcp` builds, over the SDK's in-memory streams (see :func:`tests.conftest.core_client`). ``cwd`` is
+    ignored: an in-process host has no working directory of its own, and the root is absolute."""
+    from mcp import Client
+
+    from bee_design.context import DesignContext
+    from bee_design.host import build_host
+    from tests.conftest import environment
+
+    with environment(env):
+        host = build_host(DesignContext.open(root))
+        async with Client(host.build_server(), mode=era, read_timeout_seconds=60) as client:
+            yield client
+
+
+@contextlib.asynccontextmanager
+async def design_process(root: Path, era: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> Any:
     """A real `bee design mcp --stdio --root ROOT` subprocess, spoken to by the official MCP client in ``era``."""
     from mcp import Client, StdioServerParameters
 

@@ -24,7 +24,7 @@ from bee_design.visual.images import decode_rgba, png_size, read_png
 from bee_design.visual.spec import create_spec
 from bee_hostkit import local_call
 from tests.conftest import ERAS, bee_executable, error_of
-from tests.design.helpers import design_client, page_image, save_png, write_evidence
+from tests.design.helpers import design_client, design_process, page_image, save_png, write_evidence
 
 # An EPS whose PostScript never ends: Ghostscript, once started on it, keeps a core busy until it is killed.
 EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 400 300\n%%EndComments\n{ } loop\n%%EOF\n"
@@ -169,7 +169,7 @@ async def test_an_eps_named_as_evidence_starts_no_program_and_is_refused_at_once
     folder = root / "evidence" / "eps"
     folder.mkdir(parents=True)
     (folder / "home--desktop.png").write_bytes(EPS)
-    async with design_client(root, era, env=env) as client:
+    async with design_process(root, era, env=env) as client:
         with anyio.fail_after(20):  # a give-up guard: the real answer comes at once
             result = await client.call_tool("bee_visual_report", {"spec": spec, "evidence": "evidence/eps"})
         host = host_pid(root)

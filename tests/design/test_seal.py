@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.userconfig import UserSettings
 from bee_design import layout
 from bee_design.capture import seal
 from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, Evidence, parse_evidence
@@ -21,7 +22,11 @@ from tests.conftest import ERAS, bee_executable, error_of
 from tests.design.helpers import design_client, page_image, write_evidence
 
 SHOTS = {("home", "desktop"): page_image(400, 300)}
-KEY = f"{layout.STATE_DIR}/{layout.KEYS_DIR}/{layout.EVIDENCE_KEY}"
+
+
+def key_path(root: Path) -> Path:
+    """Where the root's evidence key lives: among its instance's per-user settings, never in the checkout."""
+    return UserSettings(root / ".bee").path(seal.KEY_SETTING)
 
 
 @pytest.fixture
@@ -52,14 +57,15 @@ def unverified(result: dict) -> str:
     return limitation["message"]
 
 
-def test_the_key_is_created_once_private_and_out_of_git(root):
+def test_the_key_is_created_once_private_and_outside_the_checkout(root):
     key = seal.ensure_key(DesignFiles(root))
-    path = root / KEY
+    path = key_path(root)
     assert len(key) == 32 and seal.ensure_key(DesignFiles(root)) == key == seal.read_key(DesignFiles(root))
     assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
     assert path.stat().st_uid == os.geteuid()
-    assert (root / layout.STATE_DIR / ".gitignore").read_text() == "*\n"
-    assert sorted(p.name for p in path.parent.iterdir()) == [layout.EVIDENCE_KEY]  # no temporary file left
+    assert not path.is_relative_to(root)
+    assert not (root / layout.STATE_DIR / layout.KEYS_DIR).exists()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["design-evidence-key", "instance.json"]  # nothing aside
 
 
 def test_captures_starting_together_agree_on_one_key(root):
@@ -133,29 +139,29 @@ def test_a_root_without_a_key_verifies_nothing(root, tmp_path):
     other.mkdir()
     folder = write_evidence(root / "evidence" / "reference", SHOTS)
     assert seal.unverified(DesignFiles(other), json.loads((folder / EVIDENCE_FILE).read_text())).startswith(
-        "cannot be verified: this root has no evidence key (.bee/design/keys/evidence)"
+        "cannot be verified: this root has no evidence key yet"
     )
-    assert not (other / ".bee").exists()  # verifying never creates a key
+    assert not key_path(other).exists() and not (other / ".bee").exists()  # verifying never creates a key
 
 
 @pytest.mark.e2e
 def test_a_key_others_could_read_or_that_is_not_the_users_is_refused(root, spec):
     write_evidence(root / "evidence" / "now", SHOTS)
-    key = root / KEY
+    key = key_path(root)
     key.chmod(0o644)
-    assert "may be read or written by group or others (mode 0644)" in unverified(report(root, "evidence/now")[1])
+    assert "group or others" in unverified(report(root, "evidence/now")[1])
     with pytest.raises(BeeError) as caught:
         seal.ensure_key(DesignFiles(root))
-    assert caught.value.code is ErrorCode.FORBIDDEN and "a checkout must not bring its own key" in caught.value.message
+    assert caught.value.code is ErrorCode.FORBIDDEN and "chmod" in caught.value.message
     key.chmod(0o600)
     if os.geteuid() == 0:  # only root can hand a file to another user
         os.chown(key, 65534, 65534)
-        assert "is owned by uid 65534, not by you" in unverified(report(root, "evidence/now")[1])
+        assert "65534" in unverified(report(root, "evidence/now")[1])
         os.chown(key, 0, 0)
     moved = key.with_name("elsewhere")
     key.rename(moved)
     key.symlink_to(moved)
-    assert "is a symlink" in unverified(report(root, "evidence/now")[1])
+    assert "symlink" in unverified(report(root, "evidence/now")[1])
     key.unlink()
     moved.write_text("not hex\n")
     moved.rename(key)
@@ -163,9 +169,9 @@ def test_a_key_others_could_read_or_that_is_not_the_users_is_refused(root, spec)
 
 
 @pytest.mark.e2e
-def test_capture_refuses_a_shipped_key_before_starting_a_browser(root):
+def test_capture_refuses_a_key_others_could_write_before_starting_a_browser(root):
     seal.ensure_key(DesignFiles(root))
-    (root / KEY).chmod(0o640)
+    key_path(root).chmod(0o640)
     completed = subprocess.run(
         [str(bee_executable()), "design", "capture", "http://127.0.0.1:9/", "--root", str(root)],
         capture_output=True,
@@ -174,8 +180,24 @@ def test_capture_refuses_a_shipped_key_before_starting_a_browser(root):
         check=False,
     )
     assert completed.returncode == 1
-    assert completed.stderr.startswith(f"Error: the evidence key {KEY} may be read or written by group or others")
+    assert completed.stderr.startswith(f"Error: Bee refuses its per-user settings {key_path(root)}")
+    assert "it is a secret" in completed.stderr and f"chmod 600 {key_path(root)}" in completed.stderr
     assert not (root / layout.STATE_DIR / layout.EVIDENCE_DIR).exists()
+
+
+def test_a_key_a_checkout_ships_vouches_for_nothing(root, spec):
+    """A checkout can carry a key in .bee (even one mode 0600, as a clone under umask 077 makes it) and evidence
+    sealed with it: Bee never reads a key from the checkout, so that evidence reads unverified."""
+    shipped = b"\x07" * 32
+    folder = root / layout.STATE_DIR / layout.KEYS_DIR
+    folder.mkdir(parents=True, mode=0o700)
+    (folder / "evidence").write_text(shipped.hex() + "\n")
+    (folder / "evidence").chmod(0o600)
+    evidence = write_evidence(root / "evidence" / "shipped", SHOTS, sealed=False)
+    record = json.loads((evidence / EVIDENCE_FILE).read_text())
+    record[seal.MAC_FIELD] = seal.sign(record, shipped)
+    (evidence / EVIDENCE_FILE).write_text(json.dumps(record))
+    assert "sealed with another evidence key" in unverified(report(root, "evidence/shipped")[1])
 
 
 def test_references_are_made_only_from_evidence_sealed_in_this_root(root):
@@ -191,21 +213,18 @@ def test_references_are_made_only_from_evidence_sealed_in_this_root(root):
     assert "changed since capture" in caught.value.message
 
 
-def test_no_read_through_the_design_state_reaches_the_key(root):
+def test_no_read_through_the_design_state_reaches_a_keys_folder_an_older_bee_left(root):
     files = DesignFiles(root)
-    seal.ensure_key(files)
+    keys = root / layout.STATE_DIR / layout.KEYS_DIR
+    keys.mkdir(parents=True)
+    (keys / "evidence").write_text("00" * 32 + "\n")
     evidence = root / layout.STATE_DIR / layout.EVIDENCE_DIR / "run"
     evidence.mkdir(parents=True)
-    (evidence / "home--desktop.png").symlink_to(f"../../{layout.KEYS_DIR}/{layout.EVIDENCE_KEY}")
-    blobs = root / layout.STATE_DIR / layout.BLOBS_DIR / "ab"
-    blobs.mkdir(parents=True)
-    (blobs / ("ab" + "0" * 62)).symlink_to(f"../../{layout.KEYS_DIR}/{layout.EVIDENCE_KEY}")
+    (evidence / "home--desktop.png").symlink_to(f"../../{layout.KEYS_DIR}/evidence")
     for route in (
-        lambda: files.open_state(f"{layout.KEYS_DIR}/{layout.EVIDENCE_KEY}"),
-        lambda: files.open_state(layout.blob_path("sha256:ab" + "0" * 62)),
+        lambda: files.open_state(f"{layout.KEYS_DIR}/evidence"),
         lambda: files.open_evidence(".bee/design/evidence/run", "home--desktop.png"),
         lambda: files.open_evidence(".bee/design/evidence/run/../../keys", "evidence"),
-        lambda: files.open(KEY),
     ):
         with pytest.raises(BeeError) as caught:
             route()
@@ -220,7 +239,8 @@ async def test_the_host_reports_unsealed_evidence_unverified_and_never_serves_th
     write_evidence(root / "evidence" / "forged", SHOTS, sealed=False)
     state_evidence = root / layout.STATE_DIR / layout.EVIDENCE_DIR / "run"
     state_evidence.mkdir(parents=True)
-    (state_evidence / "home--desktop.png").symlink_to(f"../../{layout.KEYS_DIR}/{layout.EVIDENCE_KEY}")
+    (root / layout.STATE_DIR / layout.KEYS_DIR).mkdir()
+    (state_evidence / "home--desktop.png").symlink_to(f"../../{layout.KEYS_DIR}/evidence")
     async with design_client(root, era) as client:
         sealed = await client.call_tool("bee_visual_report", {"spec": spec, "evidence": "evidence/sealed"})
         forged = await client.call_tool("bee_visual_report", {"spec": spec, "evidence": "evidence/forged"})

@@ -9,7 +9,7 @@ import pytest
 from bee_contracts import load_catalog, version_info
 from bee_design import layout
 from tests.conftest import ERAS, bee_executable, expect_tool_errors
-from tests.design.helpers import design_client, import_shop, make_root
+from tests.design.helpers import design_client, design_process, import_shop, make_root
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -28,7 +28,7 @@ def shop(root):
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_the_host_lists_exactly_its_catalog_and_stamps_the_contract(root, era):
-    async with design_client(root, era) as client:
+    async with design_process(root, era) as client:
         listed = await client.list_tools()
     served = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listed.tools]
     assert served == [spec.to_wire() for spec in load_catalog("design")]

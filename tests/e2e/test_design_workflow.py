@@ -10,7 +10,7 @@ import pytest
 
 from bee_design.capture.settings import browser_executable
 from tests.conftest import ERAS, bee_executable
-from tests.design.helpers import SHOP, design_client, make_root, static_server
+from tests.design.helpers import SHOP, design_process, make_root, static_server
 
 pytestmark = [
     pytest.mark.e2e,
@@ -57,12 +57,15 @@ def workflow(tmp_path_factory):
             str(root / ".bee" / "design" / "evidence" / "after"),
         )
     bee(root, "design", "import", str(site), "--id", "shop", "--replace")
-    return root
+    return root, {name: os.environ[name] for name in ("HOME", "XDG_CONFIG_HOME")}
 
 
 @pytest.mark.parametrize("era", ERAS)
 async def test_the_host_reports_the_changed_design_as_stale_and_visually_failing(workflow, era):
-    async with design_client(workflow, era) as client:
+    # The host runs as the user who captured (a module's fixtures run before each test gets a user of its own): the
+    # evidence key is theirs, among their per-user settings.
+    root, user = workflow
+    async with design_process(root, era, env={**os.environ, **user}) as client:
         before = await client.call_tool("bee_visual_report", {"spec": "shop", "evidence": "evidence/before"})
         after = await client.call_tool("bee_visual_report", {"spec": "shop", "evidence": ".bee/design/evidence/after"})
         listed = (await client.call_tool("bee_design_list", {})).structured_content

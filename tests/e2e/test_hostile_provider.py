@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from bee_contracts.limits import REMOTE_ANSWER_MAX_BYTES, SKILL_BODY_MAX_BYTES
-from tests.conftest import core_client, error_of
+from tests.conftest import core_process, error_of
 from tests.core.skills_helpers import skill_md
 from tests.e2e.skills_setup import bee
 from tests.harness.hostile_provider import HostileProvider
@@ -95,7 +95,7 @@ class Host:
 
 @asynccontextmanager
 async def host(checkout: Path, env: dict[str, str] | None = None) -> AsyncIterator[Host]:
-    async with core_client(checkout, ERA, env=env) as client:
+    async with core_process(checkout, ERA, env=env) as client:
         yield Host(client, host_pid(checkout))
 
 

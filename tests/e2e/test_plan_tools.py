@@ -196,6 +196,7 @@ async def test_a_silent_tracker_is_a_retryable_error_within_the_deadline(
     instance.init()
     token_file = tmp_path / "token"
     token_file.write_text("header.payload.signature\n")
+    token_file.chmod(0o600)
     binding = bindings.Binding(
         tracker=silent_tracker,
         space="team",
@@ -278,7 +279,7 @@ async def test_states_and_order_follow_what_the_tracker_holds(joined: Joined) ->
         assert body["code"] == "invalid_argument" and "more steps than the 100" in body["error"], body
 
     binding = joined.binding()
-    (joined.checkout / ".bee" / "collab.json").write_text(json.dumps({**binding, "checkoutId": "chk-someone-else"}))
+    joined.binding_file.write_text(json.dumps({**binding, "checkoutId": "chk-someone-else"}))
     async with core_client(joined.checkout, ERAS[0]) as client:
         body = error_of(await client.call_tool("bee_plan_show", {"planId": plan["id"]}))
         assert body["code"] == "binding_not_live" and "belongs to another binding" in body["error"], body

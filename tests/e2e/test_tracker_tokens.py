@@ -164,3 +164,55 @@ def test_a_jwks_key_of_another_family_is_refused_by_name(tracker_factory, tmp_pa
     assert post(server, jwt.encode(claims, rsa_key, algorithm="RS256", headers={"kid": "rsa-1"})).status_code == 200
     # Without a kid, the key of the token's own family is used.
     assert post(server, jwt.encode(claims, ec_key, algorithm="ES256")).status_code == 200
+
+
+# -- the actor claim -------------------------------------------------------------------------------------------
+
+#: Actors a signed token may carry that no store, page or log should take: each with what the refusal says.
+ODD_ACTORS: list[tuple[object, str]] = [
+    ("ann\ud800@example.com", "is not printable text"),  # a lone surrogate: not even UTF-8
+    ("ann\x00@example.com", "is not printable text"),
+    ("ann@example.com\n2026-01-01 INFO bee.tracker: forged", "is not printable text"),
+    ("ann\u2028@example.com", "is not printable text"),  # a line separator
+    ("\u202eann@example.com", "is not printable text"),  # a right-to-left override
+    ("a" * 321, "longer than 320 characters"),
+    (12345, "must be a string"),
+    (["ann@example.com"], "must be a string"),
+]
+
+
+def board_sign_in(server, token: str) -> httpx.Response:
+    """The board's sign-in form, filled in and posted as a browser would, over real HTTP."""
+    base = f"http://127.0.0.1:{server.port}"
+    with httpx.Client(base_url=base, timeout=30) as browser:
+        page = browser.get("/board/signin")
+        [form_token] = re.findall(r'name="form_token" value="([^"]+)"', page.text)
+        form = {"form_token": form_token, "token": token, "next": "/board/"}
+        return browser.post("/board/signin", data=form, headers={"origin": base})
+
+
+def create(server, token: str, title: str) -> httpx.Response:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "create", "arguments": {"title": title}},
+    }
+    return httpx.post(server.url, json=call, headers={**ACCEPT, "Authorization": f"Bearer {token}"}, timeout=30)
+
+
+def test_an_actor_that_is_not_printable_text_is_a_401_at_mcp_and_at_board_sign_in(tracker_factory, store_url):
+    server = tracker_factory(store_url)
+    secret = secret_of(server)
+    for actor, reason in ODD_ACTORS:
+        token = jwt.encode({"sub": "agent-1", "email": actor, "exp": int(time.time()) + 600}, secret, "HS256")
+        assert reason in refused(create(server, token, "never written")), actor
+        assert "the token's email claim (its actor)" in refused(post(server, token))
+        signed_in = board_sign_in(server, token)
+        assert signed_in.status_code == 401 and reason in signed_in.text, signed_in.text
+        assert "bee-board=" not in signed_in.headers.get("set-cookie", "")
+    # The tracker kept serving, and an actor of any script (and a few symbols) is written and signs in.
+    good = jwt.encode({"sub": "Zoë 李 <zoe@example.com>", "exp": int(time.time()) + 600}, secret, "HS256")
+    answered = create(server, good, "written by a printable actor")
+    assert answered.status_code == 200 and '"isError":true' not in answered.text.replace(" ", ""), answered.text
+    assert board_sign_in(server, good).status_code == 303

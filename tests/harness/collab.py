@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bee_contracts.userconfig import UserSettings
 from tests.conftest import make_checkout
 from tests.harness.tracker import TrackerProcess, tracker_client
 
@@ -53,8 +54,13 @@ class Joined:
     def bee(self, *argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return bee(*argv, cwd=self.checkout, env=env)
 
+    @property
+    def binding_file(self) -> Path:
+        """Where `bee collab join` recorded the binding: the user's settings for the checkout's instance."""
+        return UserSettings(self.checkout / ".bee").path("collab.json")
+
     def binding(self) -> dict[str, Any]:
-        found: dict[str, Any] = json.loads((self.checkout / ".bee" / "collab.json").read_text())
+        found: dict[str, Any] = json.loads(self.binding_file.read_text())
         return found
 
     async def calls(self, *calls: tuple[str, dict[str, Any]], actor: str | None = None) -> list[dict[str, Any]]:

@@ -3,6 +3,8 @@
 It forwards bytes both ways, in a thread of its own. ``delay`` holds each chunk from the client that long;
 ``swallow`` makes it stop forwarding the client's bytes from the first chunk that contains it, so that request
 (and any after it on that connection) reaches the server never and is never answered — a request lost on the way.
+Every connection is counted and every byte a client sends is kept (``connections``, ``received``), so a test can
+say what reached the server, or that nothing did.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ class Relay:
         self._connections: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
         self._closing = asyncio.Event()
+        #: Connections accepted, and every byte clients sent on them, in arrival order.
+        self.connections = 0
+        self.received = bytearray()
 
     @property
     def url(self) -> str:
@@ -66,6 +71,7 @@ class Relay:
     async def _relay(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         assert task is not None
+        self.connections += 1
         self._connections.add(task)
         self._writers.add(client_writer)
         try:
@@ -81,6 +87,7 @@ class Relay:
 
         async def to_server() -> None:
             while chunk := await client_reader.read(65536):
+                self.received += chunk
                 if self.swallow is not None and self.swallow in chunk:
                     await self._closing.wait()  # lost: never forwarded, never answered
                     return

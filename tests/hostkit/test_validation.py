@@ -58,6 +58,8 @@ def test_messages_say_what_to_change(arguments, expected):
         (-(2**60), "argument count is -1152921504606846976, outside ±9007199254740991"),
         (float(2**60), "argument count is 1.152921504606847e+18, outside ±9007199254740991"),
         (OversizedNumber("9" * 5000), "argument count is 999999999999… (5000 characters), a number too large"),
+        # An integer past Python's digit limit for repr, as an HTTP or in-process caller can hand over.
+        pytest.param(10**5000 - 1, "argument count is an integer of about 500", id="huge"),
         (float("inf"), "argument count is inf, not a finite number"),
         (float("nan"), "argument count is nan, not a finite number"),
     ],

@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bee_tracker.auth import AuthError, hmac_verifier, jwks_verifier, mint, pem_verifier, shown
+from bee_tracker.auth import LINK_TOKEN_TYPE, AuthError, hmac_verifier, jwks_verifier, mint, pem_verifier, shown
 from bee_tracker.home import KEY_FILE, ensure_key
 from bee_tracker.middleware import challenge
 
@@ -155,8 +155,8 @@ def test_a_challenge_holds_only_what_rfc_6750_allows(description):
         ({"alg": "HS256☃"}, r"^algorithm HS256\? is not"),
         ({"alg": "A" * 100}, r"^algorithm A{32}\.\.\. is not"),
         ({"alg": None}, "alg must be a string"),
-        ({"alg": "HS256", "kid": 7}, "malformed token"),
-        ([1, 2], "malformed token"),
+        ({"alg": "HS256", "kid": 7}, "^malformed token: its header's kid \\(key id\\) is not a string$"),
+        ([1, 2], "^malformed token: its header is not a base64url-encoded JSON object"),
     ],
     ids=["crlf", "quote", "non-latin-1", "long", "null", "kid-int", "array"],
 )
@@ -164,6 +164,13 @@ def test_hostile_header_fields_become_safe_reasons(header, reason):
     with pytest.raises(AuthError, match=reason) as info:
         hmac_verifier(SECRET).actor(unsigned(header))
     assert SAFE.fullmatch(str(info.value))
+
+
+@pytest.mark.parametrize("token", ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0", "abc", "a.b.c.d"])
+def test_a_token_cut_in_copying_is_named_as_such_without_asking_for_a_kid(token):
+    with pytest.raises(AuthError, match=r"^malformed token: a JWT is three base64url parts joined by dots") as info:
+        hmac_verifier(SECRET).actor(token)
+    assert "kid" not in str(info.value)
 
 
 def test_a_jwks_key_must_be_of_the_tokens_family(tmp_path, rsa_key):
@@ -205,3 +212,56 @@ def test_mint_refuses_a_ttl_over_the_maximum():
     with pytest.raises(ValueError, match="7 days"):
         mint(SECRET, "a", ttl_seconds=7 * 86400 + 1)
     assert hmac_verifier(SECRET).actor(mint(SECRET, "a", ttl_seconds=7 * 86400)) == "a"
+
+
+# -- the actor, and tokens typed for one use --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("actor", "reason"),
+    [
+        ("ann\ud800@example.com", "not printable text"),  # a lone surrogate, as JSON's "\ud800" decodes
+        ("ann\x1b[31m@example.com", "not printable text"),
+        ("ann\r\nforged", "not printable text"),
+        ("ann\u2029", "not printable text"),
+        ("\u200fann", "not printable text"),  # a right-to-left mark (format character)
+        ("\U000e0041ann", "not printable text"),  # a tag character (format)
+        ("\ue000ann", "not printable text"),  # private use
+        ("a" * 321, "longer than 320 characters"),
+        (7, "must be a string"),
+        ({"name": "ann"}, "must be a string"),
+        (True, "must be a string"),
+    ],
+)
+def test_an_actor_must_be_printable_text_of_bounded_length(actor, reason):
+    token = jwt.encode(claims(email=actor), SECRET, algorithm="HS256")
+    refused(hmac_verifier(SECRET), token, f"email claim \\(its actor\\) .*{reason}")
+    # The configured claim is refused, not skipped for sub: the token named a bad actor.
+    refused(hmac_verifier(SECRET, actor_claim="email"), token, reason)
+
+
+def test_printable_actors_of_every_script_are_accepted_and_blank_ones_fall_back_to_sub():
+    verifier = hmac_verifier(SECRET)
+    for actor in ("Zoë 李 <zoe@example.com>", "a" * 320, "ann o'brien", "🐝 worker"):
+        assert verifier.actor(jwt.encode(claims(email=actor), SECRET, algorithm="HS256")) == actor
+    assert verifier.actor(jwt.encode(claims(email="  "), SECRET, algorithm="HS256")) == "agent-1"
+    assert verifier.actor(jwt.encode(claims(email=None), SECRET, algorithm="HS256")) == "agent-1"
+    refused(verifier, jwt.encode(claims(email=None, sub="bad\x00"), SECRET, algorithm="HS256"), "sub claim")
+
+
+def test_a_link_typed_token_is_good_only_as_a_link_and_a_link_takes_only_those():
+    verifier = hmac_verifier(SECRET)
+    for typ in (LINK_TOKEN_TYPE, "Bee-Board-Link+JWT", "application/bee-board-link+jwt"):
+        link = jwt.encode(claims(), SECRET, algorithm="HS256", headers={"typ": typ})
+        refused(verifier, link, "one-time sign-in link's token, which works only by opening its link")
+        assert verifier.link_actor(link) == "alice@example.com"
+    plain = jwt.encode(claims(), SECRET, algorithm="HS256")
+    with pytest.raises(AuthError, match="not a sign-in link's token"):
+        verifier.link_actor(plain)
+    # A link's token is checked like any other: signature, times and actor.
+    forged = jwt.encode(claims(), b"x" * 32, algorithm="HS256", headers={"typ": LINK_TOKEN_TYPE})
+    with pytest.raises(AuthError, match="invalid signature"):
+        verifier.link_actor(forged)
+    odd = jwt.encode(claims(email="ann\ud800"), SECRET, algorithm="HS256", headers={"typ": LINK_TOKEN_TYPE})
+    with pytest.raises(AuthError, match="not printable text"):
+        verifier.link_actor(odd)

@@ -1,10 +1,14 @@
 """Secrets stay secret: the tracker home is private, `token` never creates a key, and every command finds the same
 home the same way."""
 
+import os
+import shutil
 import stat
+import subprocess
 
 import pytest
 
+from bee_contracts import BeeError
 from bee_tracker.auth import hmac_verifier
 from bee_tracker.config import default_home
 from bee_tracker.home import KEY_FILE, read_key
@@ -84,3 +88,146 @@ def test_local_commands_on_the_embedded_store_keep_the_home_private(tmp_path, co
     assert bee(*argv, env=CLEAN).returncode == 0
     assert mode(home) == 0o700 and (home / ".gitignore").read_text() == "*\n"
     assert not (home / KEY_FILE).exists()  # only init and serve make keys
+
+
+# -- a key that came with the checkout is never used ---------------------------------------------------------
+
+
+def git(cwd, *args):
+    return subprocess.run(
+        ["git", "-c", "user.name=Bee", "-c", "user.email=bee@example.com", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+
+
+ATTACKERS_KEY = "ab" * 32 + "\n"
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+
+def shipped_checkout(tmp_path, *, umask=None):
+    """A clone of a repository whose author committed .bee/tracker/signing-key (with a key they know)."""
+    origin = tmp_path / "origin"
+    (origin / ".bee" / "tracker").mkdir(parents=True)
+    (origin / ".bee" / ".gitignore").write_text("*\n")
+    (origin / ".bee" / "tracker" / KEY_FILE).write_text(ATTACKERS_KEY)
+    git(tmp_path, "init", "-q", str(origin))
+    git(origin, "add", "-f", ".bee")
+    git(origin, "commit", "-qm", "ship a key")
+    previous = os.umask(umask) if umask is not None else None
+    try:
+        git(tmp_path, "clone", "-q", str(origin), "clone")
+    finally:
+        if previous is not None:
+            os.umask(previous)
+    return tmp_path / "clone"
+
+
+def refuses_the_key(done, key, why):
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert f"the signing key {key} was not made by Bee on this machine: {why}" in done.stderr, done.stderr
+    assert "bee tracker init --home" in done.stderr and "Traceback" not in done.stderr
+
+
+@needs_git
+@pytest.mark.parametrize("command", ["init", "token", "open", "serve"])
+def test_a_key_the_checkout_ships_is_refused_by_every_command(tmp_path, command):
+    checkout = shipped_checkout(tmp_path)
+    key = checkout / ".bee" / "tracker" / KEY_FILE
+    assert mode(key) == 0o644  # what a clone makes of it
+    argv = {
+        "init": ["tracker", "init"],
+        "token": ["tracker", "token", "--actor", "a@example.com"],
+        "open": ["tracker", "open", "--actor", "a@example.com"],
+        "serve": ["tracker", "serve", "--port", "0"],
+    }[command]
+    done = bee(*argv, cwd=checkout, env=CLEAN)
+    refuses_the_key(done, key, "others may read it (mode 0644, where Bee makes its keys 0600)")
+    assert mode(key) == 0o644 and key.read_text() == ATTACKERS_KEY  # never tightened into looking like Bee's
+    assert done.stdout == "" or ATTACKERS_KEY.strip() not in done.stdout
+
+
+@needs_git
+def test_a_tracked_key_is_refused_even_when_private(tmp_path):
+    # Under umask 077 a clone writes the key 0600, exactly as Bee does: only git's index tells it apart.
+    checkout = shipped_checkout(tmp_path, umask=0o077)
+    key = checkout / ".bee" / "tracker" / KEY_FILE
+    assert mode(key) == 0o600
+    done = bee("tracker", "token", "--actor", "a@example.com", cwd=checkout, env=CLEAN)
+    refuses_the_key(done, key, "git tracks it, so it came with the checkout")
+    git(checkout, "rm", "-q", "--cached", ".bee/tracker/signing-key")  # the user takes it out of git on purpose
+    assert bee("tracker", "token", "--actor", "a@example.com", cwd=checkout, env=CLEAN).returncode == 0
+
+
+@needs_git
+def test_a_tracked_database_is_not_served(tmp_path):
+    checkout = shipped_checkout(tmp_path)
+    (checkout / ".bee" / "tracker" / KEY_FILE).unlink()
+    database = checkout / ".bee" / "tracker" / "tracker.db"
+    database.write_bytes(b"")
+    git(checkout, "add", "-f", ".bee/tracker/tracker.db")
+    done = bee("tracker", "export", cwd=checkout, env=CLEAN)
+    assert done.returncode == 1 and f"the tracker database {database} is tracked by git" in done.stderr, done.stderr
+
+
+def test_a_key_bee_made_keeps_working_in_a_repository_that_ignores_it(tmp_path):
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    if shutil.which("git"):
+        git(checkout, "init", "-q")
+    (checkout / ".bee").mkdir()
+    assert bee("tracker", "init", cwd=checkout, env=CLEAN).returncode == 0
+    assert bee("tracker", "token", "--actor", "a@example.com", cwd=checkout, env=CLEAN).returncode == 0
+
+
+@pytest.mark.parametrize("problem", ["group-readable", "symlink", "fifo", "dangling"])
+def test_a_key_that_is_not_a_private_file_is_refused_and_left_alone(tmp_path, problem):
+    home = tmp_path / "home"
+    assert bee("tracker", "init", "--home", str(home), env=CLEAN).returncode == 0
+    key = home / KEY_FILE
+    elsewhere = tmp_path / "known-key"
+    elsewhere.write_text(ATTACKERS_KEY)
+    elsewhere.chmod(0o600)
+    why = {
+        "group-readable": "others may read it (mode 0640",
+        "symlink": "it is a symlink",
+        "fifo": "it is not a regular file",
+        "dangling": "it is a symlink",
+    }[problem]
+    if problem == "group-readable":
+        key.chmod(0o640)
+    else:
+        key.unlink()
+        if problem == "fifo":
+            os.mkfifo(key, 0o600)  # a reader that waited for a writer would hang the command
+        else:
+            key.symlink_to(elsewhere if problem == "symlink" else tmp_path / "nowhere")
+    for argv in (["tracker", "token", "--actor", "a"], ["tracker", "init"]):
+        refuses_the_key(bee(*argv, "--home", str(home), env=CLEAN), key, why)
+    assert not (tmp_path / "nowhere").exists()  # nothing was written through a dangling link
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_a_key_of_another_user_is_refused(tmp_path):
+    home = tmp_path / "home"
+    assert bee("tracker", "init", "--home", str(home), env=CLEAN).returncode == 0
+    os.chown(home / KEY_FILE, 65534, 65534)
+    done = bee("tracker", "token", "--home", str(home), "--actor", "a", env=CLEAN)
+    refuses_the_key(done, home / KEY_FILE, "it is owned by uid 65534, not by you (uid 0)")
+
+
+def test_a_dot_bee_linking_out_of_its_checkout_is_not_taken_for_the_checkouts(tmp_path, monkeypatch):
+    monkeypatch.delenv("BEE_TRACKER_HOME", raising=False)
+    monkeypatch.delenv("BEE_INSTANCE_ROOT", raising=False)
+    theirs, mine = tmp_path / "cloned", tmp_path / "mine"
+    (mine / ".bee").mkdir(parents=True)
+    (theirs / "src").mkdir(parents=True)
+    (theirs / ".bee").symlink_to(mine / ".bee")
+    done = bee("tracker", "token", "--actor", "a", cwd=theirs / "src", env=CLEAN)
+    assert done.returncode == 1 and "is a symlink to" in done.stderr and "outside the checkout" in done.stderr
+    with pytest.raises(BeeError) as caught:
+        default_home(theirs / "src")
+    assert caught.value.code == "outside_root"

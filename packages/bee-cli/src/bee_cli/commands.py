@@ -99,10 +99,11 @@ def setup_mcp(
     """Add the installed hosts to an editor's MCP configuration (or --remove them), keeping everything else.
 
     Stdio hosts (core, and design when installed) are started as `bee … --checkout PROJECT`; the tracker gets an
-    HTTP entry with an Authorization header when its URL is given. Invalid JSON in the file is reported with its
-    line and column and the file is left as it is.
+    HTTP entry with an Authorization header when its URL is given. Only Bee's entries change: every other byte of
+    the file stays as it was. Invalid JSON is reported with its line and column, and a read-only file, a symlink
+    leading outside the project and a file another program keeps saving are refused; the file is then left as it
+    is.
     """
-    from bee_cli.jsonfile import ConfigFileError
     from bee_cli.setup_mcp import TrackerAccess, apply, bee_command, check_env_name, check_token, check_url
     from bee_contracts.hosts import installed_hosts
 
@@ -127,7 +128,7 @@ def setup_mcp(
             urls=urls,
             removing=removing,
         )
-    except (ConfigFileError, ValueError) as exc:
+    except ValueError as exc:  # a file Bee will not change is a BeeError, which the root group reports
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
         raise click.ClickException(f"cannot write {exc.filename or 'the configuration'}: {exc.strerror}") from None

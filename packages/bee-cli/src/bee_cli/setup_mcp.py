@@ -13,19 +13,21 @@ windsurf      ``~/.codeium/windsurf/mcp_config.json``    ``mcpServers``  ``${env
 vscode        ``<project>/.vscode/mcp.json`` (JSONC)     ``servers``     ``${input:bee-tracker-token}``
 ============  =========================================  ==============  ===========================
 
-Bee's entries are named ``bee-<host>``; nothing else in the file is touched.
+Bee's entries are named ``bee-<host>``; nothing else in the file is touched (:mod:`bee_cli.jsonfile`: the change is
+spliced into the file's text, only over the bytes that were read, and never outside the project or home folder).
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from bee_cli.jsonfile import ConfigFileError, JsonDocument, json_type, read_document, write_document
+from bee_cli.jsonedit import JsonText, Where
+from bee_cli.jsonfile import ConfigFileError, Place, json_type, rewrite
 from bee_contracts.hosts import HostEntry
 
 #: The environment variable the tracker's token is read from by default.
@@ -45,8 +47,8 @@ class Editor:
 
     name: str
     title: str
-    #: Where the file is, from the project folder and the user's home folder.
-    location: Callable[[Path, Path], Path]
+    #: Where the file is, below the project folder (the home folder when ``per_user``).
+    relative: str
     #: The object that maps server names to their entries.
     servers_key: str
     #: The key of a remote server's URL.
@@ -63,8 +65,13 @@ class Editor:
     #: Whether the file is the user's, for every project (then entries still start the hosts in one checkout).
     per_user: bool = False
 
+    def place(self, project: Path, home: Path) -> Place:
+        if self.per_user:
+            return Place(home, self.relative, "your home folder")
+        return Place(project, self.relative, "the project")
+
     def path(self, project: Path, home: Path) -> Path:
-        return self.location(project, home)
+        return self.place(project, home).path
 
 
 EDITORS: dict[str, Editor] = {
@@ -74,19 +81,19 @@ EDITORS: dict[str, Editor] = {
         Editor(
             "claude",
             "Claude Code",
-            lambda project, _: project / ".mcp.json",
+            ".mcp.json",
             "mcpServers",
             stdio_type="stdio",
             http_type="http",
             env_reference="${{{}}}",
         ),
         # Cursor: a server with `command` is stdio, one with `url` is remote; ${env:NAME} is interpolated.
-        Editor("cursor", "Cursor", lambda project, _: project / ".cursor" / "mcp.json", "mcpServers"),
+        Editor("cursor", "Cursor", ".cursor/mcp.json", "mcpServers"),
         # Windsurf: one file per user; remote servers take `serverUrl`; ${env:NAME} is interpolated in headers.
         Editor(
             "windsurf",
             "Windsurf",
-            lambda _, home: home / ".codeium" / "windsurf" / "mcp_config.json",
+            ".codeium/windsurf/mcp_config.json",
             "mcpServers",
             url_key="serverUrl",
             per_user=True,
@@ -95,7 +102,7 @@ EDITORS: dict[str, Editor] = {
         Editor(
             "vscode",
             "VS Code",
-            lambda project, _: project / ".vscode" / "mcp.json",
+            ".vscode/mcp.json",
             "servers",
             stdio_type="stdio",
             http_type="http",
@@ -231,38 +238,41 @@ class Change:
     action: Action
 
 
-def _object_at(document: JsonDocument, key: str) -> dict[str, Any]:
-    value = document.data.setdefault(key, {})
-    if not isinstance(value, dict):
-        raise ConfigFileError(document.path, f'"{key}" is a JSON {json_type(value)}, not an object; fix it')
-    return value
+def _container(document: JsonText, key: str, empty: dict[str, Any] | list[Any], path: Path) -> None:
+    """Make sure the top-level ``key`` holds an object (array, for ``empty`` a list), adding an empty one.
 
-
-def _list_at(document: JsonDocument, key: str) -> list[Any]:
-    value = document.data.setdefault(key, [])
-    if not isinstance(value, list):
-        raise ConfigFileError(document.path, f'"{key}" is a JSON {json_type(value)}, not an array; fix it')
-    return value
+    Raises:
+        ConfigFileError: it holds something else.
+    """
+    if not document.has((key,)):
+        document.put((key,), empty)
+        return
+    value = document.get((key,))
+    if not isinstance(value, type(empty)):
+        kind = "an object" if isinstance(empty, dict) else "an array"
+        raise ConfigFileError(path, f'"{key}" is a JSON {json_type(value)}, not {kind}; fix it')
 
 
 def _is_token_input(item: Any) -> bool:
     return isinstance(item, dict) and item.get("id") == TOKEN_INPUT_ID
 
 
-def _merge_entry(existing: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
-    """``existing`` with Bee's keys set: keys the user added (and their order) stay, and so do headers Bee does not
-    set."""
-    merged = dict(existing)
+def _merge_entry(document: JsonText, where: Where, ours: dict[str, Any]) -> bool:
+    """Set Bee's keys in the entry at ``where``; keys the user added stay, and so do headers Bee does not set.
+    Whether anything changed."""
+    changed = False
     for key, value in ours.items():
-        if key == "headers" and isinstance(merged.get(key), dict):
-            merged[key] = {**merged[key], **value}
+        inner = (*where, key)
+        if key == "headers" and document.has(inner) and isinstance(document.get(inner), dict):
+            for header, text in value.items():
+                changed = document.put((*inner, header), text) or changed
         else:
-            merged[key] = value
-    return merged
+            changed = document.put(inner, value) or changed
+    return changed
 
 
 def merge(
-    document: JsonDocument, editor: Editor, wanted: dict[str, dict[str, Any]], *, prompt: bool = False
+    document: JsonText, editor: Editor, wanted: dict[str, dict[str, Any]], *, path: Path, prompt: bool = False
 ) -> list[Change]:
     """Set Bee's entries in ``document``, and with ``prompt`` the input that prompts for the token (VS Code).
 
@@ -270,47 +280,45 @@ def merge(
         ConfigFileError: the servers (or inputs) are not an object (array), or an entry Bee owns is not an object.
     """
     changes = []
-    servers = _object_at(document, editor.servers_key)
+    _container(document, editor.servers_key, {}, path)
     for name, ours in wanted.items():
-        existing = servers.get(name)
-        if existing is not None and not isinstance(existing, dict):
-            kind = json_type(existing)
+        where = (editor.servers_key, name)
+        if not document.has(where):
+            document.put(where, ours)
+            changes.append(Change(name, "added"))
+            continue
+        existing = document.get(where)
+        if not isinstance(existing, dict):
             raise ConfigFileError(
-                document.path, f'"{editor.servers_key}.{name}" is a JSON {kind}, not an object; fix or remove it'
+                path, f'"{editor.servers_key}.{name}" is a JSON {json_type(existing)}, not an object; fix or remove it'
             )
-        merged = _merge_entry(existing or {}, ours)
-        action: Action = "added" if existing is None else "unchanged" if merged == existing else "updated"
-        servers[name] = merged
-        changes.append(Change(name, action))
+        changes.append(Change(name, "updated" if _merge_entry(document, where, ours) else "unchanged"))
     if prompt:
-        inputs = _list_at(document, "inputs")
-        ours = token_input()
-        at = next((k for k, item in enumerate(inputs) if _is_token_input(item)), None)
+        _container(document, "inputs", [], path)
+        at = next((k for k, item in enumerate(document.get(("inputs",))) if _is_token_input(item)), None)
         if at is None:
-            inputs.append(ours)
+            document.append(("inputs",), token_input())
             changes.append(Change(f"input {TOKEN_INPUT_ID}", "added"))
-        elif inputs[at] != ours:
-            inputs[at] = {**inputs[at], **ours}
+        elif _merge_entry(document, ("inputs", at), token_input()):
             changes.append(Change(f"input {TOKEN_INPUT_ID}", "updated"))
     return changes
 
 
-def remove(document: JsonDocument, editor: Editor, names: Sequence[str]) -> list[Change]:
+def remove(document: JsonText, editor: Editor, names: Sequence[str]) -> list[Change]:
     """Remove Bee's entries ``names`` (and VS Code's token input) from ``document``; everything else stays."""
     changes = []
-    servers = document.data.get(editor.servers_key)
-    if isinstance(servers, dict):
+    if document.has((editor.servers_key,)) and isinstance(document.get((editor.servers_key,)), dict):
         for name in names:
-            if servers.pop(name, None) is not None:
+            if document.delete((editor.servers_key, name)):
                 changes.append(Change(name, "removed"))
-    inputs = document.data.get("inputs")
+    inputs = document.get(("inputs",)) if document.has(("inputs",)) else None
     if isinstance(inputs, list):
-        kept = [item for item in inputs if not _is_token_input(item)]
-        if len(kept) != len(inputs):
-            if kept:
-                document.data["inputs"] = kept
-            else:  # emptied by taking Bee's input out: an empty list of inputs says nothing
-                del document.data["inputs"]
+        ours = [k for k, item in enumerate(inputs) if _is_token_input(item)]
+        for at in reversed(ours):
+            document.delete(("inputs", at))
+        if ours:
+            if not document.get(("inputs",)):  # emptied by taking Bee's input out: an empty list says nothing
+                document.delete(("inputs",))
             changes.append(Change(f"input {TOKEN_INPUT_ID}", "removed"))
     return changes
 
@@ -340,42 +348,49 @@ def apply(
 
     A tracker whose ``token_env`` is None is given VS Code's token prompt (other editors refuse it).
 
-    Removing never creates a file. The file is written atomically; one holding a literal token is made readable by
-    its owner only.
+    Removing never creates a file. The change is spliced into the file's text (every byte it does not touch stays
+    as it was) and written only over the bytes it was made from (:func:`bee_cli.jsonfile.rewrite`); one holding a
+    literal token is made readable by its owner only.
 
     Raises:
-        ConfigFileError: the file is not valid JSON (JSONC for VS Code), has an unexpected shape, or has comments
-            that a rewrite would lose.
-        ValueError: ``urls`` names a host that is not an installed HTTP host, or asks for a prompt the editor lacks.
+        ConfigFileError: the file is not valid JSON (JSONC for VS Code), has an unexpected shape, is read-only, lies
+            outside the project (home folder) through a symlink, or kept changing while Bee wrote it.
+        ValueError: ``urls`` names a host that is not an installed HTTP host, or asks for a prompt the editor lacks,
+            or the project's path (or `bee`'s) is not UTF-8.
         OSError: the file cannot be written.
     """
     http_hosts = {host.name for host in hosts if host.transport == "http"}
     unknown = sorted(set(urls) - http_hosts)
     if unknown:
         raise ValueError(f"no installed HTTP host is named {', '.join(unknown)}: install its package (bee-tracker)")
-    path = editor.path(project, home)
-    document = read_document(path, jsonc=editor.jsonc)
-    if removing:
+    for name in (str(project), *command):
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8, which Python keeps as lone surrogates
+            raise ValueError(
+                f"{name!r} is not valid UTF-8, and editors read their configuration as UTF-8: rename it"
+            ) from None
+    place = editor.place(project, home)
+    wanted = entries(editor, hosts, checkout=project, command=command, urls=urls)
+    prompt = any(_prompted(access) for access in urls.values())
+    changes: list[Change] = []
+
+    def edit(document: JsonText | None) -> JsonText | None:
+        nonlocal changes
         if document is None:
-            return Outcome(path, [], written=False)
-        changes = remove(document, editor, [entry_name(host) for host in hosts])
-    else:
-        document = document or JsonDocument(path.resolve(), {})
-        wanted = entries(editor, hosts, checkout=project, command=command, urls=urls)
-        changes = merge(document, editor, wanted, prompt=any(_prompted(access) for access in urls.values()))
-    if all(change.action == "unchanged" for change in changes):
-        return Outcome(path, changes, written=False, skipped=_skipped(hosts, urls, removing))
-    if document.comment is not None:
-        line, column = document.comment
-        raise ConfigFileError(
-            path,
-            "a comment, which rewriting would lose: remove the comments, or make these changes by hand: "
-            + ", ".join(f"{change.action} {change.name}" for change in changes if change.action != "unchanged"),
-            line,
-            column,
-        )
-    write_document(document, secret=any(access.literal for access in urls.values()) and not removing)
-    return Outcome(path, changes, written=True, skipped=_skipped(hosts, urls, removing))
+            if removing:
+                changes = []
+                return None
+            document = JsonText("", jsonc=editor.jsonc)
+        if removing:
+            changes = remove(document, editor, [entry_name(host) for host in hosts])
+        else:
+            changes = merge(document, editor, wanted, path=place.path, prompt=prompt)
+        return document
+
+    secret = any(access.literal for access in urls.values()) and not removing
+    written = rewrite(place, edit, jsonc=editor.jsonc, secret=secret)
+    return Outcome(place.path, changes, written=written, skipped=_skipped(hosts, urls, removing))
 
 
 def _skipped(hosts: Sequence[HostEntry], urls: Mapping[str, TrackerAccess], removing: bool) -> list[str]:

@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 from typing import Final
 
+from bee_contracts.errors import BeeError, ErrorCode
+
 #: The instance directory inside a checkout.
 INSTANCE_DIRNAME: Final = ".bee"
 
@@ -17,21 +19,53 @@ INSTANCE_DIRNAME: Final = ".bee"
 ENV_INSTANCE_ROOT: Final = "BEE_INSTANCE_ROOT"
 
 
+def checkout_instance(directory: Path) -> Path:
+    """``directory/.bee``: the instance a checkout keeps, unless it is a symlink that leads out of ``directory``.
+
+    A checkout can commit ``.bee`` as a symlink to another checkout's instance; followed, that instance's per-user
+    settings (its skill servers and tokens, its tracker binding) and its tracker home would serve this checkout.
+    A ``.bee`` that points elsewhere inside the checkout is followed.
+
+    Raises:
+        BeeError: ``outside_root`` naming the link, its target, and how to use that instance on purpose.
+    """
+    candidate = directory / INSTANCE_DIRNAME
+    if candidate.is_symlink():
+        target = candidate.resolve()
+        if not target.is_relative_to(directory.resolve()):
+            raise BeeError(
+                ErrorCode.OUTSIDE_ROOT,
+                f"{candidate} is a symlink to {target}, outside the checkout; Bee does not follow it (a checkout "
+                f"could point it at another checkout's instance and its settings). To use that instance on purpose, "
+                f"pass --instance-root {target} or set ${ENV_INSTANCE_ROOT}",
+                details={"instance": str(candidate), "target": str(target)},
+            )
+    return candidate
+
+
 def nearest_instance(start: Path) -> Path | None:
     """The closest ``.bee`` directory in ``start`` or one of its parents, or None when there is none.
 
     This is how a command run in a subdirectory of a checkout finds the checkout's instance.
+
+    Raises:
+        BeeError: ``outside_root`` for a ``.bee`` on the way that is a symlink out of its checkout
+            (:func:`checkout_instance`).
     """
     here = start.resolve()
     for directory in (here, *here.parents):
-        candidate = directory / INSTANCE_DIRNAME
+        candidate = checkout_instance(directory)
         if candidate.is_dir():
             return candidate
     return None
 
 
 def selected_instance(start: Path) -> Path | None:
-    """$BEE_INSTANCE_ROOT when set, else :func:`nearest_instance` from ``start``."""
+    """$BEE_INSTANCE_ROOT when set, else :func:`nearest_instance` from ``start``.
+
+    Raises:
+        BeeError: as :func:`nearest_instance` does.
+    """
     chosen = os.environ.get(ENV_INSTANCE_ROOT)
     if chosen:
         return Path(chosen).expanduser()

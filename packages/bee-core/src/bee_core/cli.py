@@ -11,10 +11,14 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from bee_core.options import checkout_option, instance_option
+
+if TYPE_CHECKING:
+    from bee_core.instance import Instance
 
 _checkout_option = checkout_option("The checkout (repository working tree) this command works on.")
 _instance_option = instance_option
@@ -84,4 +88,20 @@ def serve(checkout: Path, instance_root: Path | None, log_level: str, discovery:
         ctx = CoreContext.open(checkout, instance_root)
     except NotADirectoryError as exc:
         raise click.BadParameter(str(exc), param_hint="--checkout") from None
+    _note_shipped(ctx.instance)
     serve_stdio(build_discovery_host(ctx) if discovery else build_host(ctx))
+
+
+def _note_shipped(instance: Instance) -> None:
+    """Log, once at start, each setting the checkout ships that Bee ignores (the tools' errors say it again)."""
+    from bee_contracts import BeeError
+    from bee_core import trust
+
+    log = logging.getLogger("bee_core.trust")
+    try:
+        found = trust.shipped(instance)
+    except BeeError as exc:  # the user's settings folder is refused: every call that needs it says so too
+        log.warning("%s", exc.message)
+        return
+    for ships in found:
+        log.warning("%s", ships.note())

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import ssl
+import stat
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -87,7 +88,10 @@ class TokenSource:
     """Where a bearer token is read from, on every use: a file, or an environment variable.
 
     Reading it again each time picks up a rotated token. The token is never stored or logged: :meth:`read` returns
-    it for one session's ``Authorization`` header.
+    it for one session's ``Authorization`` header. A token file is only ever one the user named with the CLI (the
+    settings that name it are per user, never in a checkout), and it is read only while it is the user's own and
+    private: owned by the user running Bee, a regular file, and neither readable nor writable by group or others
+    (checked on the open file, so it cannot be swapped between the check and the read).
     """
 
     #: Exactly one of ``file`` and ``env``.
@@ -114,20 +118,14 @@ class TokenSource:
         """The token, surrounding whitespace dropped.
 
         Raises:
-            BeeError: ``unauthorized`` when the variable is unset or empty, the file cannot be read or is larger
-                than :data:`MAX_TOKEN_FILE_BYTES`, or the text is not a bearer token (visible ASCII, no spaces).
+            BeeError: ``unauthorized`` when the variable is unset or empty; when the file is not an absolute path,
+                cannot be read, is not a regular file, is not owned by the user running Bee, may be read or written
+                by group or others ("chmod 600 FILE"), or is larger than :data:`MAX_TOKEN_FILE_BYTES`; or when the
+                text is not a bearer token (visible ASCII, no spaces).
         """
         if self.file is not None:
             where = f"{self.whose} token file {self.file}"
-            try:
-                with self.file.open("rb") as stream:
-                    raw = stream.read(MAX_TOKEN_FILE_BYTES + 1)
-            except OSError as exc:
-                raise self._unusable(f"cannot read {where} ({exc.strerror or exc})") from None
-            if len(raw) > MAX_TOKEN_FILE_BYTES:
-                raise self._unusable(
-                    f"cannot use {where}: it holds more than a token (over {MAX_TOKEN_FILE_BYTES} bytes)"
-                )
+            raw = self._read_private(where)
             text = raw.decode("utf-8", errors="replace").strip()
         else:
             where = f"{self.whose} token in ${self.env}"
@@ -140,6 +138,39 @@ class TokenSource:
                 f"cannot use {where}: it does not hold a bearer token (one line of visible ASCII, no spaces)"
             )
         return text
+
+    def _read_private(self, where: str) -> bytes:
+        """The bytes of the token file, after checking on the open file that it is the user's own and private."""
+        assert self.file is not None
+        if not self.file.is_absolute():
+            raise self._unusable(f"cannot use {where}: a token file must be named by its absolute path")
+        try:
+            # Non-blocking, so that a FIFO in its place fails the check below instead of hanging the call.
+            fd = os.open(self.file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise self._unusable(f"cannot read {where} ({exc.strerror or exc})") from None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise self._unusable(f"refuses {where}: it is not a regular file")
+            if info.st_uid != os.geteuid():
+                raise self._unusable(
+                    f"refuses {where}: it is owned by uid {info.st_uid}, not by you (uid {os.geteuid()}); a token "
+                    "file must be your own"
+                )
+            if info.st_mode & 0o077:
+                raise self._unusable(
+                    f"refuses {where}: group or others may read or write it (mode {stat.S_IMODE(info.st_mode):04o}); "
+                    f"chmod 600 {self.file}"
+                )
+            raw = os.read(fd, MAX_TOKEN_FILE_BYTES + 1)
+        except OSError as exc:
+            raise self._unusable(f"cannot read {where} ({exc.strerror or exc})") from None
+        finally:
+            os.close(fd)
+        if len(raw) > MAX_TOKEN_FILE_BYTES:
+            raise self._unusable(f"cannot use {where}: it holds more than a token (over {MAX_TOKEN_FILE_BYTES} bytes)")
+        return raw
 
     def _unusable(self, problem: str) -> BeeError:
         remedy = f"; {self.remedy}" if self.remedy else ""

@@ -36,7 +36,6 @@ EVIDENCE_DIR: Final = "evidence"
 LOCK_FILE: Final = ".lock"
 #: Keys of this root that never leave the machine (hidden from every read through the state), and the one in it.
 KEYS_DIR: Final = "keys"
-EVIDENCE_KEY: Final = "evidence"
 
 #: Repository-owned design files (committed), relative to the root.
 REPO_DIR: Final = "bee-design"
@@ -127,7 +126,8 @@ class DesignFiles:
 
     def _state(self) -> ConfinedRoot | None:
         folder = self.state_dir()
-        # keys/ is never served, whatever path or symlink leads there: what reads it is bee_design.capture.seal.
+        # keys/ held the evidence key before it became a per-user setting (bee_design.capture.seal); a key an older
+        # Bee left there is never served, whatever path or symlink leads to it.
         return ConfinedRoot(folder, hidden=[folder / KEYS_DIR]) if folder.is_dir() else None
 
     def open_state(self, relative: str) -> ConfinedFile:

@@ -16,6 +16,8 @@ keeps those promises where the bytes arrive:
   ASGI task ends, whatever the client did meanwhile.
 - **Request timeout.** Because a slot is taken before the body arrives, a client that sends its headers or body
   slowly must not keep it: a request not fully received within ``request_timeout_seconds`` is answered 408.
+- **Access log.** With ``access_log`` on, a request line never carries its query string or anything shaped like a
+  token (:mod:`bee_hostkit.access_log`), for every path, answered or refused.
 
 A refused connection is closed gracefully: the answer is written, the write side is shut, and what the client
 still sends is read and dropped for a few seconds, so that its TCP stack delivers the answer instead of a reset.
@@ -41,6 +43,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 from uvicorn.server import ServerState
 
+from bee_hostkit.access_log import hide_queries
 from bee_hostkit.http_limits import DEFAULT_RETRY_AFTER_SECONDS, EdgeLimits
 
 logger = logging.getLogger("bee.hostkit.edge")
@@ -119,6 +122,8 @@ class EdgeProtocol(HttpToolsProtocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
+        # Before this connection logs a line (uvicorn's logging setup may run after the protocol class is bound).
+        hide_queries(self.access_logger)
         # Header accounting for the request whose header block is being read.
         self._reading_headers = True
         self._phase = 0  # bumped whenever a new header block starts

@@ -207,6 +207,10 @@ def _path(error: Any) -> str:
 
 
 def _shorten(value: Any, limit: int = 80) -> str:
+    if isinstance(value, int) and value.bit_length() > 4 * limit:
+        # repr of an integer past Python's 4,300-digit conversion limit raises; a caller can send one (JSON
+        # integers are unbounded), and the message needs only its size.
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

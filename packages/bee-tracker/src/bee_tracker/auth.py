@@ -5,6 +5,15 @@ A numeric ``exp`` is required, and a token may live at most ``max_lifetime_secon
 ``iat`` when present); issuer and audience are checked when configured; ``alg: none`` and algorithm confusion (an
 HMAC token checked with a public key, or any algorithm outside the key's family) are refused before verification.
 
+The actor is the configured claim (default ``email``), else ``sub``: a string of at most :data:`MAX_ACTOR_CHARS`
+printable characters (no control characters, no lone surrogates, no line or paragraph separators), or the token is
+refused, since the actor is written into the store with every write and shown on every board page. Even signed, a
+token's claims are someone else's data: an identity provider may carry whatever a user typed into their profile.
+
+A one-time board sign-in link carries a token typed ``bee-board-link+jwt`` (its ``typ`` header, RFC 8725's explicit
+typing): :meth:`Verifier.link_actor` accepts only such a token, and :meth:`Verifier.actor` (``/mcp`` and the board's
+sign-in form) refuses it, so a link's token signs in once, at its link, and is good for nothing else.
+
 Everything in a token is attacker-controlled data until its signature is verified: a refusal's message names the
 offending field in words of its own and shows a value only through :func:`shown` (printable ASCII without quotes or
 backslashes, bounded), so it is safe in a log line, a JSON body and a ``WWW-Authenticate`` header alike.
@@ -27,6 +36,11 @@ from bee_tracker.config import DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
 RSA_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512")
 EC_ALGORITHMS = ("ES256", "ES384", "ES512")
 OKP_ALGORITHMS = ("EdDSA",)
+
+#: Longest actor accepted, in characters (an e-mail address is at most 320).
+MAX_ACTOR_CHARS = 320
+#: The ``typ`` header of a one-time board sign-in link's token (see the module docstring).
+LINK_TOKEN_TYPE = "bee-board-link+jwt"  # noqa: S105 -- a media type naming a kind of token, not a secret
 
 #: Characters :func:`shown` lets through: RFC 6750's error_description set (%x20-21 / %x23-5B / %x5D-7E).
 _SHOWABLE = frozenset(chr(c) for c in range(0x20, 0x7F)) - {'"', "\\"}
@@ -66,17 +80,35 @@ class Verifier:
         return isinstance(self.jwks, jwt.PyJWKClient)
 
     def actor(self, token: str) -> str:
-        """The actor named by a valid token.
+        """The actor named by a valid token (not a sign-in link's: see :meth:`link_actor`).
 
         Raises:
             AuthError: the token is malformed, unsigned, signed with another algorithm or key, expired, lacks a
-                numeric ``exp``, lives longer than the maximum, has the wrong issuer or audience, or names no actor.
+                numeric ``exp``, lives longer than the maximum, has the wrong issuer or audience, names no actor or
+                an actor that is not a printable string of at most :data:`MAX_ACTOR_CHARS` characters, or is a
+                one-time sign-in link's token.
         """
-        try:
-            header = jwt.get_unverified_header(token)
-        except jwt.PyJWTError:
-            # Not three base64url parts, a header that is not a JSON object, or a kid that is not a string.
-            raise AuthError("malformed token: expected a JWT with a JSON object header and a string kid") from None
+        header = _header(token)
+        if _is_link(header):
+            raise AuthError(
+                "this is a one-time sign-in link's token, which works only by opening its link once; use a token "
+                "from `bee tracker token` (or your identity provider) here"
+            )
+        return self._verified_actor(token, header)
+
+    def link_actor(self, token: str) -> str:
+        """The actor of a valid one-time sign-in link's token (typed :data:`LINK_TOKEN_TYPE`), checked exactly as
+        :meth:`actor` checks any other token.
+
+        Raises:
+            AuthError: it is not a link's token, or :meth:`actor` would refuse it for any other reason.
+        """
+        header = _header(token)
+        if not _is_link(header):
+            raise AuthError("this is not a sign-in link's token; get a link with `bee tracker open`")
+        return self._verified_actor(token, header)
+
+    def _verified_actor(self, token: str, header: dict[str, Any]) -> str:
         algorithm = header.get("alg")
         if not isinstance(algorithm, str):
             raise AuthError("the token header's alg must be a string")
@@ -107,11 +139,17 @@ class Verifier:
         except jwt.PyJWTError:
             raise AuthError("invalid signature or claims") from None
         self._check_times(claims, time.time())
-        for claim in (self.actor_claim, "sub"):
+        for claim in dict.fromkeys((self.actor_claim, "sub")):
             value = claims.get(claim)
-            if isinstance(value, str) and value.strip():
-                return value.strip()
-        raise AuthError(f"token names no actor (no {self.actor_claim} or sub claim)")
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise AuthError(f"the token's {shown(claim)} claim (its actor) must be a string")
+            # Only spaces are trimmed: any other character at either end (a tab, a paragraph separator) is refused
+            # below rather than quietly removed, so two different claims never become one actor.
+            if value.strip(" "):
+                return checked_actor(value.strip(" "), claim)
+        raise AuthError(f"token names no actor (no {shown(self.actor_claim)} or sub claim)")
 
     def _check_times(self, claims: dict[str, Any], now: float) -> None:
         exp = _seconds(claims, "exp")
@@ -152,6 +190,48 @@ class Verifier:
         # A key of another family would make the library fail in ways of its own (or, for HMAC, verify with
         # public key bytes as the secret): refuse here, by name.
         raise AuthError(f"the JWKS key for this token cannot verify {algorithm}")
+
+
+def _header(token: str) -> dict[str, Any]:
+    try:
+        header: dict[str, Any] = jwt.get_unverified_header(token)
+    except jwt.PyJWTError as exc:
+        # Say which part is wrong: most often the token was cut when it was copied, and local tokens have no kid.
+        if token.count(".") != 2:
+            problem = "a JWT is three base64url parts joined by dots (header.payload.signature); copy the whole token"
+        elif "Key ID" in str(exc):
+            problem = "its header's kid (key id) is not a string"
+        else:
+            problem = "its header is not a base64url-encoded JSON object; copy the whole token"
+        raise AuthError(f"malformed token: {problem}") from None
+    return header
+
+
+def _is_link(header: dict[str, Any]) -> bool:
+    """Whether the header types the token as a sign-in link's (media types are case-insensitive, and RFC 7515 lets
+    ``application/`` be left out)."""
+    typ = header.get("typ")
+    return isinstance(typ, str) and typ.lower().removeprefix("application/") == LINK_TOKEN_TYPE
+
+
+def checked_actor(actor: str, claim: str = "actor") -> str:
+    """``actor`` when it is a usable actor: at most :data:`MAX_ACTOR_CHARS` characters, every one printable (no
+    control or format characters, lone surrogates, unassigned code points, or line and paragraph separators).
+
+    Raises:
+        AuthError: it is not, saying why (never quoting it).
+    """
+    if len(actor) > MAX_ACTOR_CHARS:
+        raise AuthError(f"the token's {shown(claim)} claim (its actor) is longer than {MAX_ACTOR_CHARS} characters")
+    if not actor.isprintable():
+        # str.isprintable is False for every character in Unicode's Other and Separator categories but the space:
+        # controls, format characters (bidirectional overrides), surrogates, private use, unassigned, and line and
+        # paragraph separators. A lone surrogate cannot even be written to the store as UTF-8.
+        raise AuthError(
+            f"the token's {shown(claim)} claim (its actor) holds a character that is not printable text (a control "
+            "or format character, a lone surrogate, or a line break)"
+        )
+    return actor
 
 
 def _seconds(claims: dict[str, Any], name: str) -> float | None:

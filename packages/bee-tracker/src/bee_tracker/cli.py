@@ -55,6 +55,20 @@ def tracker() -> None:
     """The Beads-compatible team tracker (Streamable HTTP + JWT)."""
 
 
+def _check_actor(actor: str) -> None:
+    """Refuse at once an actor every tracker refuses in a token, rather than mint a token that never works."""
+    from bee_tracker.auth import MAX_ACTOR_CHARS, AuthError, checked_actor
+
+    try:
+        checked_actor(actor.strip(" "))
+    except AuthError:
+        raise click.BadParameter(
+            f"must be printable text of at most {MAX_ACTOR_CHARS} characters (no control or format characters, "
+            "lone surrogates or line breaks), such as an e-mail address",
+            param_hint="--actor",
+        ) from None
+
+
 def _config(home: Path | None, store_url: str | None, **values: Any) -> TrackerConfig:
     return TrackerConfig(home=home or default_home(), store_url=store_url, **values)
 
@@ -243,6 +257,7 @@ def token(home: Path | None, actor: str, ttl_seconds: int, issuer: str | None, a
     from bee_tracker.home import read_key
 
     config = _config(home, None)
+    _check_actor(actor)
     secret = read_key(config.home)
     click.echo(mint(secret, actor, ttl_seconds=ttl_seconds, issuer=issuer, audience=audience))
 
@@ -269,6 +284,7 @@ def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audien
 
     if not url.startswith(("http://", "https://")):
         raise click.UsageError("--url must start with http:// or https://")
+    _check_actor(actor)
     secret = read_key(_config(home, None).home)
     token = mint_link_token(secret, actor, issuer=issuer, audience=audience, lifetime=LINK_MAX_SECONDS)
     link = f"{url.rstrip('/')}/board/link?{urlencode({'token': token})}"
@@ -277,7 +293,12 @@ def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audien
     if browser:
         import webbrowser
 
-        webbrowser.open(link)
+        if not webbrowser.open(link):
+            click.echo(
+                "no web browser could be opened here (none is installed, or there is no display): open the link "
+                "above in a browser yourself",
+                err=True,
+            )
 
 
 @tracker.command(name="import")

@@ -13,6 +13,7 @@ from bee_hostkit.http_limits import (
     DEFAULT_MAX_HEADER_LINE_BYTES,
     DEFAULT_REQUEST_TIMEOUT_SECONDS,
 )
+from bee_tracker.home import STORE_FILE
 
 ENV_HOME = "BEE_TRACKER_HOME"
 ENV_STORE = "BEE_TRACKER_STORE"
@@ -72,7 +73,7 @@ class TrackerConfig:
 
     @property
     def store(self) -> str:
-        return self.store_url or os.environ.get(ENV_STORE) or str(self.home / "tracker.db")
+        return self.store_url or os.environ.get(ENV_STORE) or str(self.home / STORE_FILE)
 
     @property
     def store_in_home(self) -> bool:

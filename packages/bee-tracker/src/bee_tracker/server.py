@@ -200,10 +200,9 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
         wrappers=[lambda app: BearerAuth(app, verifier)],
         routes=[
             Route("/health", health, methods=["GET"]),
-            # The board's own app (its pages, sign-in and static files) once it is built: everything under /board,
-            # and / leading there.
-            Route("/", board),
-            Route("/board{rest:path}", board),
+            # Every other path is the board's once it is built (its pages under /board, / leading there, the
+            # favicon): its own routes decide, so a path it does not know gets the 404 or 405 it always did.
+            Route("/{rest:path}", board),
         ],
         deferred=[board],
         on_startup=startup,

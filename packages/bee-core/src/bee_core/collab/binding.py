@@ -1,9 +1,12 @@
-"""The collaboration binding: the tracker space this checkout joined, recorded in its instance.
+"""The collaboration binding: the tracker space this checkout joined, recorded in the user's settings.
 
-`bee collab join` writes it atomically to ``<instance>/collab.json`` and `bee collab leave` removes it. It names
-the tracker, the space, the lease the tracker holds for this checkout and the checkout's id — never the token.
-The token comes, on every use, from the file named at join (``--token-file``; re-read each time, so a rotated
-token is picked up) or else from ``$BEE_TRACKER_TOKEN`` in the environment of whoever talks to the tracker.
+`bee collab join` writes it atomically to ``collab.json`` in the instance's per-user settings folder
+(:mod:`bee_contracts.userconfig`; never in the checkout, whose bytes must not choose the tracker or the token) and
+`bee collab leave` removes it. A ``collab.json`` inside the instance is never read as a binding
+(:mod:`bee_core.trust`). It names the tracker, the space, the lease the tracker holds for this checkout and the
+checkout's id — never the token. The token comes, on every use, from the file named at join (``--token-file``,
+which must be the user's own and private; re-read each time, so a rotated token is picked up) or else from
+``$BEE_TRACKER_TOKEN`` in the environment of whoever talks to the tracker.
 
 The file says what was joined, not whether the lease is still live: only the tracker knows that, and every plan
 read asks it (:mod:`bee_core.collab.lease`).
@@ -19,11 +22,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bee_contracts import BeeError, ErrorCode, invalid
+from bee_contracts.userconfig import UserSettings
+from bee_core import trust
 from bee_core.instance import Instance
 from bee_core.remote import TokenSource
-from bee_hostkit.files import write_atomic
 
-#: The binding's file in the instance.
+#: The binding's file in the instance's per-user settings folder.
 BINDING_FILE = "collab.json"
 
 #: Where the token comes from when the binding names no token file.
@@ -91,23 +95,30 @@ class Binding:
 
 
 def binding_path(instance: Instance) -> Path:
-    return instance.path(BINDING_FILE)
+    """Where the instance's binding lives: in the user's settings, not in the instance."""
+    return UserSettings(instance.root).path(BINDING_FILE)
 
 
 def load(instance: Instance) -> Binding:
     """The binding of ``instance``.
 
     Raises:
-        BeeError: ``binding_not_live`` when the instance does not exist, the checkout never joined (or left), or
-            the binding file is damaged — each saying what to run.
+        BeeError: ``binding_not_live`` when the instance does not exist, the checkout never joined (or left; a
+            binding the checkout ships does not count), or the binding file is damaged — each saying what to run;
+            ``forbidden`` when the binding file or its folder is not private to the user.
     """
     found = load_optional(instance)
     if found is None:
         prefix = "" if instance.exists else f"no Bee instance at {instance.root} (run `bee init`), so "
+        details: dict[str, Any] = {"binding": None}
+        ships = trust.find(instance, trust.BINDING)
+        if ships is not None:
+            details |= {"shipped": str(ships.path), "adopt": trust.BINDING.command}
         raise BeeError(
             ErrorCode.BINDING_NOT_LIVE,
-            f"{prefix}this checkout has no collaboration binding; join a space with `{_JOIN}`",
-            details={"binding": None},
+            f"{prefix}this checkout has no collaboration binding; join a space with `{_JOIN}`"
+            f"{'; ' + ships.note() if ships else ''}",
+            details=details,
         )
     return found
 
@@ -116,34 +127,38 @@ def load_optional(instance: Instance) -> Binding | None:
     """The binding of ``instance``, or None when there is none.
 
     Raises:
-        BeeError: ``binding_not_live`` when the binding file exists but is damaged.
+        BeeError: ``binding_not_live`` when the binding file exists but is damaged; ``forbidden`` when it or its
+            folder is not private to the user.
     """
-    path = binding_path(instance)
+    data = UserSettings(instance.root).read(BINDING_FILE)
+    return None if data is None else parse(binding_path(instance), data)
+
+
+def parse(path: Path, data: bytes) -> Binding:
+    """The binding in ``data`` (``path`` names it in messages).
+
+    Raises:
+        BeeError: ``binding_not_live`` when it is not a binding this version wrote.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _damaged(path, str(exc)) from None
-    try:
-        return Binding.from_json(json.loads(text))
-    except ValueError as exc:
+        return Binding.from_json(json.loads(data.decode("utf-8")))
+    except (ValueError, UnicodeDecodeError) as exc:
         raise _damaged(path, str(exc)) from None
 
 
-def save(instance: Instance, binding: Binding) -> None:
-    """Record ``binding`` in ``instance``: readers see the old binding or the new one, never a part."""
+def save(instance: Instance, binding: Binding) -> Path:
+    """Record ``binding`` in the user's settings: readers see the old binding or the new one, never a part.
+
+    Raises:
+        BeeError: ``forbidden`` when the user's settings folder is not private to them.
+    """
     data = json.dumps(binding.to_json(), indent=2) + "\n"
-    write_atomic(binding_path(instance), data.encode("utf-8"))
+    return UserSettings(instance.root).write(BINDING_FILE, data.encode("utf-8"))
 
 
 def remove(instance: Instance) -> bool:
     """Remove the binding of ``instance``; return whether there was one."""
-    try:
-        binding_path(instance).unlink()
-    except FileNotFoundError:
-        return False
-    return True
+    return UserSettings(instance.root).remove(BINDING_FILE)
 
 
 def new_checkout_id() -> str:

@@ -1,6 +1,7 @@
-"""`bee collab …`: join a tracker space, see whether the binding is live, keep it alive, and leave.
+"""`bee collab …`: join a tracker space, see whether the binding is live, keep it alive, leave, and adopt a binding
+the checkout ships.
 
-Registered from :func:`bee_core.cli.register`. The lease lives on the tracker; the instance records which one
+Registered from :func:`bee_core.cli.register`. The lease lives on the tracker; the user's settings record which one
 (:mod:`.binding`). Heavy imports (the MCP client) happen inside the commands.
 """
 
@@ -33,14 +34,30 @@ _RETRY_SECONDS = 2.0
 _checkout_option = checkout_option("The checkout whose binding this is.")
 
 
-def existing_instance(checkout: Path, instance_root: Path | None) -> Instance:
-    """The checkout's instance, which must exist (`bee init`)."""
+def existing_instance(checkout: Path, instance_root: Path | None, *, note: bool = True) -> Instance:
+    """The checkout's instance, which must exist (`bee init`); with ``note``, a binding the checkout ships is noted
+    on stderr (:func:`note_shipped`)."""
     from bee_core.instance import Instance
 
     instance = Instance.select(checkout.expanduser().resolve(), instance_root)
     if not instance.exists:
         raise click.ClickException(f"no Bee instance at {instance.root}; run `bee init` first")
+    if note:
+        note_shipped(instance)
     return instance
+
+
+def note_shipped(instance: Instance) -> None:
+    """Say on stderr that the checkout ships a binding Bee ignores, and how to adopt it.
+
+    Once per command: a command that needs a binding and has none fails with an error that says it already, so
+    such commands call this only once they have the user's own binding.
+    """
+    from bee_core import trust
+
+    ships = trust.find(instance, trust.BINDING)
+    if ships is not None:
+        click.echo(f"note: {ships.note()}", err=True)
 
 
 def _call(url: str, token: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -133,12 +150,13 @@ def join(
         token_file=tokens,
         joined_at=lease["joined_at"],
     )
-    bindings.save(instance, joined)
+    saved = bindings.save(instance, joined)
     if as_json:
         click.echo(json.dumps({"binding": joined.to_json(), "lease": lease}, indent=2))
         return
     verb = "Joined" if lease["created"] else "Renewed the binding to"
     click.echo(f"{verb} space {space!r} at {url} as {lease['holder']} (lease {lease['id']}; {_expiry(lease)})")
+    click.echo(f"The binding is recorded in {saved}.")
     click.echo("Keep it alive while you work: `bee collab keepalive` (or `bee collab renew` now and then).")
 
 
@@ -193,8 +211,9 @@ def renew(ttl_seconds: int | None, checkout: Path, instance_root: Path | None, a
     """Renew this checkout's live lease once. An expired or left lease stays dead: join again."""
     from bee_core.collab import binding as bindings
 
-    instance = existing_instance(checkout, instance_root)
+    instance = existing_instance(checkout, instance_root, note=False)
     binding = bindings.load(instance)
+    note_shipped(instance)
     lease = _renew(binding, ttl_seconds)
     if as_json:
         click.echo(json.dumps(lease, indent=2))
@@ -222,8 +241,9 @@ def keepalive(every: float | None, checkout: Path, instance_root: Path | None) -
     from bee_contracts import BeeError
     from bee_core.collab import binding as bindings
 
-    instance = existing_instance(checkout, instance_root)
+    instance = existing_instance(checkout, instance_root, note=False)
     binding = bindings.load(instance)
+    note_shipped(instance)
     stop = threading.Event()
 
     def on_signal(*_: object) -> None:
@@ -280,3 +300,49 @@ def leave(forget: bool, checkout: Path, instance_root: Path | None) -> None:
             click.echo(f"could not tell the tracker ({exc.message}); removing the binding anyway", err=True)
     bindings.remove(instance)
     click.echo(f"Left space {binding.space!r} at {binding.tracker}.")
+
+
+@collab.command()
+@click.option("--yes", is_flag=True, help="Adopt without asking (for scripts, after reading what it adopts).")
+@_checkout_option
+@instance_option
+def trust(yes: bool, checkout: Path, instance_root: Path | None) -> None:
+    """Adopt the collaboration binding this checkout ships (<instance>/collab.json), on purpose.
+
+    Bee never reads that file by itself: it would choose which tracker Bee talks to and which token it sends.
+    This shows the tracker, the space and where the token would come from, and copies the binding into your own
+    settings only when you confirm. It is also how a binding an older Bee wrote into the instance is carried over.
+    """
+    from bee_contracts import BeeError
+    from bee_core import trust as trusted
+    from bee_core.collab import binding as bindings
+
+    instance = existing_instance(checkout, instance_root, note=False)
+    found = trusted.find(instance, trusted.BINDING, adopted_too=True)
+    if found is None:
+        click.echo(f"This checkout ships no collaboration binding ({instance.path(*trusted.BINDING.parts)}).")
+        return
+    if found.data is None:
+        raise click.ClickException(f"{found.path} cannot be adopted: {found.problem}")
+    try:
+        offered = bindings.parse(found.path, found.data)
+        bindings.checked_tracker_url(offered.tracker)
+    except BeeError as exc:
+        raise click.ClickException(f"{found.path} cannot be adopted: {exc.message}") from None
+    existing = bindings.load_optional(instance)
+    if existing is not None and existing != offered:
+        raise click.ClickException(
+            f"this checkout is bound to space {existing.space!r} at {existing.tracker} already; nothing was adopted "
+            "(run `bee collab leave` first if you want the shipped binding)"
+        )
+    token = f"the token file {offered.token_file}" if offered.token_file else f"${bindings.ENV_TOKEN}"
+    click.echo(
+        f"{found.path} asks Bee to use the tracker at {offered.tracker} for this checkout: space {offered.space!r}, "
+        f"lease {offered.lease_id} held by {offered.holder}, sending the token from {token}."
+    )
+    if existing is None:
+        if not yes:
+            click.confirm(f"Adopt it into {bindings.binding_path(instance)}?", abort=True, err=True)
+        bindings.save(instance, offered)
+    trusted.adopt(instance, found)
+    click.echo("Adopted. `bee collab status` asks the tracker whether the binding is live.")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from bee_core.collab.cli import COMMAND_SECONDS, existing_instance
+from bee_core.collab.cli import COMMAND_SECONDS, existing_instance, note_shipped
 from bee_core.options import checkout_option, instance_option, json_option
 
 if TYPE_CHECKING:
@@ -38,10 +38,13 @@ _contract_file_option = click.option(
 def _live(
     checkout: Path, instance_root: Path | None, work: Callable[[Tracker, Binding, dict[str, Any]], Awaitable[T]]
 ) -> T:
+    from bee_core.collab import binding as bindings
     from bee_core.collab.lease import run_live
     from bee_hostkit import Deadline
 
-    instance = existing_instance(checkout, instance_root)
+    instance = existing_instance(checkout, instance_root, note=False)
+    if bindings.load_optional(instance) is not None:  # without one, run_live's error carries the note
+        note_shipped(instance)
     return run_live(instance, Deadline(COMMAND_SECONDS), work)
 
 

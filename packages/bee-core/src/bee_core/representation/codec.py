@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from functools import partial
 
 from bee_contracts import BeeError, ErrorCode, invalid
+from bee_contracts.jsonvalues import NotJson, TooLarge, parse_json, write_json
 from bee_core.representation.decoder import Malformed, expand
 from bee_core.representation.encoder import TooDeep, encode_body
 from bee_core.representation.format import HeaderError, checksum, header, split_packet
 from bee_core.representation.tokens import count_tokens
-from bee_core.representation.values import NotJson, TooLarge, parse_json, write_json
 
 
 @dataclass(frozen=True)

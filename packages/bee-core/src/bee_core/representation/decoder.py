@@ -11,9 +11,9 @@ from __future__ import annotations
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public since 2.6, missing from typeshed
 from typing import Any
 
+from bee_contracts.jsonvalues import NUMBER, Lexeme, TooLarge, write_json
 from bee_core.representation.encoder import MAX_DEPTH
 from bee_core.representation.format import TABLE, bare_key, bare_segment, bare_value
-from bee_core.representation.values import NUMBER, Lexeme, TooLarge, write_json
 
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 #: Characters that end a bare token in value position (a bare value never contains them).

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from bee_contracts.jsonvalues import Lexeme, quote, write_json
 from bee_core.representation.format import TABLE, bare_key, bare_segment, bare_value
-from bee_core.representation.values import Lexeme, quote, write_json
 
 VARIANTS: Final = ("auto", "columnar", "compact", "json")
 

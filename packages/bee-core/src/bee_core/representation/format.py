@@ -14,7 +14,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from bee_core.representation.values import NUMBER
+from bee_contracts.jsonvalues import NUMBER
 
 MAGIC = "bee-json-v1"
 CHECK_HEX = 8

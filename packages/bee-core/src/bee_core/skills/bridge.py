@@ -15,6 +15,7 @@ import anyio
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_contracts.limits import MAX_RESULT_BYTES, SKILL_CHAIN_MAX
+from bee_core import trust
 from bee_core.instance import Instance
 from bee_core.skills import frontmatter
 from bee_core.skills.config import BridgeConfigError, DirectoryConfig, ProviderConfig, damaged, load_bridge
@@ -55,13 +56,18 @@ def make_provider(config: ProviderConfig) -> Provider:
 
 
 def not_configured(instance: Instance) -> BeeError:
+    """``bridge_not_configured``, saying how to add a provider, and what the checkout ships that Bee ignores."""
     first = "" if instance.exists else f"there is no Bee instance at {instance.root}: run `bee init`, then "
+    details: dict[str, str] = {"command": "bee skill bridge add"}
+    ships = trust.find(instance, trust.BRIDGE)
+    if ships is not None:
+        details |= {"shipped": str(ships.path), "adopt": trust.BRIDGE.command}
     return BeeError(
         ErrorCode.BRIDGE_NOT_CONFIGURED,
         f"no skill bridge is configured for this checkout; {first}add a provider with `bee skill bridge add NAME "
         "--dir PATH` (a local Agent Skills directory) or `bee skill bridge add NAME --mcp URL --token-env VAR` "
-        "(an MCP skill server, such as a Bee tracker)",
-        details={"command": "bee skill bridge add"},
+        f"(an MCP skill server, such as a Bee tracker){'; ' + ships.note() if ships else ''}",
+        details=details,
     )
 
 
@@ -77,8 +83,9 @@ class Bridge:
         """The bridge of ``instance``, as configured now.
 
         Raises:
-            BeeError: ``bridge_not_configured`` when no provider is configured; ``internal`` (not retryable) when
-                the configuration file is damaged.
+            BeeError: ``bridge_not_configured`` when no provider is configured (one the checkout ships does not
+                count); ``internal`` (not retryable) when the configuration file is damaged; ``forbidden`` when it
+                or its folder is not private to the user.
         """
         try:
             configs = load_bridge(instance)

@@ -1,4 +1,9 @@
-"""The skill bridge configuration of an instance: ``<instance>/skills/bridge.json``, written atomically.
+"""The skill bridge configuration of an instance, in the user's settings: ``bridge.json`` of the instance's folder
+in ``~/.config/bee/instances/`` (:mod:`bee_contracts.userconfig`), written atomically.
+
+It is per user, never in the checkout: it chooses which servers Bee talks to and which token it sends, so only
+the user on this machine may write it (`bee skill bridge add|remove|trust`). A ``skills/bridge.json`` inside the
+instance is never read as configuration (:mod:`bee_core.trust`).
 
 It lists the providers `bee skill bridge add` recorded, in the order they were added::
 
@@ -8,7 +13,8 @@ It lists the providers `bee skill bridge add` recorded, in the order they were a
     ]}
 
 A token is never stored here: an MCP provider names the environment variable (``tokenEnv``) or the file
-(``tokenFile``) its token is read from, on every call. A file that holds a ``token`` is refused.
+(``tokenFile``, absolute, which must be the user's own and private: :class:`bee_core.remote.TokenSource`) its token
+is read from, on every call. A file that holds a ``token`` is refused.
 """
 
 from __future__ import annotations
@@ -21,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.userconfig import UserSettings
 from bee_core.instance import Instance
-from bee_hostkit.files import write_atomic
 
-BRIDGE_FILE = ("skills", "bridge.json")
+#: The bridge's file in the instance's per-user settings folder.
+BRIDGE_FILE = "bridge.json"
 FORMAT_VERSION = 1
 
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
@@ -71,7 +78,8 @@ ProviderConfig = DirectoryConfig | McpConfig
 
 
 def bridge_path(instance: Instance) -> Path:
-    return instance.path(*BRIDGE_FILE)
+    """Where the instance's bridge configuration lives: in the user's settings, not in the instance."""
+    return UserSettings(instance.root).path(BRIDGE_FILE)
 
 
 def check_name(name: str) -> str:
@@ -129,17 +137,27 @@ def _parse(path: Path, raw: Any) -> ProviderConfig:
 
 
 def load_bridge(instance: Instance) -> list[ProviderConfig]:
-    """The configured providers, in the order they were added (none without an instance or a bridge file).
+    """The configured providers, in the order they were added (none without an instance or a configuration).
 
     Raises:
         BridgeConfigError: the file is not a bridge configuration (it was edited by hand, or damaged).
+        BeeError: ``forbidden`` when the user's settings file or folder is not private to them.
     """
-    path = bridge_path(instance)
-    if not instance.exists or not path.is_file():
+    if not instance.exists:
         return []
+    data = UserSettings(instance.root).read(BRIDGE_FILE)
+    return [] if data is None else parse_bridge(bridge_path(instance), data)
+
+
+def parse_bridge(path: Path, data: bytes) -> list[ProviderConfig]:
+    """The providers a bridge configuration's bytes list (``path`` names it in messages).
+
+    Raises:
+        BridgeConfigError: ``data`` is not a version 1 bridge configuration, or breaks one of its rules.
+    """
     try:
-        document = json.loads(path.read_bytes())
-    except (ValueError, OSError) as exc:
+        document = json.loads(data)
+    except ValueError as exc:
         raise BridgeConfigError(f"{path} cannot be read as JSON ({exc})") from None
     if not isinstance(document, dict) or document.get("version") != FORMAT_VERSION:
         raise BridgeConfigError(f"{path} is not a version {FORMAT_VERSION} skill bridge configuration")
@@ -153,10 +171,15 @@ def load_bridge(instance: Instance) -> list[ProviderConfig]:
     return providers
 
 
-def save_bridge(instance: Instance, providers: list[ProviderConfig]) -> None:
-    """Write the providers, atomically: a reader sees the old configuration or the new one, never a part."""
+def save_bridge(instance: Instance, providers: list[ProviderConfig]) -> Path:
+    """Write the providers to the user's settings, atomically (a reader sees the old configuration or the new one,
+    never a part); where they went.
+
+    Raises:
+        BeeError: ``forbidden`` when the user's settings folder is not private to them.
+    """
     document = {"version": FORMAT_VERSION, "providers": [provider.to_json() for provider in providers]}
-    write_atomic(bridge_path(instance), (json.dumps(document, indent=2) + "\n").encode("utf-8"))
+    return UserSettings(instance.root).write(BRIDGE_FILE, (json.dumps(document, indent=2) + "\n").encode("utf-8"))
 
 
 def damaged(exc: BridgeConfigError) -> BeeError:

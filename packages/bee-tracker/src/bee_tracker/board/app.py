@@ -3,13 +3,12 @@
 Reads and writes go through the store exactly as the MCP tools do (:meth:`~bee_tracker.store.SqlStore.call` for
 the tools, :meth:`~bee_tracker.store.SqlStore.read` for the board's own read functions), in worker threads, at most
 :data:`CONCURRENT_STORE_CALLS` at once; a call that waits longer than the tracker's deadline for a slot is answered
-with a "busy" page.
+with a "busy" page. Graph pictures are drawn apart from those slots, with a queue of their own (:mod:`.drawing`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from starlette.templating import Jinja2Templates
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker.auth import Verifier
+from bee_tracker.board.drawing import Drawer
 from bee_tracker.board.headers import BoardHeaders
 from bee_tracker.board.sessions import Session, Sessions
 from bee_tracker.store import SqlStore
@@ -107,7 +107,8 @@ def templates() -> Jinja2Templates:
 
 @dataclass
 class Board:
-    """What every board handler uses: the store, the verifier and the sessions, and how pages are answered."""
+    """What every board handler uses: the store, the verifier, the sessions and the graph drawer, and how pages are
+    answered."""
 
     store: SqlStore
     verifier: Verifier
@@ -115,6 +116,7 @@ class Board:
     templates: Jinja2Templates
     limiter: anyio.CapacityLimiter
     deadline_seconds: float
+    drawer: Drawer
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """Run a store call in a worker thread.
@@ -187,10 +189,6 @@ def board_routes(
     """The routes the tracker app adds for the board: ``/board/…``, and ``/`` leading there."""
     from bee_tracker.board import pages, signin, writes
 
-    access = logging.getLogger("uvicorn.access")
-    if not any(isinstance(f, signin.HideLinkTokens) for f in access.filters):
-        access.addFilter(signin.HideLinkTokens())
-
     board = Board(
         store=store,
         verifier=verifier,
@@ -198,6 +196,7 @@ def board_routes(
         templates=templates(),
         limiter=anyio.CapacityLimiter(CONCURRENT_STORE_CALLS),
         deadline_seconds=deadline_seconds,
+        drawer=Drawer(),
     )
 
     def route(path: str, handler: Handler, methods: list[str]) -> Route:
@@ -232,4 +231,12 @@ def board_routes(
     async def home(request: Request) -> Response:
         return RedirectResponse(PREFIX + "/", status_code=303)
 
-    return [Mount(PREFIX, app=BoardHeaders(inner, names)), Route("/", home, methods=["GET"])]
+    async def favicon(request: Request) -> Response:
+        # Browsers ask for /favicon.ico whatever a page names; answered, it is not a 404 in every log.
+        return RedirectResponse(PREFIX + "/static/favicon.svg", status_code=308)
+
+    return [
+        Mount(PREFIX, app=BoardHeaders(inner, names)),
+        Route("/", home, methods=["GET"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
+    ]

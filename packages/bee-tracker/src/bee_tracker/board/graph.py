@@ -11,12 +11,19 @@ This module decides *what* the graph shows; :mod:`.dot` hands it to Graphviz, wh
 - **Critical path**: the longest chain of unfinished issues the focus waits for, one after another: a parent waits
   for its unfinished children, an issue for its unfinished blockers and open gates. Finishing it is the least that
   must happen, in order, before the focus can be completed. Cycle links are left out (nothing in a cycle can finish).
+- **In words**: every link also says what it means (:meth:`Neighbourhood.words`), for the issue page's list, which
+  stands in for the picture when it is not drawn, and for the picture's own titles.
+- **Fingerprint**: a digest of everything the picture shows (:attr:`Neighbourhood.fingerprint`), so a picture is
+  drawn once, and one that could not be drawn is not tried again, while the neighbourhood stays the same.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from bee_tracker.model import BLOCKING_TYPES, DONE_STATUSES, PARENT_CHILD, READINESS_TYPES, TOMBSTONE
@@ -85,6 +92,38 @@ class Neighbourhood:
         target = self.nodes.get(link.target)
         return link.kind in BLOCKING_TYPES and target is not None and target.unfinished
 
+    def words(self, link: Link) -> str:
+        """What ``link`` says, as the words between its two issues: ``is a child of``, or ``depends on (blocks,
+        still blocking)``, with the cycle or critical path it is part of."""
+        if link.kind == PARENT_CHILD:
+            notes = []
+            said = "is a child of"
+        else:
+            notes = [link.kind]
+            said = "depends on"
+            if link.kind in BLOCKING_TYPES:
+                notes.append("still blocking" if self.blocking(link) else "done")
+        if self.in_cycle(link):
+            notes.append("in a cycle")
+        elif self.critical(link):
+            notes.append("on the critical path")
+        return f"{said} ({', '.join(notes)})" if notes else said
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A digest of what the neighbourhood's picture shows: its focus, issues, links and what was left out (the
+        cycles and the critical path follow from those)."""
+        nodes = [self.nodes[issue_id] for issue_id in sorted(self.nodes)]
+        shown = [
+            self.focus,
+            [[n.id, n.title, n.status, n.priority, n.assignee, n.issue_type, n.exists, n.blocked] for n in nodes],
+            sorted((link.source, link.kind, link.target) for link in self.links),
+            self.left_out,
+        ]
+        # surrogatepass: an imported title may hold anything a JSON string can, and must still have a digest.
+        text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
     def waits_for(self, link: Link) -> tuple[str, str] | None:
         """(waiter, awaited) when this link makes one unfinished issue wait for another, else None."""
         source, target = self.nodes.get(link.source), self.nodes.get(link.target)
@@ -118,6 +157,7 @@ def neighbourhood(op: Read, args: dict[str, Any]) -> Neighbourhood:
     hood = Neighbourhood(focus, nodes, links, left_out=left_out)
     hood.cycles = cycles(nodes, links)
     hood.critical_path = critical_path(hood)
+    _ = hood.fingerprint  # worked out here, in the store's worker thread, not on the event loop
     return hood
 
 

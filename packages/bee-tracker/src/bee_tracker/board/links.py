@@ -1,10 +1,13 @@
 """One-time sign-in links: what `bee tracker open` mints, and what makes a token good for a link.
 
-A link carries an ordinary token of this tracker (verified by the same :class:`~bee_tracker.auth.Verifier`, so the
-issuer, audience, keys and algorithms configured for ``/mcp`` apply unchanged) that lives at most
-:data:`LINK_MAX_SECONDS` and has a token id (``jti``). The board records the id when the link is used, in the store
-(:meth:`~.sessions.Sessions.spend_link`), so it signs in once, on any replica; and then redirects, so the token does
-not stay in the address bar.
+A link carries a token of this tracker typed as a link's (its ``typ`` header is
+:data:`~bee_tracker.auth.LINK_TOKEN_TYPE`), verified by the same :class:`~bee_tracker.auth.Verifier`, so the issuer,
+audience, keys and algorithms configured for ``/mcp`` apply unchanged, that lives at most :data:`LINK_MAX_SECONDS`
+and has a token id (``jti``). Only the link route takes it (:meth:`~bee_tracker.auth.Verifier.link_actor`): ``/mcp``
+and the sign-in form refuse it, and the link route refuses every other token. The board records the id when the
+link is used, in the store (:meth:`~.sessions.Sessions.spend_link`), so it signs in once, on any replica; and then
+redirects, so the token does not stay in the address bar. No access log line holds it: the HTTP edge never logs a
+query string (:mod:`bee_hostkit.access_log`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 import jwt
 
-from bee_tracker.auth import AuthError
+from bee_tracker.auth import LINK_TOKEN_TYPE, AuthError
 
 #: The longest a link's token may live (exp - iat), in seconds.
 LINK_MAX_SECONDS = 60
@@ -35,7 +38,8 @@ class LinkClaims:
 def mint_link_token(
     secret: bytes, actor: str, *, issuer: str | None = None, audience: str | None = None, lifetime: int = 30
 ) -> str:
-    """An HS256 token for ``actor`` that a board accepts once, as a sign-in link, within ``lifetime`` seconds.
+    """An HS256 token for ``actor``, typed as a link's, that a board accepts once, as a sign-in link, within
+    ``lifetime`` seconds (and that nothing else accepts).
 
     Raises:
         ValueError: ``lifetime`` is not between 1 and :data:`LINK_MAX_SECONDS`.
@@ -54,7 +58,7 @@ def mint_link_token(
         claims["iss"] = issuer
     if audience:
         claims["aud"] = audience
-    return jwt.encode(claims, secret, algorithm="HS256")
+    return jwt.encode(claims, secret, algorithm="HS256", headers={"typ": LINK_TOKEN_TYPE})
 
 
 def claims_of(token: str) -> dict[str, Any]:

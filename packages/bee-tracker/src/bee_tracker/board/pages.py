@@ -13,16 +13,19 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bee_contracts import BeeError, ErrorCode
+from bee_contracts import BeeError
 from bee_tracker import claims
-from bee_tracker.board import changes, columns, dot, epics, graph
-from bee_tracker.board.app import POLL_SECONDS, PREFIX, Board
+from bee_tracker.board import changes, columns, epics, graph
+from bee_tracker.board.app import POLL_SECONDS, PREFIX, STATUS_OF, Board
+from bee_tracker.board.drawing import Busy, Undrawable
 from bee_tracker.board.sessions import Session
 from bee_tracker.board.signin import signed_out_page
 from bee_tracker.store.ops import Read
 
 #: Results per search page.
 SEARCH_PAGE = 50
+#: Links the issue page lists in words, at most (a dense neighbourhood may have thousands).
+GRAPH_WORDS = 300
 #: Longest value of any one query parameter (the search text's own limit is the tool's, 1,000 characters).
 _MAX_PARAM_CHARS = {"q": 1000, "label": 100, "type": 64, "assignee": 320, "status": 64, "since": 64}
 #: The strictest policy for the graph's SVG, which needs nothing at all: no script, no style sheet, no fetch.
@@ -166,6 +169,8 @@ async def issue_view(
         holder=holder,
         mine=holder == session.actor,
         hood=hood,
+        not_drawn=board.drawer.refusal(hood),
+        graph_words=GRAPH_WORDS,
         notice=notice,
         notice_kind=notice_kind,
         forms=_forms(session),
@@ -198,20 +203,45 @@ async def issue_changes(board: Board, request: Request) -> Response:
 
 
 async def graph_svg(board: Board, request: Request) -> Response:
-    """The dependency graph of an issue's neighbourhood as SVG, drawn by Graphviz."""
+    """The dependency graph of an issue's neighbourhood as SVG, drawn by Graphviz (see :mod:`.drawing`): 503 with
+    ``Retry-After`` at once when the drawing queue is full, 422 for a picture that is not drawn (the issue page lists
+    its links in words)."""
+    if board.drawer.full:
+        # Before the session is even looked up: refusing must cost next to nothing, or refusals become the load.
+        return _drawing_busy()
     session = await board.session_of(request)
     if session is None:
         return Response("Sign in to see the graph.", status_code=401, media_type="text/plain")
     try:
+        # The store read ends, and frees its slot, before any drawing starts.
         hood = await board.run(board.store.read, graph.neighbourhood, {"id": request.path_params["issue_id"]})
-        svg = await board.run(dot.render_svg, dot.dot_source(hood))
+        svg = await board.drawer.svg(hood)
+    except Busy:
+        return _drawing_busy()
+    except Undrawable as exc:
+        return Response(
+            f"This graph is not drawn: {exc}. The issue page lists its links in words.",
+            status_code=422,
+            media_type="text/plain",
+        )
     except BeeError as exc:
-        status = 404 if exc.code == ErrorCode.NOT_FOUND else 503 if exc.code == ErrorCode.UNAVAILABLE else 500
+        status = STATUS_OF.get(exc.code, 500)
         return Response(exc.message, status_code=status, media_type="text/plain")
     return Response(
         svg,
         media_type="image/svg+xml",
         headers={"content-security-policy": _SVG_POLICY, "content-disposition": "inline; filename=graph.svg"},
+    )
+
+
+def _drawing_busy() -> Response:
+    seconds = Busy.retry_after_seconds
+    return Response(
+        f"The board is drawing other graphs; try again in {seconds} s (the issue page lists this one's links in "
+        "words).",
+        status_code=503,
+        media_type="text/plain",
+        headers={"retry-after": str(seconds)},
     )
 
 

@@ -30,19 +30,6 @@ MAX_TOKEN_CHARS = 16 * 1024
 SIGNIN_FORM_SECONDS = 3600
 
 
-class HideLinkTokens(logging.Filter):
-    """Keeps a one-time link's token out of the access log (``--access-log``): the line shows the path only.
-
-    The token is spent or expired within a minute anyway; this keeps it out of log files altogether.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args
-        if isinstance(args, tuple) and len(args) >= 3 and str(args[2]).startswith(f"{PREFIX}/link?"):
-            record.args = (*args[:2], f"{PREFIX}/link?token=(hidden)", *args[3:])
-        return True
-
-
 def _secure(request: Request) -> bool:
     return request.url.scheme == "https"
 
@@ -107,14 +94,14 @@ async def signin_page(board: Board, request: Request) -> Response:
     return signin_form(board, request, message=message, next_url=request.query_params.get("next") or PREFIX)
 
 
-async def _verified(board: Board, token: str) -> str:
-    """The actor of a token the tracker accepts.
+async def _verified(board: Board, token: str, *, link: bool = False) -> str:
+    """The actor of a token the tracker accepts: an ordinary one (the form), or a sign-in link's (``link``).
 
     Raises:
         AuthError: the verifier refuses it (the message is safe to show).
     """
     try:
-        return await board.run(board.verifier.actor, token)
+        return await board.run(board.verifier.link_actor if link else board.verifier.actor, token)
     except AuthError:
         raise
     except Exception as exc:
@@ -162,7 +149,7 @@ async def link(board: Board, request: Request) -> Response:
     if not token or len(token) > MAX_TOKEN_CHARS:
         return signin_form(board, request, status_code=400, message="That sign-in link is incomplete.")
     try:
-        actor = await _verified(board, token)
+        actor = await _verified(board, token, link=True)
         claims = link_claims(token)
     except AuthError as exc:
         return signin_form(

@@ -1,5 +1,8 @@
 """JSON values with exact number spellings: parse a JSON text, write it back minified under a byte bound.
 
+Shared by the core host's JSON representation (bee-json-v1) and by `bee setup-mcp`, which edits editors' files
+without changing how any of their numbers is written.
+
 Numbers are kept as :class:`Lexeme` (the exact text of the number in the source), so ``1.0``, ``1e3``, ``-0``,
 ``1.50`` and 30-digit integers survive a round trip. Objects are dicts (duplicate keys: the last one wins, as in
 every mainstream JSON parser), arrays are lists, strings are str (lone surrogates included), and ``true``,
@@ -12,8 +15,10 @@ import json
 import re
 from typing import Any
 
-#: The JSON number grammar (RFC 8259), whole-string.
-NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
+#: The JSON number grammar (RFC 8259), matched at a position (``NUMBER_AT.match(text, index)``).
+NUMBER_AT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+#: The JSON number grammar, whole-string.
+NUMBER = re.compile(NUMBER_AT.pattern + r"\Z")
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
