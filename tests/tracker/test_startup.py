@@ -11,9 +11,9 @@ from bee_tracker.auth import mint
 from bee_tracker.store import open_store
 from tests.board.helpers import ALICE, SECRET, client
 
-#: What the tracker's request paths need only after start-up: the SDK (and pydantic with it), the board's template
-#: engine and its Graphviz writer.
-HEAVY = ("mcp", "mcp_types", "pydantic", "jinja2", "graphviz")
+#: What the tracker's request paths need only after start-up: the SDK (and pydantic with it), the token library
+#: (and cryptography with it), the board's template engine and its Graphviz writer.
+HEAVY = ("mcp", "mcp_types", "pydantic", "jwt", "cryptography", "jinja2", "graphviz")
 
 
 def test_the_app_is_built_without_the_sdk_or_the_board_libraries(tmp_path):

@@ -164,6 +164,10 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
     """
 
     def build_server() -> Server[Any]:
+        # The token check of the first request (on the event loop, before it waits for this) needs PyJWT: load it
+        # first, here in the background, rather than there.
+        import jwt  # noqa: F401 -- imported for its side effect: loaded before any request needs it
+
         server = build_host(store, config).build_server()
         add_skills(server)
         return server
