@@ -366,3 +366,18 @@ def test_setting_up_then_removing_gives_back_every_other_byte_of_meaning(tool, o
         restored = json.loads(path.read_text())
         assert restored == original
         assert list(restored) == list(original) and list(restored[editor.servers_key]) == list(others)
+
+
+def test_a_checkout_without_an_instance_is_warned_with_the_command_that_creates_one(project, home, monkeypatch):
+    monkeypatch.delenv("BEE_INSTANCE_ROOT", raising=False)
+    bare = run("--tool", "claude", "--project", str(project))
+    assert bare.exit_code == 0, bare.output
+    assert "has no Bee instance (.bee) yet" in bare.stderr and f"bee init --checkout {project}" in bare.stderr
+    (project / ".bee").mkdir()
+    again = run("--tool", "claude", "--project", str(project))
+    assert again.exit_code == 0 and "no Bee instance" not in again.output + again.stderr
+
+
+def test_the_token_hint_leaves_no_empty_token_exported_when_minting_fails(project, home):
+    result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL)
+    assert "BEE_TRACKER_TOKEN=$(bee tracker token --actor you@example.com) && export BEE_TRACKER_TOKEN" in result.output

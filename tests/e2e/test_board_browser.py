@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from bee_design.capture.settings import FLAGS, browser_executable, running_as_root
-from bee_tracker.board.app import dom_id
+from bee_tracker.board.base import dom_id
 from tests.conftest import FIXTURES, error_of
 from tests.harness.node import NODE_MODULES
 from tests.harness.tracker import TrackerProcess, tracker_client

@@ -145,3 +145,57 @@ def test_tracker_over_http_through_the_inspector_cli(tracker: TrackerProcess) ->
     assert called.returncode == INSPECTOR_TOOL_ERROR, (called.error, called.stderr)
     assert called.error is not None and called.error["code"] == "tool_is_error"
     assert ALICE in tool_error(called.result, "forbidden")["error"]
+
+
+# -- the files `bee setup-mcp` writes, read by the Inspector ----------------------------------------------------------
+
+#: The editors whose file the Inspector's ``--config`` reads (an ``mcpServers`` object): where it is written, and
+#: whether the Inspector reads its HTTP entry too (Cursor's format documents no ``type``; Cursor infers HTTP from
+#: ``url``, the Inspector takes an entry without ``type`` for stdio).
+INSPECTOR_READS = {"claude": (".mcp.json", True), "cursor": (".cursor/mcp.json", False)}
+
+
+@pytest.mark.parametrize("tool", sorted(INSPECTOR_READS))
+def test_the_written_editor_file_drives_the_inspector_with_config_and_server(
+    tool: str, initialised_checkout: Path, tmp_path: Path, tracker_factory: Callable[..., TrackerProcess]
+) -> None:
+    tracker = tracker_factory()
+    command = [str(bee_executable()), "setup-mcp", "--tool", tool, "--project", str(initialised_checkout)]
+    setup = subprocess.run(
+        [*command, "--tracker-url", tracker.url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert setup.returncode == 0, setup.stderr
+    file, reads_http = INSPECTOR_READS[tool]
+    written = initialised_checkout / file
+    servers = json.loads(written.read_text())["mcpServers"]
+    stdio = sorted(name for name, entry in servers.items() if "command" in entry)
+    assert "bee-core" in stdio
+    for name in stdio:
+        host = name.removeprefix("bee-")
+        listed = node.inspector([], "--config", str(written), "--server", name, "--method", "tools/list")
+        assert listed.returncode == 0, (name, listed.stderr)
+        assert [t["name"] for t in listed.result["tools"]] == [spec.name for spec in load_catalog(host)]
+
+    if not reads_http:
+        return
+    # The Inspector sends ${BEE_TRACKER_TOKEN} as written (it expands no environment references), so the tracker
+    # refuses the entry as it stands; the documented form gives the header on the command line instead.
+    refused = node.inspector([], "--config", str(written), "--server", "bee-tracker", "--method", "tools/list")
+    assert refused.returncode != 0
+    token = tracker.token(ALICE)
+    listed = node.inspector(
+        [],
+        "--config",
+        str(written),
+        "--server",
+        "bee-tracker",
+        "--method",
+        "tools/list",
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert [t["name"] for t in listed.result["tools"]] == [spec.name for spec in load_catalog("tracker")]

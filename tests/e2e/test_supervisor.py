@@ -6,6 +6,7 @@ whose answers the test chooses — where the promise is about the supervisor (ba
 """
 
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -321,6 +322,7 @@ def test_bee_up_initialises_the_checkout_and_supervises_the_tracker_until_ctrl_c
         up = subprocess.Popen(
             [str(BEE), "up", "--checkout", str(checkout), "--port", str(port)],
             cwd=tmp_path,
+            env={**os.environ, "PATH": FRESH_PATH},  # Bee not on PATH: the newcomer's case
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
@@ -329,26 +331,34 @@ def test_bee_up_initialises_the_checkout_and_supervises_the_tracker_until_ctrl_c
         text = out.read_text()
         assert up.poll() is None, text
         assert f"http://127.0.0.1:{port}/mcp" in text
-        assert "tracker token --actor you@example.com" in text and "setup-mcp --tool claude --project" in text
-        assert "--tracker-url http://127.0.0.1:" in text
         assert (checkout / ".bee" / "tracker" / "signing-key").exists()
         assert health(port).status_code == 200
+        printed = printed_commands(text)
+        assert set(printed) == {"mint a token", "set up your editor", "open the web board", "status"}, text
+        assert f"--tracker-url http://127.0.0.1:{port}/mcp" in printed["set up your editor"]
+        assert f"put its folder on PATH: export PATH={BEE.parent}:" in text
 
-        # The printed token command, run in the checkout, mints a token the supervised tracker accepts.
-        token = bee_in(checkout, "tracker", "token", "--actor", "you@example.com").stdout.strip()
+        # Each printed command, pasted into a new shell in another folder, with a PATH that has no Bee on it.
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        token = pasted(elsewhere, printed["mint a token"] + ' && printf %s "$BEE_TRACKER_TOKEN"').stdout.strip()
         request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
         headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
         listed = httpx.post(f"http://127.0.0.1:{port}/mcp", json=request, headers=headers, timeout=30, trust_env=False)
         assert listed.status_code == 200 and listed.json()["result"]["tools"]
 
-        # So does the printed board command: its one-time link signs a person in to the supervised tracker's board.
-        assert f"tracker open --actor you@example.com --url http://127.0.0.1:{port} --browser" in text
-        link = bee_in(checkout, "tracker", "open", "--actor", "you@example.com", "--url", f"http://127.0.0.1:{port}")
+        link = pasted(elsewhere, printed["open the web board"]).stdout.strip().splitlines()[0]
         with httpx.Client(trust_env=False, timeout=30, follow_redirects=True) as browser:
-            board = browser.get(link.stdout.strip())
+            board = browser.get(link)
             assert board.status_code == 200 and "Signed in as" in board.text and str(board.url).endswith("/board/")
 
-        shown = json.loads(bee_in(checkout, "supervise", "status", "--json").stdout)
+        pasted(elsewhere, printed["set up your editor"])
+        entry = json.loads((checkout / ".mcp.json").read_text())["mcpServers"]
+        assert entry["bee-tracker"]["url"] == f"http://127.0.0.1:{port}/mcp"
+
+        status = pasted(elsewhere, printed["status"])
+        assert "tracker" in status.stdout and "running" in status.stdout, status.stdout
+        shown = json.loads(pasted(elsewhere, printed["status"] + " --json").stdout)
         assert shown["running"] and shown["pid"] == up.pid
         [tracker] = shown["replicas"]
         pid = tracker["pid"]
@@ -363,11 +373,31 @@ def test_bee_up_initialises_the_checkout_and_supervises_the_tracker_until_ctrl_c
             up.wait()
 
 
-def bee_in(cwd, *args):
+#: A new shell's PATH, with no Bee on it.
+FRESH_PATH = "/usr/bin:/bin"
+
+
+def printed_commands(text: str) -> dict[str, str]:
+    """What `bee up` printed to run, by its label (``  label:  command``)."""
+    found = {}
+    for line in text.splitlines():
+        label, colon, command = line.strip().partition(":  ")
+        if colon and not label.startswith("http") and command.strip():
+            found[label] = command.strip()
+    return found
+
+
+def pasted(cwd, command: str):
+    """``command`` run as a user pasting it into a new shell: bash, in ``cwd``, with a PATH that has no Bee."""
     import subprocess
 
-    completed = subprocess.run([str(BEE), *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
-    assert completed.returncode == 0, completed.stderr
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BEE_")}
+    env["PATH"] = FRESH_PATH
+    env["BROWSER"] = "true"  # --browser: the machine's browser must never open in a test
+    completed = subprocess.run(
+        ["/bin/bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert completed.returncode == 0, (command, completed.stdout, completed.stderr)
     return completed
 
 

@@ -145,6 +145,7 @@ def setup_mcp(
         return
     if editor.per_user:
         click.echo(f"This file is per user: its stdio entries serve {project}; run setup-mcp again to switch.")
+    _warn_without_instance(project)
     access = urls.get("tracker")
     if access is None:
         return
@@ -155,5 +156,23 @@ def setup_mcp(
     else:
         click.echo(
             f"{editor.title} reads the tracker token from ${access.token_env}: start it where that is set, e.g. "
-            f"export {access.token_env}=$(bee tracker token --actor you@example.com) for a local tracker."
+            f"{access.token_env}=$(bee tracker token --actor you@example.com) && export {access.token_env} for a "
+            "local tracker."
+        )
+
+
+def _warn_without_instance(project: Path) -> None:
+    """Say so when the checkout has no Bee instance: the hosts start, but what they keep needs one."""
+    from bee_contracts import BeeError
+    from bee_contracts.layout import selected_instance
+
+    try:
+        found = selected_instance(project)
+    except BeeError:
+        found = None
+    if found is None:
+        click.echo(
+            f"warning: {project} has no Bee instance (.bee) yet; the hosts start without one, but retained "
+            f"artifacts, skill providers and plans are kept in it. Create it: bee init --checkout {project}",
+            err=True,
         )

@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -190,13 +191,55 @@ def _bee(*args: str, cwd: Path) -> None:
         raise click.ClickException(f"`bee {' '.join(args)}` failed (exit status {completed.returncode})")
 
 
-def _shown_bee() -> str:
-    """How the user should type `bee`: the bare name when it is on PATH, else the full path of this one."""
+def _shown_bee() -> tuple[str, str | None]:
+    """How the user should type `bee` in a new shell, and a note when that is its full path: the bare name when it
+    is this one on PATH, else the full path (a bare `bee` in a fresh shell would be another, or none)."""
     own = Path(sys.executable).parent / "bee"
     on_path = shutil.which("bee")
     if on_path and Path(on_path).resolve() == own.resolve():
-        return "bee"
-    return str(own) if own.exists() else "bee"
+        return "bee", None
+    if not own.exists():
+        return "bee", None
+    folder = shlex.quote(str(own.parent))
+    return shlex.quote(str(own)), f'to type `bee` alone, put its folder on PATH: export PATH={folder}:"$PATH"'
+
+
+def _tracker_home(checkout: Path) -> Path:
+    """Where the supervised tracker keeps its key, as `bee tracker serve` finds it from the checkout."""
+    from bee_contracts.layout import selected_instance
+
+    chosen = os.environ.get("BEE_TRACKER_HOME")
+    if chosen:
+        return Path(chosen).expanduser().resolve()
+    instance = selected_instance(checkout)
+    return (instance if instance is not None else checkout / ".bee").resolve() / "tracker"
+
+
+def next_steps(checkout: Path, urls: dict[str, str], state: Path) -> list[str]:
+    """The commands `bee up` prints, each working when pasted into a new shell in any folder: the full path of
+    `bee` unless it is on PATH, and the tracker's home, the checkout and the state folder named, never implied."""
+    bee, note = _shown_bee()
+    q = shlex.quote
+    home = q(str(_tracker_home(checkout)))
+    lines: list[str] = []
+    if "tracker" in urls:
+        # `X=$(…) && export X`: a failing command leaves no empty token exported (`export X=$(…)` hides the failure).
+        # The editor entry reads the token from $BEE_TRACKER_TOKEN; setup-mcp never writes the token itself.
+        lines.append(
+            f"  mint a token:        BEE_TRACKER_TOKEN=$({bee} tracker token --home {home} --actor you@example.com)"
+            " && export BEE_TRACKER_TOKEN"
+        )
+    tracker = f" --tracker-url {q(urls['tracker'])}" if "tracker" in urls else ""
+    lines.append(f"  set up your editor:  {bee} setup-mcp --tool claude --project {q(str(checkout))}{tracker}")
+    if "tracker" in urls:
+        board = q(urls["tracker"].removesuffix("/mcp"))
+        lines.append(
+            f"  open the web board:  {bee} tracker open --home {home} --actor you@example.com --url {board} --browser"
+        )
+    lines.append(f"  status:              {bee} supervise status --state {q(str(state))}")
+    if note:
+        lines.append(f"  ({note})")
+    return lines
 
 
 @click.command()
@@ -236,7 +279,6 @@ def up(checkout: Path, port: int | None) -> None:
             click.echo(f"logs: {supervisor.spec.logs}", err=True)
             supervisor.request_stop(exit_code=1)
             return
-        bee = _shown_bee()
         lines = [f"Bee is up ({supervisor.spec.logs} holds the logs). Ctrl-C stops it."]
         urls: dict[str, str] = {}
         for service in supervisor.spec.services:
@@ -244,18 +286,7 @@ def up(checkout: Path, port: int | None) -> None:
                 host, service_port = service.listen
                 urls[service.name] = f"http://{host}:{service_port}/mcp"
                 lines.append(f"  {service.name:<21}{urls[service.name]}")
-        # The editor entry reads the token from $BEE_TRACKER_TOKEN; setup-mcp never writes the token itself.
-        tracker = f" --tracker-url {urls['tracker']}" if "tracker" in urls else ""
-        lines += [
-            f"  mint a token:        export BEE_TRACKER_TOKEN=$({bee} tracker token --actor you@example.com)",
-            f"  set up your editor:  {bee} setup-mcp --tool claude --project {checkout}{tracker}",
-        ]
-        if "tracker" in urls:
-            board = urls["tracker"].removesuffix("/mcp")
-            lines.append(f"  open the web board:  {bee} tracker open --actor you@example.com --url {board} --browser")
-        lines += [
-            f"  status:              {bee} supervise status",
-        ]
+        lines += next_steps(checkout, urls, supervisor.spec.state)
         click.echo("\n".join(lines))
 
     supervisor = Supervisor(spec, on_settled=settled)

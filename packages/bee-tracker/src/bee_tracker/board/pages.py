@@ -2,7 +2,9 @@
 
 Every page reads through the tracker's own functions: the columns from :mod:`.columns` (the ``ready`` tool's own
 conditions), an issue through the ``get`` tool, search through the ``search`` tool, each for the signed-in actor.
-Query parameters are bounded like the tools' arguments; a bad one is a 400 page saying which.
+Query parameters are bounded like the tools' arguments; a bad one is a 400 page saying which. Each handler is
+for a signed-in person (the route table's guard looks the session up) and raises what it refuses as a
+:class:`~.base.BoardError`.
 """
 
 from __future__ import annotations
@@ -13,13 +15,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bee_contracts import BeeError
 from bee_tracker import claims
 from bee_tracker.board import changes, columns, epics, graph
-from bee_tracker.board.app import POLL_SECONDS, PREFIX, STATUS_OF, Board
+from bee_tracker.board.base import POLL_SECONDS, PREFIX, Board, BoardError
 from bee_tracker.board.drawing import Busy, Undrawable
 from bee_tracker.board.sessions import Session
-from bee_tracker.board.signin import signed_out_page
 from bee_tracker.store.ops import Read
 
 #: Results per search page.
@@ -32,8 +32,8 @@ _MAX_PARAM_CHARS = {"q": 1000, "label": 100, "type": 64, "assignee": 320, "statu
 _SVG_POLICY = "default-src 'none'; frame-ancestors 'none'; sandbox"
 
 
-class BadQuery(Exception):
-    """A query parameter the board does not take; the message says which and why."""
+def _bad_query(message: str) -> BoardError:
+    return BoardError(400, f"{message}; change the address or use the form.")
 
 
 def _param(request: Request, name: str) -> str | None:
@@ -41,7 +41,7 @@ def _param(request: Request, name: str) -> str | None:
     if value is None or not value.strip():
         return None
     if len(value) > _MAX_PARAM_CHARS.get(name, 100):
-        raise BadQuery(f"the {name} parameter is longer than {_MAX_PARAM_CHARS.get(name, 100)} characters")
+        raise _bad_query(f"the {name} parameter is longer than {_MAX_PARAM_CHARS.get(name, 100)} characters")
     return value.strip()
 
 
@@ -50,7 +50,7 @@ def _number(request: Request, name: str, low: int, high: int) -> int | None:
     if value is None:
         return None
     if not value.isdigit() or not low <= int(value) <= high:
-        raise BadQuery(f"the {name} parameter must be a whole number from {low} to {high}")
+        raise _bad_query(f"the {name} parameter must be a whole number from {low} to {high}")
     return int(value)
 
 
@@ -58,7 +58,7 @@ def filters_of(request: Request) -> columns.Filters:
     """The board's filters from the query string.
 
     Raises:
-        BadQuery: a value is too long or not a priority.
+        BoardError: 400 for a value too long or not a priority.
     """
     return columns.Filters(
         label=_param(request, "label"),
@@ -92,32 +92,16 @@ def _snapshot(op: Read, args: dict[str, Any]) -> Snapshot:
     )
 
 
-def _bad_query(board: Board, request: Request, session: Session, exc: BadQuery) -> Response:
-    return board.problem(request, session, 400, "Not understood", f"{exc}; change the address or use the form.")
-
-
-async def board_page(board: Board, request: Request) -> Response:
-    session = await board.session_of(request)
-    if session is None:
-        return signed_out_page(board, request)
-    try:
-        filters = filters_of(request)
-    except BadQuery as exc:
-        return _bad_query(board, request, session, exc)
+async def board_page(board: Board, request: Request, session: Session) -> Response:
+    filters = filters_of(request)
     here = str(request.url.path) + (f"?{request.url.query}" if request.url.query else "")
     return await _columns(board, request, session, filters, template="board.html", here=here)
 
 
-async def columns_fragment(board: Board, request: Request) -> Response:
+async def columns_fragment(board: Board, request: Request, session: Session) -> Response:
     """The columns alone, for the page's poll: 204 (nothing to swap) while the store's fingerprint is unchanged."""
-    session = await board.session_of(request)
-    if session is None:
-        return board.templates.TemplateResponse(request, "_signed_out.html", {}, status_code=401)
-    try:
-        filters = filters_of(request)
-        since = _param(request, "since")
-    except BadQuery as exc:
-        return Response(str(exc), status_code=400, media_type="text/plain")
+    filters = filters_of(request)
+    since = _param(request, "since")
     if since is not None and since == await board.run(board.store.read, changes.fingerprint, {}):
         return Response(status_code=204)
     here = f"{PREFIX}/" + (f"?{request.url.query}" if request.url.query else "")
@@ -151,12 +135,13 @@ async def issue_view(
     notice: str | None = None,
     notice_kind: str = "error",
 ) -> Response:
-    """The issue page, optionally with a notice (why a write was not done); 404 page for an unknown id."""
-    try:
-        got = await board.call("get", session.actor, {"id": issue_id, "comments_limit": 200})
-        hood = await board.run(board.store.read, graph.neighbourhood, {"id": issue_id})
-    except BeeError as exc:
-        return board.failed(request, session, exc)
+    """The issue page, optionally with a notice (why a write was not done).
+
+    Raises:
+        BeeError: ``not_found`` for an unknown id.
+    """
+    got = await board.call("get", session.actor, {"id": issue_id, "comments_limit": 200})
+    hood = await board.run(board.store.read, graph.neighbourhood, {"id": issue_id})
     issue = got["issue"]
     holder = claims.holder_of(issue.get("assignee"), issue.get("status"))
     return board.page(
@@ -179,54 +164,44 @@ async def issue_view(
     )
 
 
-async def issue_page(board: Board, request: Request) -> Response:
-    session = await board.session_of(request)
-    if session is None:
-        return signed_out_page(board, request)
+async def issue_page(board: Board, request: Request, session: Session) -> Response:
     return await issue_view(board, request, session, request.path_params["issue_id"])
 
 
-async def issue_changes(board: Board, request: Request) -> Response:
+async def issue_changes(board: Board, request: Request, session: Session) -> Response:
     """For the issue page's poll: 204 while the issue's activity revision is the page's, else a notice."""
-    session = await board.session_of(request)
-    if session is None:
-        return board.templates.TemplateResponse(request, "_signed_out.html", {}, status_code=401)
     issue_id = request.path_params["issue_id"]
-    try:
-        since = _number(request, "since", 0, 2**62)
-    except BadQuery as exc:
-        return Response(str(exc), status_code=400, media_type="text/plain")
+    since = _number(request, "since", 0, 2**62)
     now = await board.run(board.store.read, changes.issue_revision, {"id": issue_id})
     if now is not None and now == since:
         return Response(status_code=204)
     return board.templates.TemplateResponse(request, "_issue_changed.html", {"issue_id": issue_id, "gone": now is None})
 
 
-async def graph_svg(board: Board, request: Request) -> Response:
-    """The dependency graph of an issue's neighbourhood as SVG, drawn by Graphviz (see :mod:`.drawing`): 503 with
-    ``Retry-After`` at once when the drawing queue is full, 422 for a picture that is not drawn (the issue page lists
-    its links in words)."""
-    if board.drawer.full:
-        # Before the session is even looked up: refusing must cost next to nothing, or refusals become the load.
-        return _drawing_busy()
-    session = await board.session_of(request)
-    if session is None:
-        return Response("Sign in to see the graph.", status_code=401, media_type="text/plain")
+def drawer_full(board: Board) -> Response | None:
+    """503 with ``Retry-After`` at once when the drawing queue is full, before the graph's session is looked up
+    (refusing must cost next to nothing, or refusals become the load)."""
+    if not board.drawer.full:
+        return None
+    error = _drawing_busy()
+    return Response(error.message, status_code=error.status, media_type="text/plain", headers=error.headers)
+
+
+async def graph_svg(board: Board, request: Request, session: Session) -> Response:
+    """The dependency graph of an issue's neighbourhood as SVG, drawn by Graphviz (see :mod:`.drawing`).
+
+    Raises:
+        BoardError: 503 with ``Retry-After`` when the drawing queue is full, 422 for a picture that is not drawn
+            (the issue page lists its links in words).
+    """
+    # The store read ends, and frees its slot, before any drawing starts.
+    hood = await board.run(board.store.read, graph.neighbourhood, {"id": request.path_params["issue_id"]})
     try:
-        # The store read ends, and frees its slot, before any drawing starts.
-        hood = await board.run(board.store.read, graph.neighbourhood, {"id": request.path_params["issue_id"]})
         svg = await board.drawer.svg(hood)
     except Busy:
-        return _drawing_busy()
+        raise _drawing_busy() from None
     except Undrawable as exc:
-        return Response(
-            f"This graph is not drawn: {exc}. The issue page lists its links in words.",
-            status_code=422,
-            media_type="text/plain",
-        )
-    except BeeError as exc:
-        status = STATUS_OF.get(exc.code, 500)
-        return Response(exc.message, status_code=status, media_type="text/plain")
+        raise BoardError(422, f"This graph is not drawn: {exc}. The issue page lists its links in words.") from None
     return Response(
         svg,
         media_type="image/svg+xml",
@@ -234,54 +209,41 @@ async def graph_svg(board: Board, request: Request) -> Response:
     )
 
 
-def _drawing_busy() -> Response:
+def _drawing_busy() -> BoardError:
     seconds = Busy.retry_after_seconds
-    return Response(
+    return BoardError(
+        503,
         f"The board is drawing other graphs; try again in {seconds} s (the issue page lists this one's links in "
         "words).",
-        status_code=503,
-        media_type="text/plain",
         headers={"retry-after": str(seconds)},
     )
 
 
-async def epics_page(board: Board, request: Request) -> Response:
-    session = await board.session_of(request)
-    if session is None:
-        return signed_out_page(board, request)
+async def epics_page(board: Board, request: Request, session: Session) -> Response:
     listed = await board.run(board.store.read, epics.epics, {})
     return board.page(request, "epics.html", session, listed=listed)
 
 
-async def search_page(board: Board, request: Request) -> Response:
+async def search_page(board: Board, request: Request, session: Session) -> Response:
     """The ``search`` tool's answer for the query string (text, status, type, assignee, label), a page at a time."""
-    session = await board.session_of(request)
-    if session is None:
-        return signed_out_page(board, request)
-    try:
-        text = _param(request, "q")
-        status = _param(request, "status")
-        args: dict[str, Any] = {"limit": SEARCH_PAGE, "offset": _number(request, "offset", 0, 10**6) or 0}
-        for name, value in (
-            ("query", text),
-            ("issue_type", _param(request, "type")),
-            ("assignee", _param(request, "assignee")),
-        ):
-            if value is not None:
-                args[name] = value
-        if status is not None:
-            args["status"] = [status]
-        if (label := _param(request, "label")) is not None:
-            args["labels"] = [label]
-    except BadQuery as exc:
-        return _bad_query(board, request, session, exc)
+    text = _param(request, "q")
+    status = _param(request, "status")
+    args: dict[str, Any] = {"limit": SEARCH_PAGE, "offset": _number(request, "offset", 0, 10**6) or 0}
+    for name, value in (
+        ("query", text),
+        ("issue_type", _param(request, "type")),
+        ("assignee", _param(request, "assignee")),
+    ):
+        if value is not None:
+            args[name] = value
+    if status is not None:
+        args["status"] = [status]
+    if (label := _param(request, "label")) is not None:
+        args["labels"] = [label]
     searched = any(k in args for k in ("query", "status", "issue_type", "assignee", "labels"))
     found: dict[str, Any] | None = None
     if searched:
-        try:
-            found = await board.call("search", session.actor, args)
-        except BeeError as exc:
-            return board.failed(request, session, exc)
+        found = await board.call("search", session.actor, args)
     statuses = await board.run(lambda: board.store.vocabulary()["statuses"])
     return board.page(
         request,
@@ -295,10 +257,7 @@ async def search_page(board: Board, request: Request) -> Response:
     )
 
 
-async def new_page(board: Board, request: Request) -> Response:
-    session = await board.session_of(request)
-    if session is None:
-        return signed_out_page(board, request)
+async def new_page(board: Board, request: Request, session: Session) -> Response:
     return await new_view(board, request, session)
 
 

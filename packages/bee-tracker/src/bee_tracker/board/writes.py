@@ -19,11 +19,10 @@ from starlette.responses import RedirectResponse, Response
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker.board import csrf
-from bee_tracker.board.app import Board, issue_url, local_next
-from bee_tracker.board.forms import FormError, read_form
+from bee_tracker.board.base import Board, BoardError, issue_url, local_next
+from bee_tracker.board.forms import read_form
 from bee_tracker.board.pages import issue_view, new_view
 from bee_tracker.board.sessions import Session
-from bee_tracker.board.signin import signed_out_page
 
 STALE = (
     "Someone else changed this issue after you opened the page, so nothing was changed. This is the issue as it is "
@@ -31,14 +30,14 @@ STALE = (
 )
 
 
-class BadForm(Exception):
-    """A form field the board cannot turn into the tool's argument."""
+#: The refusals shown on the issue's own page (or the new-issue form), with the tool's reason.
+_SHOWN_IN_PLACE = frozenset({ErrorCode.CONFLICT, ErrorCode.BLOCKED, ErrorCode.FORBIDDEN, ErrorCode.INVALID_ARGUMENT})
 
 
 def _number(form: dict[str, str], name: str) -> int:
     value = form.get(name, "").strip()
     if not value.lstrip("-").isdigit() or len(value) > 18:
-        raise BadForm(f"{name} must be a whole number")
+        raise BoardError(400, f"{name} must be a whole number.")
     return int(value)
 
 
@@ -85,33 +84,26 @@ ACTIONS: dict[str, tuple[str, Callable[[dict[str, str]], dict[str, Any]]]] = {
 }
 
 
-async def write(board: Board, request: Request) -> Response:
-    """POST of any board form (``/board/write/<action>``)."""
+async def write(board: Board, request: Request, session: Session) -> Response:
+    """POST of any board form (``/board/write/<action>``).
+
+    Raises:
+        BoardError: an unknown action, a form that cannot be read or is not from this session's page, a field the
+            tool cannot take (the route table says nothing was changed).
+    """
     action = request.path_params["action"]
-    session = await board.session_of(request)
-    if session is None:
-        return signed_out_page(board, request, write=True)
     if action not in ACTIONS:
-        return board.problem(request, session, 404, "Not found", f"The board has no action {action[:40]!r}.")
-    try:
-        form = await read_form(request)
-    except FormError as exc:
-        return board.problem(request, session, exc.status, "Not done", exc.message + " Nothing was changed.")
+        raise BoardError(404, f"The board has no action {action[:40]!r}.")
+    form = await read_form(request)
     if not csrf.same_origin(request) or not csrf.same_token(session.csrf, form.get("csrf")):
-        return board.problem(
-            request,
-            session,
+        raise BoardError(
             403,
-            "Not done",
-            "This form did not come from a board page of your session (its security token is missing or stale), "
-            "so nothing was changed. Reload the page and try again.",
+            "This form did not come from a board page of your session (its security token is missing or stale). "
+            "Reload the page and try again.",
         )
     tool, convert = ACTIONS[action]
     issue_id = form.get("id", "")
-    try:
-        args = convert(form)
-    except BadForm as exc:
-        return board.problem(request, session, 400, "Not done", f"{exc}. Nothing was changed.")
+    args = convert(form)
     if tool != "create":
         args["id"] = issue_id
     key = form.get("idempotency_key", "")
@@ -120,6 +112,8 @@ async def write(board: Board, request: Request) -> Response:
     try:
         data = await board.call(tool, session.actor, args)
     except BeeError as exc:
+        if exc.code not in _SHOWN_IN_PLACE:
+            raise
         return await _refused(board, request, session, exc, action=action, form=form)
     if tool == "create":
         return RedirectResponse(issue_url(data["id"]), status_code=303)
@@ -130,20 +124,11 @@ async def _refused(
     board: Board, request: Request, session: Session, error: BeeError, *, action: str, form: dict[str, str]
 ) -> Response:
     """The page for a refused write: the form again (create) or the issue as it is now, with the reason."""
-    status = {
-        ErrorCode.CONFLICT: 409,
-        ErrorCode.BLOCKED: 409,
-        ErrorCode.FORBIDDEN: 403,
-        ErrorCode.INVALID_ARGUMENT: 400,
-    }.get(error.code)
+    status = BoardError.of(error).status
     if action == "create":
-        if status is None:
-            return board.failed(request, session, error)
         return await new_view(
             board, request, session, values=form, notice=error.message + " Nothing was created.", status_code=status
         )
-    if status is None or error.code == ErrorCode.NOT_FOUND:
-        return board.failed(request, session, error)
     issue_id = form.get("id", "")
     stale = error.code == ErrorCode.CONFLICT and "expected_revision" in (error.details or {})
     notice = STALE if stale else f"{error.message} Nothing was changed."
