@@ -105,7 +105,7 @@ def test_an_imported_line_over_the_cap_stops_the_import(store):
         store.import_lines([good, big])
     assert info.value.details == {"line": 2} and "bytes over the cap" in info.value.message
     assert store.export_lines() == []
-    long_comment = json.dumps({"id": "t-c", "comments": [{"id": 1, "text": HEAVY * 9000}]})
+    long_comment = json.dumps({"id": "t-c", "title": "long", "comments": [{"id": 1, "text": HEAVY * 9000}]})
     with pytest.raises(BeeError, match="line 1 has a comment"):
         store.import_lines([long_comment])
 
