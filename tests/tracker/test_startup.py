@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -53,3 +54,25 @@ def test_an_mcp_server_that_cannot_be_built_fails_health_and_mcp_with_the_reason
         assert health.status_code == 503 and health.json()["status"] == "failed"
         assert health.json()["problems"] == [reason]
         assert web.get("/board/signin").status_code == 200  # the board was built all the same
+
+
+def test_health_says_starting_until_the_mcp_server_is_built_then_ok(lite, tmp_path, monkeypatch):
+    release = threading.Event()
+    real = server.build_host
+
+    def held(store, config):
+        assert release.wait(timeout=60), "the test never let the build finish"
+        return real(store, config)
+
+    monkeypatch.setattr(server, "build_host", held)
+    with client(lite, tmp_path) as web:
+        # A supervisor must not count this replica ready while /mcp would still wait.
+        health = web.get("/health")
+        assert health.status_code == 503 and health.json()["status"] == "starting"
+        assert "the MCP endpoint /mcp" in health.json()["starting"]
+        release.set()
+        token = {"authorization": f"Bearer {mint(SECRET, ALICE)}", "host": "127.0.0.1"}
+        listed = web.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=token)
+        assert listed.status_code == 200 and "tools" in listed.json()["result"]
+        web.get("/board/signin")  # waits for the board's build too
+        assert web.get("/health").json()["status"] == "ok"

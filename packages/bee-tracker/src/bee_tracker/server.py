@@ -1,7 +1,7 @@
 """The tracker host: catalog + handlers over the store, the Skills extension, JWT auth, and the HTTP app.
 
 Importing this module costs little: the SDK (most of a second) and the board's libraries load in the background
-once the app has started (:mod:`bee_hostkit.deferred`), so a restarted tracker answers ``/health`` without them.
+once the app has started (:mod:`bee_hostkit.deferred`), so a restarted tracker listens before they are loaded.
 """
 
 from __future__ import annotations
@@ -158,9 +158,10 @@ def edge_limits(config: TrackerConfig) -> EdgeLimits:
 def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Starlette:
     """The tracker's ASGI app: POST /mcp (JWT required), GET /health, and the web board at /board/ (sessions).
 
-    ``/health`` answers as soon as the store is checked. The MCP server and the board are built in the background
-    right after start-up, and a request for either that comes sooner waits for it; one that cannot be built makes
-    ``/health`` answer 503 with the reason (and is logged), so a supervisor restarts the tracker.
+    The app listens as soon as the store is checked. The MCP server and the board are built in the background right
+    after start-up, and a request for either that comes sooner waits for it; until both are built ``/health``
+    answers 503 ``starting`` (so a supervisor does not count the replica ready), and one that cannot be built makes
+    it answer 503 ``failed`` with the reason (and is logged), so a supervisor restarts the tracker.
     """
 
     def build_server() -> Server[Any]:
@@ -184,9 +185,16 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
 
     async def health(request: Request) -> JSONResponse:
         # The pid tells an operator (and the tests) which of several workers answered.
-        problems = [part.failure for part in request.app.state.deferred if part.failure]
+        parts = request.app.state.deferred
+        problems = [part.failure for part in parts if part.failure]
         if problems:
             body = {"status": "failed", "host": "tracker", "problems": problems, **info, "pid": os.getpid()}
+            return JSONResponse(body, status_code=503)
+        if not all(part.ready for part in parts):
+            # Not ready until /mcp and the board can be served: a supervisor rolling replicas (or a load balancer)
+            # must not take this one for ready and stop the other while requests here would still wait.
+            starting = [part.name for part in parts if not part.ready]
+            body = {"status": "starting", "host": "tracker", "starting": starting, **info, "pid": os.getpid()}
             return JSONResponse(body, status_code=503)
         return JSONResponse({"status": "ok", "host": "tracker", **info, "pid": os.getpid()})
 
