@@ -6,7 +6,8 @@ The code before is the commit _baseline.BASELINE: its packages' sources go first
 - SIGKILL → serving: a one-replica tracker under `bee supervise` (SQLite, a temporary home) is killed with SIGKILL;
   right after the kill a `GET /health` and an authenticated `tools/call` of `ready` are sent to the shared address
   (they wait in the kernel's backlog, which the supervisor holds open), and a clock stops at each one's answer from
-  the new process. Targets: `/health` ≤ 0.5 s; the first `tools/call` no slower than before beyond noise.
+  the new process (a `/health` that says `ok`: the tracker answers 503 `starting` until its MCP endpoint and board
+  are built). Targets: ≤ 0.5 s; the first `tools/call` no slower than before beyond noise.
 - Cold start: `bee tracker serve` spawned by hand, to its first `/health` answer and (another spawn) to its first
   `tools/call` answer; with the CPU time (user + system) the process had used by then, read from /proc, which a
   loaded machine inflates far less than the wall clock.
