@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -15,6 +17,11 @@ import pytest
 from hypothesis import settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# The stdio hosts tests start are cold unless a test asks for the warm path (host_mode): BEE_WARM=0 reaches every
+# process started with this environment, and the helpers below pass it to the clients that give a host only their
+# own default environment (the official SDK's and the TypeScript SDK's stdio transports).
+os.environ["BEE_WARM"] = "0"
 
 # Hypothesis fails an example that takes over 200 ms by default: a timing assertion, which a shared 2-core machine
 # trips at random. Examples here are judged on their results only.
@@ -114,6 +121,87 @@ async def expect_tool_errors(client: Any, calls: list[tuple[str, dict[str, Any],
         assert text in body["error"], (tool, body)
 
 
+# -- cold and warm: how an editor's stdio host is reached -------------------------------------------------------
+
+#: The two ways `bee mcp serve` and `bee design mcp` serve: in their own process, or through a warm host.
+MODES = ("cold", "warm")
+#: What the host_mode fixture chose for the running test: the mode, and what it adds to a host's environment.
+_MODE: dict[str, Any] = {"mode": "cold", "env": {"BEE_WARM": "0"}}
+#: What the front end prints when it serves cold because no warm host could be had.
+WARM_DECLINED = "serving in this process"
+
+
+def mode_env() -> dict[str, str]:
+    """The variables that put a host started now in the running test's mode (cold unless host_mode says warm)."""
+    return dict(_MODE["env"])
+
+
+def warm_env(runtime: Path) -> dict[str, str]:
+    """A warm front end's variables: its own private runtime directory (and so its own warm supervisor), a generous
+    wait (a loaded machine starts a host slowly), and hosts that leave soon after their last session."""
+    return {
+        "BEE_WARM": "1",
+        "XDG_RUNTIME_DIR": str(runtime),
+        "BEE_WARM_WAIT_SECONDS": "120",
+        "BEE_WARM_IDLE_SECONDS": "5",
+        "BEE_WARM_SUPERVISOR_IDLE_SECONDS": "30",
+    }
+
+
+def stop_warm(runtime: Path) -> None:
+    """Stop the warm supervisor of ``runtime`` (and with it every host it keeps), if one runs."""
+    env = {**os.environ, **warm_env(runtime)}
+    subprocess.run(
+        [str(bee_executable()), "supervise", "stop", "--warm"], env=env, capture_output=True, timeout=120, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def warm_runtime() -> Iterator[Path]:
+    """A private runtime directory for one test module's warm supervisor and hosts, stopped and removed after it.
+
+    Short, under /tmp: a Unix socket's path is at most 107 bytes.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="bw", dir="/tmp"))  # mkdtemp makes it 0700 and unique
+    yield folder
+    stop_warm(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(params=MODES)
+def host_mode(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run the test once cold and once warm: the hosts core_client, design_client and mode_env start follow it.
+
+    A test module opts in with ``pytestmark = pytest.mark.usefixtures("host_mode")``; its warm runs share one warm
+    supervisor (warm_runtime), as editors on one machine do.
+    """
+    env = warm_env(request.getfixturevalue("warm_runtime")) if request.param == "warm" else {"BEE_WARM": "0"}
+    _MODE.update(mode=request.param, env=env)
+    yield request.param
+    _MODE.update(mode="cold", env={"BEE_WARM": "0"})
+
+
+@asynccontextmanager
+async def stdio_host(argv: list[str], cwd: Path, era: str, env: dict[str, str] | None) -> AsyncIterator[Any]:
+    """The official MCP client in ``era`` on `bee ARGV` started in ``cwd``, in the running test's mode.
+
+    In the warm mode the front end must have reached a warm host: a silent fall back to serving cold would let
+    the warm runs test the cold path, so its stderr is read for the line that says so.
+    """
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=str(bee_executable()), args=argv, cwd=cwd, env={**(env or {}), **mode_env()})
+    with tempfile.TemporaryFile("w+") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode=era, read_timeout_seconds=60) as client:
+            if _MODE["mode"] == "warm":
+                await client.list_tools()  # answered once the front end is attached, or serving cold
+                errlog.seek(0)
+                said = errlog.read()
+                assert WARM_DECLINED not in said, f"the front end served cold: {said}"
+            yield client
+
+
 @contextmanager
 def environment(env: dict[str, str] | None) -> Iterator[None]:
     """``env`` laid over the process environment while the block runs (what an in-process host reads)."""
@@ -169,13 +257,9 @@ async def core_client(checkout: Path, era: str, *extra: str, env: dict[str, str]
 
 @asynccontextmanager
 async def core_process(checkout: Path, era: str, *extra: str, env: dict[str, str] | None = None) -> AsyncIterator[Any]:
-    """A real `bee mcp serve` subprocess in ``checkout``, spoken to by the official MCP client in ``era``."""
-    from mcp import Client, StdioServerParameters
-
-    params = StdioServerParameters(
-        command=str(bee_executable()), args=["mcp", "serve", *extra], cwd=checkout, env=env or None
-    )
-    async with Client(params, mode=era, read_timeout_seconds=60) as client:
+    """A real `bee mcp serve` subprocess in ``checkout`` (cold, or warm under host_mode), spoken to by the official
+    MCP client in ``era``."""
+    async with stdio_host(["mcp", "serve", *extra], checkout, era, env) as client:
         yield client
 
 

@@ -176,16 +176,9 @@ async def design_client(root: Path, era: str, *, cwd: Path | None = None, env: d
 
 @contextlib.asynccontextmanager
 async def design_process(root: Path, era: str, *, cwd: Path | None = None, env: dict[str, str] | None = None) -> Any:
-    """A real `bee design mcp --stdio --root ROOT` subprocess, spoken to by the official MCP client in ``era``."""
-    from mcp import Client, StdioServerParameters
+    """A real `bee design mcp --stdio --root ROOT` subprocess (cold, or warm under host_mode), spoken to by the
+    official MCP client in ``era``."""
+    from tests.conftest import stdio_host
 
-    from tests.conftest import bee_executable
-
-    params = StdioServerParameters(
-        command=str(bee_executable()),
-        args=["design", "mcp", "--stdio", "--root", str(root)],
-        cwd=cwd or root,
-        env=env,
-    )
-    async with Client(params, mode=era, read_timeout_seconds=60) as client:
+    async with stdio_host(["design", "mcp", "--stdio", "--root", str(root)], cwd or root, era, env) as client:
         yield client

@@ -12,6 +12,8 @@ from bee_hostkit import CONTRACT_META_KEY
 from tests.conftest import ERAS, core_client, core_process, error_of, wire_size
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+#: The tests through a real process run cold and warm (the in-process ones have no transport to differ).
+both_modes = pytest.mark.usefixtures("host_mode")
 
 
 def packet_args(*selections, budget=32768):
@@ -19,6 +21,7 @@ def packet_args(*selections, budget=32768):
 
 
 @pytest.mark.parametrize("era", ERAS)
+@both_modes
 async def test_tools_list_is_the_contract_catalog_and_identity_is_stamped(checkout, era):
     async with core_process(checkout, era) as client:
         listed = await client.list_tools()
@@ -138,6 +141,7 @@ WIRE_NUMBERS = [
 
 
 @pytest.mark.parametrize("era", ERAS)
+@both_modes
 async def test_a_number_too_large_to_hold_is_read_off_the_wire_as_such(checkout, era):
     async with core_process(checkout, era) as client:
         for arguments, code, text in WIRE_NUMBERS:
@@ -172,6 +176,7 @@ async def test_unknown_tool_is_a_protocol_error(checkout, era):
 
 
 @pytest.mark.parametrize("era", ERAS)
+@both_modes
 async def test_request_over_the_frame_limit_gets_32600_with_its_id_and_the_host_keeps_serving(checkout, era):
     async with core_process(checkout, era) as client:
         with pytest.raises(MCPError) as info:

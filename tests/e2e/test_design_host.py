@@ -1,6 +1,7 @@
 """The design host as editors run it: `bee design mcp --stdio --root …`, spoken to by the official client."""
 
 import json
+import os
 import shutil
 import subprocess
 
@@ -8,10 +9,12 @@ import pytest
 
 from bee_contracts import load_catalog, version_info
 from bee_design import layout
-from tests.conftest import ERAS, bee_executable, expect_tool_errors
+from tests.conftest import ERAS, bee_executable, expect_tool_errors, warm_env
 from tests.design.helpers import design_client, design_process, import_shop, make_root
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+#: The tests through a real process run cold and warm (the in-process ones have no transport to differ).
+both_modes = pytest.mark.usefixtures("host_mode")
 
 
 @pytest.fixture
@@ -27,6 +30,7 @@ def shop(root):
 
 
 @pytest.mark.parametrize("era", ERAS)
+@both_modes
 async def test_the_host_lists_exactly_its_catalog_and_stamps_the_contract(root, era):
     async with design_process(root, era) as client:
         listed = await client.list_tools()
@@ -135,17 +139,18 @@ def test_the_host_refuses_a_root_that_is_a_file_and_needs_a_root(tmp_path):
         assert completed.returncode == 2 and "--root" in completed.stderr
 
 
-def test_doctor_finds_and_checks_the_design_host(root):
+def test_doctor_finds_and_checks_the_design_host(root, warm_runtime):
     completed = subprocess.run(
         [str(bee_executable()), "doctor", "--checkout", str(root), "--json"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         check=False,
+        env={**os.environ, **warm_env(warm_runtime)},
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     checks = [c for c in json.loads(completed.stdout) if c["host"] == "design"]
-    assert {c["era"] for c in checks} == set(ERAS)
+    assert {(c["era"], c["mode"]) for c in checks} == {(era, mode) for era in ERAS for mode in ("cold", "warm")}
     assert all(c["ok"] and c["tools"] == 4 for c in checks)
 
 

@@ -46,6 +46,7 @@ def root(tmp_path: Path) -> Path:
     return checkout
 
 
+@pytest.mark.usefixtures("host_mode")  # cold, and through a warm host
 def test_every_design_tool_answers_the_typescript_sdk_client_readably(root: Path) -> None:
     server = node.stdio_server(bee_executable(), "design", "mcp", "--stdio", "--root", str(root), cwd=root)
     out = node.ts_client(

@@ -48,6 +48,7 @@ def initialised_checkout(tmp_path: Path) -> Path:
     return checkout
 
 
+@pytest.mark.usefixtures("host_mode")  # cold, and through a warm host
 def test_core_over_stdio_through_the_typescript_sdk_client(initialised_checkout: Path) -> None:
     server = node.stdio_server(bee_executable(), "mcp", "serve", cwd=initialised_checkout)
     out = node.ts_client(
@@ -69,6 +70,7 @@ def test_core_over_stdio_through_the_typescript_sdk_client(initialised_checkout:
     assert "climbs out" in tool_error(outside, "outside_root")["error"]
 
 
+@pytest.mark.usefixtures("host_mode")  # cold, and through a warm host
 def test_core_over_stdio_through_the_inspector_cli(initialised_checkout: Path) -> None:
     serve = [str(bee_executable()), "mcp", "serve"]
     listed = node.inspector(serve, "--method", "tools/list", cwd=initialised_checkout)

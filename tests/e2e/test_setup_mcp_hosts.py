@@ -5,13 +5,15 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from bee_contracts import load_catalog
 from bee_contracts.hosts import installed_hosts
-from tests.conftest import bee_executable
+from tests.conftest import WARM_DECLINED, bee_executable, warm_env
 from tests.harness.tracker import tracker_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -31,7 +33,9 @@ def expand(value: str, env: dict[str, str], prompted: str) -> str:
     return re.sub(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}", lambda m: env[m.group(1)], value)
 
 
-async def test_every_editors_entries_start_the_stdio_hosts_and_reach_the_tracker(checkout, tmp_path, tracker_factory):
+async def test_every_editors_entries_start_the_stdio_hosts_and_reach_the_tracker(
+    checkout, tmp_path, tracker_factory, warm_runtime
+):
     tracker = tracker_factory()
     token = tracker.token("ada@example.com")
     home = tmp_path / "home"
@@ -56,13 +60,20 @@ async def test_every_editors_entries_start_the_stdio_hosts_and_reach_the_tracker
         servers = json.loads((base / file).read_text())[key]
 
         # Every installed stdio host (core, and design when it is installed) starts from its entry, wherever the
-        # editor starts it: the entry must not depend on the working directory.
+        # editor starts it: the entry must not depend on the working directory. The same command line gets the
+        # warm path (in this module's private runtime directory): nothing in the entry is there for it.
         assert {f"bee-{name}" for name in stdio_hosts} | {"bee-tracker"} == set(servers)
         for name in stdio_hosts:
             entry = servers[f"bee-{name}"]
-            params = StdioServerParameters(command=entry["command"], args=entry["args"], cwd=tmp_path)
-            async with Client(params, mode="legacy", read_timeout_seconds=60) as client:
-                assert [t.name for t in (await client.list_tools()).tools] == [t.name for t in load_catalog(name)]
+            params = StdioServerParameters(
+                command=entry["command"], args=entry["args"], cwd=tmp_path, env=warm_env(warm_runtime)
+            )
+            with tempfile.TemporaryFile("w+") as errlog:
+                transport = stdio_client(params, errlog=errlog)
+                async with Client(transport, mode="legacy", read_timeout_seconds=60) as client:
+                    assert [t.name for t in (await client.list_tools()).tools] == [t.name for t in load_catalog(name)]
+                errlog.seek(0)
+                assert WARM_DECLINED not in errlog.read()
 
         remote = servers["bee-tracker"]
         assert token not in json.dumps(remote)

@@ -9,10 +9,11 @@ import pytest
 
 from bee_contracts import version_info
 from bee_hostkit import CONTRACT_META_KEY
-from tests.conftest import bee_executable
+from tests.conftest import bee_executable, mode_env
 
-# A request left unanswered would block readline: the timeout turns that hang into a failure.
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]
+# A request left unanswered would block readline: the timeout turns that hang into a failure. Every test runs cold
+# and through a warm host's front end, which must answer every such frame exactly as the host does.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180), pytest.mark.usefixtures("host_mode")]
 
 
 @pytest.fixture
@@ -23,6 +24,7 @@ def host(checkout):
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, **mode_env()},
     )
     yield process
     process.kill()
@@ -170,8 +172,8 @@ def _bytes_read(pid: int) -> int:
         return next(int(line.split()[1]) for line in io if line.startswith("rchar:"))
 
 
-@pytest.mark.timeout(120)
-def test_the_host_exits_soon_after_stdin_closes_while_a_handler_is_busy(tmp_path, record_property):
+@pytest.mark.timeout(300)
+def test_the_host_exits_soon_after_stdin_closes_while_a_handler_is_busy(tmp_path, record_property, request):
     # A handler thread cannot be interrupted, and Python joins every worker thread before it exits: the host used
     # to stay alive until the handler finished (for ever, for one blocked on a FIFO). Here the handler is hashing
     # 64 selections of a 4 GiB (sparse) file under a 10-minute deadline when stdin closes.
@@ -187,10 +189,15 @@ def test_the_host_exits_soon_after_stdin_closes_while_a_handler_is_busy(tmp_path
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "BEE_PACKET_DEADLINE_SECONDS": "600"},
+        env={**os.environ, "BEE_PACKET_DEADLINE_SECONDS": "600", **mode_env()},
     )
     try:
         initialize(process)
+        reader = process.pid  # the process whose handler reads: the host, or behind the front end its warm host
+        if request.getfixturevalue("host_mode") == "warm":
+            from tests.harness.warm import running_host
+
+            reader = running_host(request.getfixturevalue("warm_runtime"), f"core {checkout.resolve()}")["pid"]
         selections = [{"id": f"s{n}", "path": "huge.bin", "representation": "index"} for n in range(64)]
         arguments = {"manifestJson": json.dumps({"selections": selections}), "budgetBytes": 262144}
         send(
@@ -205,9 +212,9 @@ def test_the_host_exits_soon_after_stdin_closes_while_a_handler_is_busy(tmp_path
             ).encode()
             + b"\n",
         )
-        started = _bytes_read(process.pid)
+        started = _bytes_read(reader)
         give_up = time.monotonic() + 60
-        while _bytes_read(process.pid) - started < 256 * 1024**2:  # the handler is reading the file
+        while _bytes_read(reader) - started < 256 * 1024**2:  # the handler is reading the file
             assert time.monotonic() < give_up, "the handler never started reading"
             time.sleep(0.05)
         closed = time.monotonic()

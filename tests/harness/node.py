@@ -140,12 +140,14 @@ def require_installed() -> NodeTools:
 def stdio_server(
     command: str | Path, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> dict[str, Any]:
-    """A server the TS client spawns: StdioClientTransport(command, args, cwd, env)."""
+    """A server the TS client spawns: StdioClientTransport(command, args, cwd, env), in the running test's mode
+    (cold unless host_mode says warm: the TS transport gives the host only its own defaults and ``env``)."""
+    from tests.conftest import mode_env
+
     spec: dict[str, Any] = {"command": str(command), "args": list(args)}
     if cwd is not None:
         spec["cwd"] = str(cwd)
-    if env:
-        spec["env"] = env
+    spec["env"] = {**(env or {}), **mode_env()}
     return {"stdio": spec}
 
 
@@ -234,6 +236,10 @@ def inspector(
         argv += ["--cwd", str(cwd)]
     for name, value in (headers or {}).items():
         argv += ["--header", f"{name}: {value}"]
+    if target:  # a stdio server: in the running test's mode (see stdio_server)
+        from tests.conftest import mode_env
+
+        env = {**(env or {}), **mode_env()}
     for key, value in (env or {}).items():
         argv += ["-e", f"{key}={value}"]
     argv += options

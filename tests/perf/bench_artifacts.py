@@ -199,7 +199,8 @@ async def through_mcp(checkout: Path, blobs: list[Path], first_id: str, sessions
     firsts: dict[str, list[float]] = {label: [] for label in LITERALS}
     repeats: dict[str, list[float]] = {label: [] for label in LITERALS}
     counts: dict[str, list[float]] = {label: [] for label in LITERALS}
-    params = StdioServerParameters(command=str(BEE), args=["mcp", "serve"], cwd=checkout)
+    # Cold: each session starts its own host, as the first-query timings assume (warm hosts: bench_warm.py).
+    params = StdioServerParameters(command=str(BEE), args=["mcp", "serve"], cwd=checkout, env={"BEE_WARM": "0"})
     for _ in range(sessions):
         async with Client(params, mode="legacy", read_timeout_seconds=120) as client:
             await client.list_tools()

@@ -66,7 +66,10 @@ async def main_async(checkout: Path) -> dict[str, Any]:
     servers = {
         "sdk": StdioServerParameters(command=sys.executable, args=[str(HERE / "minimal_server.py")]),
         "seam": StdioServerParameters(command=sys.executable, args=[str(HERE / "noop_host.py")]),
-        "core": StdioServerParameters(command=str(BEE), args=["mcp", "serve", "--checkout", str(checkout)]),
+        # Cold: the host in the process the client spawns (through a warm host: bench_warm.py).
+        "core": StdioServerParameters(
+            command=str(BEE), args=["mcp", "serve", "--checkout", str(checkout)], env={"BEE_WARM": "0"}
+        ),
     }
     markers = {"sdk": "minimal_server.py", "seam": "noop_host.py", "core": str(checkout)}
     # contender: (server, tool, arguments)

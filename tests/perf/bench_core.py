@@ -11,6 +11,7 @@ Writes tests/perf/reports/core.json and prints the ratios.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -26,8 +27,9 @@ COLD_RUNS = 12
 PY_PACKAGES = ("mcp", "pydantic", "starlette", "jsonschema", "click", "hypothesis", "anyio", "httpx")
 
 
-def first_tools_list_seconds(argv: list[str], cwd: Path) -> float:
-    """Spawn, do the legacy handshake by hand and time until the tools/list answer arrives."""
+def first_tools_list_seconds(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
+    """Spawn (with ``env``, default this process's), do the legacy handshake by hand and time until the tools/list
+    answer arrives."""
     init = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -45,7 +47,9 @@ def first_tools_list_seconds(argv: list[str], cwd: Path) -> float:
     ]
     payload = b"".join(json.dumps(f).encode() + b"\n" for f in frames)
     started = time.perf_counter()
-    process = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
     assert process.stdin and process.stdout
     process.stdin.write(payload)
     process.stdin.flush()
@@ -65,7 +69,8 @@ def first_tools_list_seconds(argv: list[str], cwd: Path) -> float:
 def cold_start(checkout: Path) -> dict[str, float]:
     bee, minimal = [], []
     for _ in range(COLD_RUNS):  # alternate so both see the same machine noise
-        bee.append(first_tools_list_seconds([str(BEE), "mcp", "serve"], checkout))
+        # Cold: the host in the process spawned (the warm path is bench_warm.py's).
+        bee.append(first_tools_list_seconds([str(BEE), "mcp", "serve"], checkout, env={**os.environ, "BEE_WARM": "0"}))
         minimal.append(first_tools_list_seconds([sys.executable, str(MINIMAL)], checkout))
     return {"beeSeconds": median(bee), "minimalSeconds": median(minimal), "ratio": median(bee) / median(minimal)}
 

@@ -26,8 +26,8 @@ def register(cli: click.Group) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def doctor(checkout: Path, as_json: bool) -> None:
-    """Start each installed stdio host (and each of its views) once per protocol era and check it against the
-    contracts."""
+    """Start each installed stdio host (and each of its views) once per protocol era, cold and through a warm host,
+    and check it against the contracts."""
     import anyio
 
     from bee_cli.doctor import run_checks
@@ -40,7 +40,7 @@ def doctor(checkout: Path, as_json: bool) -> None:
             mark = "ok  " if check.ok else "FAIL"
             name = f"{check.host}/{check.view}" if check.view else check.host
             click.echo(
-                f"{mark} {name:<14} {check.era:<11} protocol {check.protocol or '-':<11} "
+                f"{mark} {name:<14} {check.mode:<5} {check.era:<11} protocol {check.protocol or '-':<11} "
                 f"{check.tools} tools  {check.seconds:.2f}s"
             )
             for problem in check.problems:

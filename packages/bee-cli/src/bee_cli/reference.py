@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from bee_cli.main import make_cli
+from bee_cli.group import make_cli
 
 _HEADER = "<!-- Generated from the installed `bee` command by `./dev docs`; do not edit by hand. -->\n\n"
 

@@ -1,6 +1,12 @@
 """Protocol limits every Bee host enforces (see docs/reference/limits.md)."""
 
-from typing import Final
+from __future__ import annotations
+
+# Annotations only (mypy reads this name as True): the `bee` front end reads the frame limit and must not pay for
+# the typing module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final
 
 KIB: Final = 1024
 MIB: Final = 1024 * KIB

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from bee_core.options import checkout_option, instance_option
+from bee_core.options import checkout_option, instance_option, warm_fd_option
 
 if TYPE_CHECKING:
     from bee_core.instance import Instance
@@ -75,21 +75,32 @@ def mcp() -> None:
     is_flag=True,
     help="List three tools that search, describe and invoke the core tools, instead of the whole catalog.",
 )
-def serve(checkout: Path, instance_root: Path | None, log_level: str, discovery: bool) -> None:
+@warm_fd_option
+def serve(checkout: Path, instance_root: Path | None, log_level: str, discovery: bool, warm_fd: int | None) -> None:
     """Serve the core tools over stdio for an editor or agent (speaks both MCP protocol eras)."""
     logging.basicConfig(
         stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     from bee_core.context import CoreContext
     from bee_core.host import build_discovery_host, build_host
-    from bee_hostkit import serve_stdio
 
     try:
         ctx = CoreContext.open(checkout, instance_root)
     except NotADirectoryError as exc:
         raise click.BadParameter(str(exc), param_hint="--checkout") from None
     _note_shipped(ctx.instance)
-    serve_stdio(build_discovery_host(ctx) if discovery else build_host(ctx))
+    host = build_discovery_host(ctx) if discovery else build_host(ctx)
+    if warm_fd is None:
+        from bee_hostkit import serve_stdio
+
+        serve_stdio(host)
+        return
+    from bee_hostkit.warm import serve_warm_fd
+
+    view = "core-discovery" if discovery else "core"
+    serve_warm_fd(
+        host, warm_fd, view=view, checkout=str(ctx.checkout), instance=str(ctx.instance.root), log_level=log_level
+    )
 
 
 def _note_shipped(instance: Instance) -> None:

@@ -29,3 +29,6 @@ instance_option: Decorator = click.option(
 )
 
 json_option: Decorator = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+
+#: The listening socket a warm host serves on, handed over by the warm supervisor (never typed by people: hidden).
+warm_fd_option: Decorator = click.option("--warm-fd", type=click.IntRange(0), default=None, hidden=True)

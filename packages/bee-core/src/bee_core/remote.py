@@ -49,6 +49,7 @@ from mcp.shared.exceptions import MCPError
 from bee_contracts import BeeError, ErrorCode
 from bee_contracts.limits import REMOTE_ANSWER_MAX_BYTES
 from bee_hostkit import Deadline
+from bee_hostkit.environ import getenv
 
 #: The longest a server may be silent while Bee waits for its answer's next bytes (less when the exchange's bound is
 #: nearer).
@@ -129,7 +130,8 @@ class TokenSource:
             text = raw.decode("utf-8", errors="replace").strip()
         else:
             where = f"{self.whose} token in ${self.env}"
-            text = os.environ.get(str(self.env), "").strip()
+            # The calling session's environment: in a warm host, the front end's (bee_hostkit.environ).
+            text = (getenv(str(self.env)) or "").strip()
             if not text:
                 raise self._unusable(f"takes {self.whose} token from ${self.env}, which is not set where Bee runs")
         # A bearer token is visible ASCII (RFC 6750); anything else would never be accepted and must not reach a header.

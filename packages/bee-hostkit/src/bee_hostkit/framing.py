@@ -85,6 +85,20 @@ class FrameSplitter:
         self._skipping = False
 
 
+def oversized_answer(item: Oversized, limit: int) -> bytes:
+    """The -32600 answer to a frame over ``limit`` bytes, with its id when its first bytes name one.
+
+    The one answer to an oversized frame, whoever refuses it: a host's transport, or a warm host's front end, which
+    never forwards such a frame.
+    """
+    return error_frame(
+        recover_id(item.head),
+        INVALID_REQUEST,
+        f"frame of at least {item.size} bytes exceeds the {limit}-byte frame limit; send a smaller request",
+        {"limitBytes": limit, "frameBytes": item.size},
+    )
+
+
 def recover_id(head: bytes) -> int | str | None:
     """Find the top-level ``"id"`` of a JSON-RPC object from its first bytes, or ``None``.
 

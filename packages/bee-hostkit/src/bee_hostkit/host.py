@@ -59,6 +59,10 @@ class Host:
     max_in_flight: int | None = None
     #: Derives the caller identity from the SDK request context (for example the verified JWT's actor).
     caller_of: Callable[[ServerRequestContext[Any, Any]], str | None] | None = None
+    #: For a view (the discovery view): the host it shows, and the tool that calls one of that host's tools by the
+    #: name in its ``name`` argument. A warm host's front end reads them to tell a read in flight from a write.
+    viewed: Host | None = None
+    dispatcher: str | None = None
 
     def __post_init__(self) -> None:
         listed = [spec.name for spec in self.catalog]
@@ -75,6 +79,22 @@ class Host:
     @property
     def version(self) -> dict[str, str]:
         return version_info()
+
+    def server_info(self) -> dict[str, str]:
+        """The ``serverInfo`` every session is given: name, title, version and the contract in the description."""
+        version = self.version
+        info = {
+            "name": self.name,
+            "version": version["version"],
+            "description": f"contract {version['contractVersion']} {version['contractDigest']}",
+        }
+        if self.title:
+            info["title"] = self.title
+        return info
+
+    def read_only(self) -> list[str]:
+        """The names of the tools whose catalog entry says ``readOnlyHint: true``, in catalog order."""
+        return [spec.name for spec in self.catalog if spec.annotations["readOnlyHint"]]
 
     def list_tools(self) -> list[types.Tool]:
         """The catalog as SDK tool models, in catalog order."""
@@ -180,11 +200,12 @@ class Host:
             wire["resultType"] = "complete"
             return wire
 
+        info = self.server_info()
         server: Server[Any] = Server(
-            self.name,
-            version=version["version"],
+            info["name"],
+            version=info["version"],
             title=self.title,
-            description=f"contract {version['contractVersion']} {version['contractDigest']}",
+            description=info["description"],
             instructions=self.instructions,
             on_list_tools=on_list_tools,
             get_tool_input_schema=self.input_schema,

@@ -103,7 +103,21 @@ def supervise(ctx: click.Context, config_file: Path | None, state: Path | None, 
     _run(supervisor)
 
 
-def _state_of(config_file: Path | None, state: Path | None) -> Path:
+_warm_option = click.option(
+    "--warm",
+    is_flag=True,
+    help="The warm supervisor of this installation (the editors' stdio hosts) instead of a service file's.",
+)
+
+
+def _state_of(config_file: Path | None, state: Path | None, warm: bool = False) -> Path:
+    if warm:
+        from bee_contracts.warm import WarmUnavailable, warm_dir
+
+        try:
+            return Path(warm_dir(os.environ))
+        except WarmUnavailable as exc:
+            raise click.ClickException(str(exc)) from None
     if state is not None:
         return state.resolve()
     return _spec(config_file, None).state
@@ -112,14 +126,15 @@ def _state_of(config_file: Path | None, state: Path | None) -> Path:
 @supervise.command()
 @_config_option
 @_state_option
+@_warm_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
-def status(config_file: Path | None, state: Path | None, as_json: bool) -> None:
-    """Each service's state, pid, uptime, restarts, version and last health result. Exits 3 when no supervisor
-    is running on the state folder."""
+def status(config_file: Path | None, state: Path | None, warm: bool, as_json: bool) -> None:
+    """Each service's state, pid, uptime, restarts, version and last health result, and a line on the warm
+    hosts (--warm lists them). Exits 3 when no supervisor is running on the state folder."""
     from bee_supervisor.lock import running_pid
-    from bee_supervisor.status import read_status, render, with_uptime
+    from bee_supervisor.status import read_status, render, warm_summary, with_uptime
 
-    folder = _state_of(config_file, state)
+    folder = _state_of(config_file, state, warm)
     pid = running_pid(folder)
     document = read_status(folder)
     if as_json:
@@ -129,6 +144,10 @@ def status(config_file: Path | None, state: Path | None, as_json: bool) -> None:
         click.echo(f"no supervisor has run on {folder}" if pid is None else f"supervisor pid {pid} is starting")
     else:
         click.echo(render(with_uptime(document), pid))
+    if not warm and not as_json:
+        summary = warm_summary(os.environ)
+        if summary:
+            click.echo(summary)
     if pid is None:
         sys.exit(NOT_RUNNING)
 
@@ -143,11 +162,12 @@ def status(config_file: Path | None, state: Path | None, as_json: bool) -> None:
     type=click.FloatRange(1, 3600),
     help="Seconds to wait for the supervisor to stop its services and exit.",
 )
-def stop(config_file: Path | None, state: Path | None, timeout: float) -> None:
+@_warm_option
+def stop(config_file: Path | None, state: Path | None, timeout: float, warm: bool) -> None:
     """Ask the supervisor running on the state folder to stop (SIGTERM) and wait until it has."""
     from bee_supervisor.lock import running_pid
 
-    folder = _state_of(config_file, state)
+    folder = _state_of(config_file, state, warm)
     pid = running_pid(folder)
     if pid is None:
         click.echo(f"no supervisor is running on {folder}")
@@ -166,17 +186,32 @@ def stop(config_file: Path | None, state: Path | None, timeout: float) -> None:
 @supervise.command()
 @_config_option
 @_state_option
-def restart(config_file: Path | None, state: Path | None) -> None:
+@_warm_option
+def restart(config_file: Path | None, state: Path | None, warm: bool) -> None:
     """Restart every service one replica at a time (SIGHUP to the running supervisor): after rotating a key or
     changing what a host reads at start. Returns at once; `bee supervise status` shows the progress."""
     from bee_supervisor.lock import running_pid
 
-    folder = _state_of(config_file, state)
+    folder = _state_of(config_file, state, warm)
     pid = running_pid(folder)
     if pid is None or pid < 0:
         raise click.ClickException(f"no supervisor is running on {folder}")
     os.kill(pid, signal.SIGHUP)
     click.echo(f"asked the supervisor (pid {pid}) to restart every service, one replica at a time")
+
+
+@supervise.command()
+@click.option("--detach", is_flag=True, help="Run in the background, detached from this terminal.")
+def warm(detach: bool) -> None:
+    """Run this installation's warm supervisor, which keeps the editors' stdio hosts (`bee mcp serve`, `bee design
+    mcp`) warm for their front ends. The first front end that needs it starts it; it exits once it has held no host
+    for a while. Its state is in the private runtime directory (see `bee supervise status --warm`)."""
+    from bee_supervisor.warm import run
+
+    code = run(detach=detach)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 # -- bee up ---------------------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ STATE_DIRNAME = "supervisor"
 #: Placeholders a command may contain, replaced per replica.
 PLACEHOLDERS = ("{listen_fd}", "{check_fd}", "{replica}")
 
-Check = Literal["http", "mcp", "process"]
+#: ``warm`` is never written in a file: the warm supervisor gives it to the warm hosts it starts.
+Check = Literal["http", "mcp", "process", "warm"]
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
@@ -45,6 +46,9 @@ class HealthSpec:
     timeout: float = 5.0
     #: Failed checks in a row that make the supervisor restart a running replica.
     failures: int = 3
+    #: For ``warm``: the warm host's socket, and the identity its hello names (bee_contracts.warm).
+    socket: str | None = None
+    identity: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)

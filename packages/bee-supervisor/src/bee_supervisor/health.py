@@ -6,8 +6,11 @@ triple the replica reported in the same answer (for the contract check).
 
 from __future__ import annotations
 
+import json
+import os
+import socket
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -76,6 +79,77 @@ async def mcp_session(read_fd: int, write_fd: int, timeout: float) -> AsyncItera
 
     async with Client(pipe_transport(read_fd, write_fd), read_timeout_seconds=timeout, cache=None) as client:
         yield client
+
+
+@asynccontextmanager
+async def warm_session(path: str, identity: Mapping[str, str], timeout: float) -> AsyncIterator[Client]:
+    """An MCP client session (the official SDK's, in ``auto`` mode) with the warm host listening at ``path``.
+
+    It connects as a front end does — the peer must be this user's process, and its welcome must name ``identity``
+    — but as a probe, which never keeps a host from going idle. Entering it performs both handshakes.
+
+    Raises:
+        ConnectionError: the host is another user's, refused the hello, or named another identity.
+        TimeoutError: no welcome within ``timeout`` seconds.
+    """
+    from mcp import Client
+
+    from bee_contracts.warm import WIRE, peer_uid
+    from bee_supervisor._pipes import pipe_transport
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        with anyio.fail_after(timeout):
+            try:
+                sock.connect(path)
+            except BlockingIOError:  # the listener's backlog is full: wait for room
+                await anyio.wait_writable(sock)
+                sock.connect(path)
+            if peer_uid(sock) != os.getuid():
+                raise ConnectionError(f"the process behind {path} is another user's")
+            hello = {"bee": "hello", "wire": WIRE, "role": "probe", "identity": dict(identity), "environ": {}}
+            await _send_all(sock, json.dumps(hello).encode() + b"\n")
+            welcome = await _read_line(sock)
+        if welcome.get("bee") != "welcome":
+            raise ConnectionError(f"the host refused the probe: {welcome.get('error')}")
+        if welcome.get("identity") != dict(identity):
+            raise ConnectionError("the host serves another identity")
+        async with Client(
+            pipe_transport(sock.fileno(), sock.fileno()), read_timeout_seconds=timeout, cache=None
+        ) as client:
+            yield client
+    finally:
+        sock.close()
+
+
+async def _send_all(sock: socket.socket, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[sock.send(view) :]
+        except BlockingIOError:
+            await anyio.wait_writable(sock)
+
+
+async def _read_line(sock: socket.socket, limit: int = 1024 * 1024) -> dict[str, Any]:
+    """One JSON object line: the welcome (nothing follows it before the client's first request)."""
+    data = b""
+    while not data.endswith(b"\n"):
+        try:
+            chunk = sock.recv(65536)
+        except BlockingIOError:
+            await anyio.wait_readable(sock)
+            continue
+        if not chunk:
+            raise ConnectionError("the host closed the connection before its welcome")
+        data += chunk
+        if len(data) > limit:
+            raise ConnectionError("a welcome line over the limit")
+    value = json.loads(data)
+    if not isinstance(value, dict):
+        raise ConnectionError("a welcome that is not a JSON object")
+    return value
 
 
 async def probe_mcp(client: Client, timeout: float) -> Probe:

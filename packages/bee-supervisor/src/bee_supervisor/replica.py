@@ -27,7 +27,15 @@ import httpx
 
 from bee_supervisor.config import ServiceSpec
 from bee_supervisor.contract import VersionInfo, refusal
-from bee_supervisor.health import Probe, handshake_stamp, mcp_session, probe_http, probe_mcp, wait_http
+from bee_supervisor.health import (
+    Probe,
+    handshake_stamp,
+    mcp_session,
+    probe_http,
+    probe_mcp,
+    wait_http,
+    warm_session,
+)
 from bee_supervisor.installed import Installed
 from bee_supervisor.logs import OutputLog
 from bee_supervisor.process import Child, read_lines, spawn, terminate, wait_exit
@@ -63,6 +71,14 @@ class Prepared:
     env: Mapping[str, str]
     cwd: Path | None
     listener: socket.socket | None = None
+    #: Services with the same key share one ``--version --json`` answer (default: the service's name).
+    version_key: str = ""
+    #: What status shows as the service's address when it has no ``listen`` (a warm host: its view and checkout).
+    serves: str | None = None
+
+    @property
+    def versions_key(self) -> str:
+        return self.version_key or self.spec.name
 
 
 class Replica:
@@ -235,6 +251,8 @@ class Replica:
                 # Entered outside any cancel scope of ours: the session's own task group lives until the stack
                 # closes. Its read timeout bounds the handshake instead.
                 probe, client = await self._handshake(child, stack)
+            elif health.check == "warm":
+                probe, client = await self._warm_handshake(stack)
             else:
                 with anyio.move_on_after(policy.start_timeout):
                     probe = await self._ready_probe(url)
@@ -291,9 +309,21 @@ class Replica:
             return Probe(False, f"MCP handshake failed: {exc.__class__.__name__}: {exc}"), None
         return Probe(True, f"MCP handshake ({client.protocol_version})", handshake_stamp(client)), client
 
+    async def _warm_handshake(self, stack: contextlib.AsyncExitStack) -> tuple[Probe, Client | None]:
+        health = self.service.spec.health
+        assert health.socket is not None
+        assert health.identity is not None
+        timeout = self.service.spec.restart.start_timeout
+        try:
+            client = await stack.enter_async_context(warm_session(health.socket, health.identity, timeout))
+        except Exception as exc:  # a handshake that fails (or times out) is the finding
+            return Probe(False, f"warm handshake failed: {exc.__class__.__name__}: {exc}"), None
+        probe = Probe(True, f"MCP handshake over the warm socket ({client.protocol_version})", handshake_stamp(client))
+        return probe, client
+
     def _refusal(self, stamp: VersionInfo | None) -> str | None:
         expected = self.ctx.installed.info
-        answer = self.ctx.versions.get(self.service.spec.name)
+        answer = self.ctx.versions.get(self.service.versions_key)
         if isinstance(answer, str):
             return f"refused: {answer}"
         command = shlex.join(self.service.spec.shown.get("version_command") or self.service.version_command or ())
@@ -315,7 +345,7 @@ class Replica:
             "replica": self.index,
             "state": self.status.state.value,
             # Where clients reach the service (health is checked on a socket of the replica's own).
-            "address": "{}:{}".format(*self.service.spec.listen) if self.service.spec.listen else None,
+            "address": "{}:{}".format(*self.service.spec.listen) if self.service.spec.listen else self.service.serves,
             "pid": self.child.pid if self.child else None,
             "since": round(now_wall - (now - self.status.since), 3),
             "started": self.started_wall if self.child else None,

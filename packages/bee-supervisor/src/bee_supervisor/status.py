@@ -10,6 +10,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,21 @@ def render(document: dict[str, Any], running_pid: int | None) -> str:
         if replica.get("reason") and replica.get("state") in ("fatal", "backoff", "exited"):
             lines.append(f"{replica['service']}/{replica['replica']}: {replica['reason']}")
     return "\n".join(line.rstrip() for line in lines)
+
+
+def warm_summary(environ: Mapping[str, str]) -> str | None:
+    """One line on this installation's warm hosts while its warm supervisor runs, else None."""
+    from bee_contracts.warm import WarmUnavailable, warm_dir
+    from bee_supervisor.lock import running_pid
+
+    try:
+        folder = Path(warm_dir(environ))
+    except WarmUnavailable:
+        return None
+    pid = running_pid(folder)
+    if pid is None:
+        return None
+    replicas = (read_status(folder) or {}).get("replicas", [])
+    running = sum(1 for replica in replicas if replica.get("state") == "running")
+    kept = len(replicas)
+    return f"warm hosts: {running} running, {kept} kept by the warm supervisor (pid {pid}); bee supervise status --warm"

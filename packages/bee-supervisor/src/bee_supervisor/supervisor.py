@@ -18,7 +18,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,14 +84,18 @@ class Supervisor:
         on_settled: Callable[[Supervisor], None] | None = None,
         poll_seconds: float = POLL_SECONDS,
         environ: Mapping[str, str] | None = None,
+        tasks: Sequence[Callable[[Supervisor], Coroutine[Any, Any, None]]] = (),
     ) -> None:
-        """Raises BeeError ``not_found`` for a name in ``services`` that the file does not define."""
+        """``tasks`` run beside the services while the supervisor runs (the warm supervisor's control socket).
+
+        Raises BeeError ``not_found`` for a name in ``services`` that the file does not define."""
         self.spec = spec
         self.selected: list[ServiceSpec] = [spec.service(name) for name in services] or list(spec.services)
         self.echo = echo
         self.on_settled = on_settled
         self.poll_seconds = poll_seconds
         self.environ = dict(os.environ if environ is None else environ)
+        self.tasks = tuple(tasks)
         self.slots: list[Slot] = []
         self.exit_code = 0
         self._lock = StateLock(spec.state)
@@ -223,6 +227,8 @@ class Supervisor:
                         replica.change_state(Event.START)
                 tg.start_soon(self._settle)
                 tg.start_soon(self._watch_installation)
+                for task in self.tasks:
+                    tg.start_soon(task, self)
                 await self._stop_requested.wait()
                 logger.info("stopping every service")
                 await self._stop_all()
@@ -237,6 +243,39 @@ class Supervisor:
             close_logger(logger)
             self._release()
         return self.exit_code
+
+    @property
+    def context(self) -> Context:
+        """What every replica shares (the logger, the installed version); only while :meth:`run` runs."""
+        assert self._ctx is not None, "the supervisor is not running"
+        return self._ctx
+
+    async def add_service(self, service: Prepared) -> Slot:
+        """Start ``service`` (one replica) while the supervisor runs, as if its file had named it.
+
+        Raises:
+            OSError: its log file cannot be opened.
+        """
+        log = OutputLog(self.spec.logs / log_name(service.spec.name, 0), self.spec.log_max_bytes, self.spec.log_backups)
+        slot = Slot(service, 0, log)
+        self.slots.append(slot)
+        slot.replica = await self._add_replica(service, 0, log)
+        slot.replica.change_state(Event.START)
+        self._dirty.set()
+        return slot
+
+    async def drop(self, slot: Slot) -> None:
+        """Stop ``slot``'s replica if it runs and forget the service: its log closes, its listener closes."""
+        if slot in self.slots:
+            self.slots.remove(slot)
+        for replica in [r for r in self._live if r.service is slot.service]:
+            await self._retire(replica)
+        slot.log.close()
+        if slot.service.listener is not None:
+            if slot.service.listener in self._listeners:
+                self._listeners.remove(slot.service.listener)
+            slot.service.listener.close()
+        self._dirty.set()
 
     async def _add_replica(self, service: Prepared, index: int, log: OutputLog, restarts: int = 0) -> Replica:
         assert self._ctx is not None
@@ -269,14 +308,19 @@ class Supervisor:
         async def one(service: Prepared) -> None:
             assert service.version_command is not None
             shown = service.spec.shown.get("version_command") or service.version_command
-            answers[service.spec.name] = await version_answer(
+            answers[service.versions_key] = await version_answer(
                 service.version_command, env=service.env, cwd=service.cwd, shown=shlex.join(shown)
             )
 
+        asked: set[str] = set()
         async with anyio.create_task_group() as tg:
             for slot in self.slots:
-                if slot.index == 0 and slot.service.spec.contract and slot.service.version_command:
-                    tg.start_soon(one, slot.service)
+                service = slot.service
+                # Services sharing a key share one answer.
+                wanted = slot.index == 0 and service.spec.contract and service.version_command
+                if wanted and service.versions_key not in asked:
+                    asked.add(service.versions_key)
+                    tg.start_soon(one, service)
         return answers
 
     async def _settle(self) -> None:
@@ -359,8 +403,8 @@ class Supervisor:
         """Restart every service's replicas one at a time (only the contract-checked hosts after an upgrade)."""
         assert self._ctx is not None
         async with self._roll_lock:
-            for slot in self.slots:
-                if contract_only and not slot.service.spec.contract:
+            for slot in list(self.slots):  # services may come and go meanwhile (the warm hosts)
+                if slot not in self.slots or (contract_only and not slot.service.spec.contract):
                     continue
                 if self._stop_requested.is_set():
                     return

@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 from bee_contracts import BeeError, ErrorCode
 from bee_hostkit import Deadline
+from bee_hostkit.environ import environ
 
 _READ = 1024 * 1024
 #: Lines longer than this many bytes come back from ripgrep as a marker, not their content.
@@ -84,7 +85,8 @@ def _argv(text: str, options: Sequence[str], paths: Sequence[Path]) -> list[str]
 
 def _env() -> dict[str, str]:
     # No configuration from the user's environment can change what a search means.
-    return {key: value for key, value in os.environ.items() if not key.startswith("RIPGREP_")}
+    # The calling session's environment (bee_hostkit.environ), less ripgrep's own configuration.
+    return {key: value for key, value in environ().items() if not key.startswith("RIPGREP_")}
 
 
 def _run(argv: list[str], deadline: Deadline) -> bytes:

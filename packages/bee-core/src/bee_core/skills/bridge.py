@@ -7,7 +7,6 @@ and by what is left of the tool call's deadline.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -21,6 +20,7 @@ from bee_core.skills import frontmatter
 from bee_core.skills.config import BridgeConfigError, DirectoryConfig, ProviderConfig, damaged, load_bridge
 from bee_core.skills.model import Loaded, Provider, SkillSource
 from bee_hostkit import Deadline, ranking
+from bee_hostkit.environ import getenv
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.core import (
@@ -93,7 +93,7 @@ class Bridge:
             raise damaged(exc) from None
         if not configs:
             raise not_configured(instance)
-        timeout = float(os.environ.get(ENV_PROVIDER_TIMEOUT) or PROVIDER_TIMEOUT_SECONDS)
+        timeout = float(getenv(ENV_PROVIDER_TIMEOUT) or PROVIDER_TIMEOUT_SECONDS)
         return cls([make_provider(config) for config in configs], timeout)
 
     def _budget(self, deadline: Deadline) -> Deadline | float:

@@ -35,7 +35,9 @@ def design() -> None:
     show_default="warning, or $BEE_LOG_LEVEL",
     help="Log level; logs go to stderr, never to the protocol stream.",
 )
-def mcp(stdio: bool, root: str, log_level: str) -> None:
+# The listening socket a warm host serves on, handed over by the warm supervisor (never typed by people: hidden).
+@click.option("--warm-fd", type=click.IntRange(0), default=None, hidden=True)
+def mcp(stdio: bool, root: str, log_level: str, warm_fd: int | None) -> None:
     """Serve the four design tools over stdio for an editor or agent (both MCP protocol eras)."""
     from bee_contracts import BeeError
     from bee_design.context import DesignContext
@@ -49,9 +51,15 @@ def mcp(stdio: bool, root: str, log_level: str) -> None:
         stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     from bee_design.host import build_host
-    from bee_hostkit import serve_stdio
 
-    serve_stdio(build_host(ctx))
+    if warm_fd is None:
+        from bee_hostkit import serve_stdio
+
+        serve_stdio(build_host(ctx))
+        return
+    from bee_hostkit.warm import serve_warm_fd
+
+    serve_warm_fd(build_host(ctx), warm_fd, view="design", checkout=str(ctx.root), instance="", log_level=log_level)
 
 
 @design.command(name="import")

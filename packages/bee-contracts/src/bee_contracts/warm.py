@@ -1,0 +1,271 @@
+"""The warm-host protocol: how a `bee` front end, the warm supervisor and a warm host find and trust each other.
+
+An editor starts `bee mcp serve` or `bee design mcp`; the front end (``bee_cli.frontend``) relays its stdio to a
+warm host that the per-installation warm supervisor keeps for one **identity**: the view, the resolved checkout
+(or design root), the resolved instance root, the log level and a digest of the environment the host reads at start.
+Everything here is the part all three agree on:
+
+- where the sockets live: a private directory (:func:`warm_dir`), ``$XDG_RUNTIME_DIR/bee`` when that directory is
+  the user's and mode 0700, else ``/tmp/bee-<uid>``, refused when it is not owned by the user or is open to group or
+  others; inside it one folder per installation (``warm-<key>``), so two Bee installations of one user never share
+  a host;
+- what a host's socket is named: the digest of its identity (:func:`identity_digest`), computed here from what the
+  user's own front end resolved — nothing from the checkout chooses a path or a command;
+- the one-line JSON handshake each connection opens with (:func:`send_line`, :func:`read_line`), and the uid check
+  of the peer (:func:`peer_uid`, SO_PEERCRED) both sides make.
+
+Stdlib only, and cheap: the front end imports this before anything else, and its whole cost is the editor's wait.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import struct
+import sys
+import time
+
+# Annotations only: the typing module is a megabyte the front end need not load (mypy reads this name as True).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+#: The version of the handshake and relay protocol; a host refuses a front end whose wire it does not speak.
+WIRE = 1
+#: Wires a host of this installation accepts.
+SUPPORTED_WIRES = (1,)
+
+#: ``0`` serves in the front end's own process, as before warm hosts existed (cold).
+ENV_WARM = "BEE_WARM"
+#: How long a front end waits for a warm host before it serves cold (seconds; default :data:`WAIT_SECONDS`).
+ENV_WAIT = "BEE_WARM_WAIT_SECONDS"
+#: How long a warm host with no session waits before it exits (seconds; default :data:`IDLE_SECONDS`).
+ENV_IDLE = "BEE_WARM_IDLE_SECONDS"
+#: How long the warm supervisor holding no host waits before it exits (seconds; default :data:`SUPERVISOR_IDLE`).
+ENV_SUPERVISOR_IDLE = "BEE_WARM_SUPERVISOR_IDLE_SECONDS"
+#: Variables only the front end reads: they do not make another host.
+FRONTEND_ONLY = (ENV_WARM, ENV_WAIT)
+
+WAIT_SECONDS = 10.0
+IDLE_SECONDS = 900.0
+SUPERVISOR_IDLE = 60.0
+
+#: The views a warm host serves: what `bee mcp serve`, `bee mcp serve --discovery` and `bee design mcp` start.
+VIEWS = ("core", "core-discovery", "design")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+#: The longest handshake line either side reads (the front end's environment travels in it).
+MAX_LINE_BYTES = 1024 * 1024
+#: The control socket of the warm supervisor, in the installation's folder.
+CONTROL_SOCKET = "control.sock"
+#: The folder holding each warm host's socket, in the installation's folder.
+HOSTS_FOLDER = "hosts"
+
+#: The variables, besides every ``BEE_*`` one, that a host reads at start (the per-user configuration's place).
+_ENV_ALSO = ("HOME", "XDG_CONFIG_HOME")
+#: Unix socket paths are at most 107 bytes on Linux.
+_MAX_SOCKET_PATH = 107
+
+
+class WarmUnavailable(Exception):
+    """No warm host can be used; ``str()`` says why, in one line (the front end prints it and serves cold)."""
+
+
+def _sha256(data: bytes) -> str:
+    try:
+        # CPython's builtin sha256: hashlib would load OpenSSL, megabytes of memory for one digest.
+        from _sha256 import sha256  # type: ignore[import-not-found]  # a private module typeshed does not describe
+    except ImportError:  # pragma: no cover - a Python built without it
+        from hashlib import sha256
+    return str(sha256(data).hexdigest())
+
+
+def _canonical(value: object) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def read_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The part of ``environ`` a host reads at start: every ``BEE_*`` variable but the front end's own, and
+    ``HOME`` and ``XDG_CONFIG_HOME``."""
+    return {
+        key: value
+        for key, value in environ.items()
+        if (key.startswith("BEE_") and key not in FRONTEND_ONLY) or key in _ENV_ALSO
+    }
+
+
+def environment_digest(environ: Mapping[str, str]) -> str:
+    """A digest of :func:`read_environment`: two environments a host would start the same in have the same one."""
+    return "sha256:" + _sha256(_canonical(read_environment(environ)))
+
+
+def resolve_instance(checkout: str, instance_root: str | None, environ: Mapping[str, str]) -> str:
+    """The instance root a core host for ``checkout`` selects: ``instance_root``, else ``$BEE_INSTANCE_ROOT``, else
+    ``<checkout>/.bee``, resolved (``bee_core.instance.Instance.select``'s rule)."""
+    chosen = instance_root or environ.get("BEE_INSTANCE_ROOT") or os.path.join(checkout, ".bee")
+    return os.path.realpath(os.path.expanduser(chosen))
+
+
+def make_identity(
+    view: str, checkout: str, instance: str, log_level: str, environ: Mapping[str, str]
+) -> dict[str, str]:
+    """The identity of the warm host that serves ``view`` of ``checkout`` (resolved) with ``instance`` (resolved;
+    empty for the design host) to a front end with ``environ``."""
+    return {
+        "view": view,
+        "checkout": checkout,
+        "instance": instance,
+        "logLevel": log_level,
+        "environment": environment_digest(environ),
+    }
+
+
+def identity_digest(identity: dict[str, str]) -> str:
+    """32 hex digits naming ``identity``: its socket's name and its service's."""
+    return _sha256(_canonical(identity))[:32]
+
+
+# -- the private directory ---------------------------------------------------------------------------------------
+
+
+def _private(path: str, uid: int, *, create: bool) -> str | None:
+    """None when ``path`` is a real directory owned by ``uid`` with no group or other bits; else why not."""
+    if create:
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            return f"cannot create {path}: {exc.strerror or exc}"
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        return f"cannot use {path}: {exc.strerror or exc}"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{path} is not a directory (a symlink or a file is never followed)"
+    if info.st_uid != uid:
+        return f"{path} belongs to uid {info.st_uid}, not to this user (uid {uid})"
+    if info.st_mode & 0o077:
+        return f"{path} is open to other users (mode {stat.S_IMODE(info.st_mode):04o}; it must be 0700)"
+    return None
+
+
+def runtime_dir(environ: Mapping[str, str], uid: int | None = None) -> str:
+    """The user's private directory for Bee's sockets, created 0700 when missing.
+
+    ``$XDG_RUNTIME_DIR/bee`` when ``$XDG_RUNTIME_DIR`` is an absolute directory of the user's with mode 0700, else
+    ``/tmp/bee-<uid>``.
+
+    Raises:
+        WarmUnavailable: the directory exists but is not the user's, is open to others, or cannot be created.
+    """
+    uid = os.getuid() if uid is None else uid
+    base = environ.get("XDG_RUNTIME_DIR", "")
+    if base and os.path.isabs(base) and _private(base, uid, create=False) is None:
+        path = os.path.join(base, "bee")
+    else:
+        path = f"/tmp/bee-{uid}"  # noqa: S108 -- created 0700 and checked: owner, no group/other bits, no symlink
+    problem = _private(path, uid, create=True)
+    if problem is not None:
+        raise WarmUnavailable(problem)
+    return path
+
+
+def installation_key() -> str:
+    """12 hex digits naming this installation of Bee (its interpreter and environment)."""
+    where = f"{os.path.realpath(sys.prefix)}\n{os.path.realpath(sys.executable)}"
+    return _sha256(where.encode("utf-8", "surrogateescape"))[:12]
+
+
+def warm_dir(environ: Mapping[str, str], uid: int | None = None) -> str:
+    """This installation's folder in :func:`runtime_dir`: the warm supervisor's state, control socket and hosts.
+
+    Raises:
+        WarmUnavailable: as :func:`runtime_dir`, or the folder (or its hosts folder) is not private.
+    """
+    uid = os.getuid() if uid is None else uid
+    path = os.path.join(runtime_dir(environ, uid), f"warm-{installation_key()}")
+    for folder in (path, os.path.join(path, HOSTS_FOLDER)):
+        problem = _private(folder, uid, create=True)
+        if problem is not None:
+            raise WarmUnavailable(problem)
+    return path
+
+
+def host_socket(folder: str, digest: str) -> str:
+    """The socket of the warm host named ``digest`` in installation folder ``folder``.
+
+    Raises:
+        WarmUnavailable: the path is too long for a Unix socket.
+    """
+    path = os.path.join(folder, HOSTS_FOLDER, f"{digest}.sock")
+    if len(os.fsencode(path)) > _MAX_SOCKET_PATH:
+        raise WarmUnavailable(f"the socket path {path} is too long for a Unix socket; set XDG_RUNTIME_DIR shorter")
+    return path
+
+
+def control_socket(folder: str) -> str:
+    """The warm supervisor's control socket in installation folder ``folder``.
+
+    Raises:
+        WarmUnavailable: the path is too long for a Unix socket.
+    """
+    path = os.path.join(folder, CONTROL_SOCKET)
+    if len(os.fsencode(path)) > _MAX_SOCKET_PATH:
+        raise WarmUnavailable(f"the socket path {path} is too long for a Unix socket; set XDG_RUNTIME_DIR shorter")
+    return path
+
+
+# -- the handshake -----------------------------------------------------------------------------------------------
+
+
+def peer_uid(sock: socket.socket) -> int:
+    """The uid of the process at the other end of Unix socket ``sock`` (SO_PEERCRED), as the kernel saw it."""
+    credentials = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", credentials)[1])
+
+
+def send_line(sock: socket.socket, message: dict[str, object]) -> None:
+    """Write ``message`` as one JSON line (blocking, under the socket's timeout)."""
+    sock.sendall(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
+
+
+def read_line(sock: socket.socket, deadline: float, limit: int = MAX_LINE_BYTES) -> dict[str, object]:
+    """Read exactly one JSON object line from blocking ``sock`` by ``deadline`` (``time.monotonic()``), and not a
+    byte more: what follows the line belongs to the protocol after the handshake.
+
+    Raises:
+        WarmUnavailable: the peer closed, sent more than ``limit`` bytes, sent something that is not a JSON object,
+            or did not finish by ``deadline``.
+    """
+    data = bytearray()
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise WarmUnavailable("no answer in time")
+        sock.settimeout(remaining)
+        try:
+            # MSG_PEEK, then consume only up to the newline: the rest stays in the socket for the relay.
+            chunk = sock.recv(65536, socket.MSG_PEEK)
+        except TimeoutError:
+            raise WarmUnavailable("no answer in time") from None
+        except OSError as exc:
+            raise WarmUnavailable(f"the connection failed ({exc.strerror or exc})") from None
+        if not chunk:
+            raise WarmUnavailable("the other side closed the connection")
+        newline = chunk.find(b"\n")
+        take = len(chunk) if newline < 0 else newline + 1
+        data += sock.recv(take)
+        if len(data) > limit:
+            raise WarmUnavailable(f"a handshake line over {limit} bytes")
+        if newline >= 0:
+            break
+    try:
+        value = json.loads(bytes(data))
+    except ValueError:
+        raise WarmUnavailable("a handshake line that is not JSON") from None
+    if not isinstance(value, dict):
+        raise WarmUnavailable("a handshake line that is not a JSON object")
+    return value

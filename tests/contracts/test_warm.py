@@ -1,0 +1,160 @@
+"""The warm-host protocol's shared rules: identities, the environment digest, the private directory, the handshake."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bee_contracts import limits
+from bee_contracts.warm import (
+    FRONTEND_ONLY,
+    WarmUnavailable,
+    environment_digest,
+    host_socket,
+    identity_digest,
+    make_identity,
+    peer_uid,
+    read_environment,
+    read_line,
+    resolve_instance,
+    runtime_dir,
+    send_line,
+    warm_dir,
+)
+
+NOBODY = 65534
+
+
+def test_the_environment_digest_covers_what_a_host_reads_at_start_and_nothing_the_front_end_alone_reads():
+    base = {"HOME": "/home/a", "PATH": "/bin", "BEE_PACKET_DEADLINE_SECONDS": "5"}
+    assert read_environment(base) == {"HOME": "/home/a", "BEE_PACKET_DEADLINE_SECONDS": "5"}
+    digest = environment_digest(base)
+    assert environment_digest({**base, "PATH": "/usr/bin", "TERM": "xterm"}) == digest
+    for name in FRONTEND_ONLY:
+        assert environment_digest({**base, name: "0"}) == digest
+    for changed in ({"HOME": "/home/b"}, {"XDG_CONFIG_HOME": "/cfg"}, {"BEE_TRACKER_TOKEN": "t"}):
+        assert environment_digest({**base, **changed}) != digest, changed
+
+
+def test_an_identity_names_one_socket_and_every_part_of_it_counts():
+    env = {"HOME": "/home/a"}
+    identity = make_identity("core", "/repo", "/repo/.bee", "warning", env)
+    assert identity_digest(identity) == identity_digest(dict(identity))
+    others = [
+        make_identity("core-discovery", "/repo", "/repo/.bee", "warning", env),
+        make_identity("core", "/other", "/repo/.bee", "warning", env),
+        make_identity("core", "/repo", "/elsewhere", "warning", env),
+        make_identity("core", "/repo", "/repo/.bee", "debug", env),
+        make_identity("core", "/repo", "/repo/.bee", "warning", {"HOME": "/home/b"}),
+    ]
+    assert len({identity_digest(identity), *map(identity_digest, others)}) == 6
+
+
+def test_the_instance_is_resolved_as_the_core_host_selects_it(tmp_path):
+    checkout = str(tmp_path)
+    assert resolve_instance(checkout, None, {}) == os.path.realpath(tmp_path / ".bee")
+    assert resolve_instance(checkout, None, {"BEE_INSTANCE_ROOT": "/x/../y"}) == "/y"
+    assert resolve_instance(checkout, "/given", {"BEE_INSTANCE_ROOT": "/y"}) == "/given"
+
+
+def private(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o700)
+    return path
+
+
+def test_the_runtime_dir_is_a_private_bee_folder_in_xdg_runtime_dir(tmp_path):
+    base = private(tmp_path / "run")
+    found = Path(runtime_dir({"XDG_RUNTIME_DIR": str(base)}))
+    assert found == base / "bee"
+    info = found.lstat()
+    assert info.st_uid == os.getuid() and info.st_mode & 0o777 == 0o700
+
+
+def test_an_xdg_runtime_dir_that_is_not_private_is_passed_over_for_tmp(tmp_path):
+    base = private(tmp_path / "run")
+    base.chmod(0o755)
+    assert runtime_dir({"XDG_RUNTIME_DIR": str(base)}) == f"/tmp/bee-{os.getuid()}"
+    assert runtime_dir({"XDG_RUNTIME_DIR": "relative/dir"}) == f"/tmp/bee-{os.getuid()}"
+
+
+@pytest.mark.parametrize(
+    ("spoil", "said"),
+    [
+        (lambda bee: bee.chmod(0o750), "open to other users (mode 0750"),
+        (lambda bee: os.chown(bee, NOBODY, -1), f"belongs to uid {NOBODY}"),
+        (lambda bee: (bee.rmdir(), bee.symlink_to(bee.parent / "elsewhere")), "is not a directory"),
+    ],
+    ids=["group-bits", "foreign-owner", "symlink"],
+)
+def test_a_bee_folder_that_is_not_private_is_refused(tmp_path, spoil, said):
+    if os.getuid() != 0 and "owner" in said:
+        pytest.skip("only root can give a folder away")
+    base = private(tmp_path / "run")
+    private(base / "elsewhere")
+    bee = private(base / "bee")
+    spoil(bee)
+    with pytest.raises(WarmUnavailable) as refused:
+        runtime_dir({"XDG_RUNTIME_DIR": str(base)})
+    assert said in str(refused.value)
+    with pytest.raises(WarmUnavailable):
+        warm_dir({"XDG_RUNTIME_DIR": str(base)})
+
+
+def test_the_installation_folder_and_its_hosts_folder_are_private_too(tmp_path):
+    base = private(tmp_path / "run")
+    folder = Path(warm_dir({"XDG_RUNTIME_DIR": str(base)}))
+    for path in (folder, folder / "hosts"):
+        assert path.lstat().st_mode & 0o777 == 0o700
+    (folder / "hosts").chmod(0o711)
+    with pytest.raises(WarmUnavailable, match="open to other users"):
+        warm_dir({"XDG_RUNTIME_DIR": str(base)})
+
+
+def test_a_socket_path_too_long_for_unix_sockets_is_refused_not_cut():
+    with pytest.raises(WarmUnavailable, match="too long"):
+        host_socket("/tmp/" + "x" * 120, "0" * 32)
+    assert host_socket("/tmp/w", "ab").endswith("/hosts/ab.sock")
+
+
+def test_the_frame_limit_the_front_end_reads_is_the_contracts_one():
+    assert limits.MAX_FRAME_BYTES == 512 * 1024
+
+
+def test_a_handshake_line_is_read_alone_and_what_follows_stays_for_the_protocol():
+    left, right = socket.socketpair()
+    with left, right:
+        assert peer_uid(left) == os.getuid()
+        send_line(right, {"bee": "hello"})
+        right.sendall(b'{"jsonrpc":"2.0"}\n')
+        assert read_line(left, time.monotonic() + 5) == {"bee": "hello"}
+        assert left.recv(100) == b'{"jsonrpc":"2.0"}\n'
+
+
+@pytest.mark.parametrize(
+    ("sent", "said"),
+    [
+        (b"[1, 2]\n", "not a JSON object"),
+        (b"{oops\n", "not JSON"),
+        (b"x" * 2048, "over 1024 bytes"),
+        (b"", "closed the connection"),
+        (None, "no answer in time"),
+    ],
+    ids=["array", "not-json", "too-long", "closed", "silent"],
+)
+def test_a_bad_handshake_line_is_refused_with_a_reason(sent, said):
+    left, right = socket.socketpair()
+    with left, right:
+        writer = None
+        if sent is not None:
+            writer = threading.Thread(target=lambda: (right.sendall(sent), right.shutdown(socket.SHUT_WR)))
+            writer.start()
+        with pytest.raises(WarmUnavailable, match=said):
+            read_line(left, time.monotonic() + (0.2 if sent is None else 5), limit=1024)
+        if writer is not None:
+            writer.join()
