@@ -6,6 +6,7 @@ Click commands are recognised by their decorators instead (see ./dev). vulture r
 # ruff: noqa: B018 -- a bare attribute is how a vulture whitelist marks a name as used
 
 from psycopg import ServerCursor
+from pybind11_pixelmatch import Options as KernelOptions
 from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 from uvicorn.server import ServerState
 
@@ -25,6 +26,8 @@ RequestResponseCycle.disconnected  # set by the HTTP edge; uvicorn's ASGI receiv
 ServerState.total_requests  # counted by the HTTP edge as uvicorn's own protocol does; uvicorn reads it
 handler = None
 handler.__qualname__  # set so logs and tracebacks name the tracker tool a bound handler runs
+KernelOptions.includeAA  # set by bee_design.visual.kernel; pybind11-pixelmatch's C++ reads these options
+KernelOptions.diffMask
 ServerCursor.itersize  # psycopg fetches a streamed export this many rows at a time
 SqlStore.import_lines  # the tests' way to import lines in process (the CLI imports files and directories)
 _Collector.handle_startendtag  # html.parser.HTMLParser calls these overrides while parsing a design file

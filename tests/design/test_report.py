@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from PIL import Image
 
 from bee_contracts import BeeError
 from bee_design import layout
@@ -88,6 +89,32 @@ def test_regions_are_judged_with_their_own_tolerance_and_masks_are_ignored(root,
     result = report(root, "evidence/now")
     assert {f["status"] for f in result["findings"] if f["region"] == "box"} == {"ignored"}
     assert result["decision"] == "pass" and result["summary"]["ignored"] == 2
+
+
+def test_a_region_with_a_finer_threshold_sees_changes_the_page_threshold_lets_pass(root, spec):
+    finer = {"threshold": 0.0, "maxDiffPixels": 0}
+    set_region(DesignFiles(root), "shop", Region("box", "home", None, (15, 25, 50, 30), False, finer))
+    faint = page_image(*DESKTOP)
+    faint[30:51, 20:61, 2] += 2  # the box, two levels bluer
+    faint[200:210, 300:310, :3] -= 2  # a white patch outside the region, two levels darker
+    write_evidence(root / "evidence" / "now", {("home", "desktop"): faint})
+    result = report(root, "evidence/now", viewports=["desktop"])
+    by_area = {f["region"]: f for f in result["findings"]}
+    assert by_area[None]["differingPixels"] == 0 and by_area[None]["status"] == "pass"
+    assert by_area["box"]["differingPixels"] == 41 * 21 and by_area["box"]["status"] == "fail"
+    assert result["decision"] == "fail"
+
+
+def test_evidence_with_the_same_pixels_in_other_bytes_passes(root, spec):
+    folder = write_evidence(root / "evidence" / "now", shots())
+    for name in ("home--desktop.png", "home--mobile.png"):
+        with Image.open(folder / name) as image:
+            image.load()
+            image.save(folder / name, compress_level=1)  # other bytes (its record no longer matches them)
+    result = report(root, "evidence/now")
+    assert [f["differingPixels"] for f in result["findings"]] == [0, 0]
+    assert {f["status"] for f in result["findings"]} == {"pass"}
+    assert {item["kind"] for item in result["limitations"]} == {"evidence-changed"}
 
 
 def test_a_different_size_fails_without_comparing(root, spec):

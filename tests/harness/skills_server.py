@@ -55,7 +55,7 @@ def main() -> None:
     from mcp.shared.exceptions import MCPError
 
     from bee_hostkit import Host
-    from bee_hostkit.http_app import local_security, mcp_http_app
+    from bee_hostkit.http_app import mcp_http_app
     from bee_hostkit.http_edge import serve_http
     from bee_hostkit.http_limits import EdgeLimits
 
@@ -92,7 +92,7 @@ def main() -> None:
     server.add_request_handler("skills/list", types.PaginatedRequestParams, list_skills)
     server.add_request_handler("skills/get", GetParams, get_skill)
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, read_resource)
-    app = mcp_http_app(server, security=local_security("127.0.0.1", port))
+    app = mcp_http_app(lambda: server)
     serve_http(app, host="127.0.0.1", port=port, limits=EdgeLimits(max_in_flight=10), log_level="warning")
 
 

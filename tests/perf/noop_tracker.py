@@ -9,7 +9,7 @@ import sys
 
 from bee_contracts import ToolSpec
 from bee_hostkit import Host
-from bee_hostkit.http_app import local_security, mcp_http_app
+from bee_hostkit.http_app import mcp_http_app
 from bee_hostkit.http_edge import serve_http
 from bee_hostkit.http_limits import EdgeLimits
 from bee_tracker.auth import hmac_verifier
@@ -30,11 +30,8 @@ def main() -> None:
     port, secret = int(sys.argv[1]), bytes.fromhex(sys.argv[2])
     host = Host("noop", [NOOP], {"noop": lambda call: {"data": {}}}, max_in_flight=100)
     verifier = hmac_verifier(secret)
-    app = mcp_http_app(
-        host.build_server(),
-        security=local_security("127.0.0.1", port),
-        wrappers=[lambda inner: BearerAuth(inner, verifier)],
-    )
+    server = host.build_server()
+    app = mcp_http_app(lambda: server, wrappers=[lambda inner: BearerAuth(inner, verifier)])
     serve_http(app, host="127.0.0.1", port=port, limits=EdgeLimits(max_in_flight=100), log_level="warning")
 
 

@@ -5,6 +5,9 @@ SSE stream that never sends a byte), caps request bodies (413), answers a reques
 SDK would take it for a notification and never answer), enforces DNS-rebinding protection, and runs the session
 manager in the app's lifespan. Extra ASGI wrappers (authentication) go around the MCP endpoint only, so nothing is
 read from an unauthenticated request's body. Limits that must hold before ASGI runs are in :mod:`.http_edge`.
+
+The SDK is imported, and the MCP server built, in the background once the app has started (:mod:`.deferred`):
+the other routes (``/health``) answer meanwhile, and an MCP request that comes sooner waits for it.
 """
 
 from __future__ import annotations
@@ -13,17 +16,19 @@ import json
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.server.lowlevel.server import Server
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bee_contracts.limits import MAX_FRAME_BYTES
+from bee_hostkit.deferred import Built, Deferred, started
 from bee_hostkit.framing import INVALID_REQUEST, error_frame, invalid_id_error
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel.server import Server
+    from mcp.server.transport_security import TransportSecuritySettings
 
 #: Wraps an ASGI app (for example with authentication).
 Wrapper = Callable[[ASGIApp], ASGIApp]
@@ -110,9 +115,11 @@ class CheckedBody:
         await _send_json(send, 413, error_frame(None, INVALID_REQUEST, message))
 
 
-def local_security(host: str, port: int | None = None, extra_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
-    """DNS-rebinding protection that accepts the bound address, localhost names and ``extra_hosts``."""
-    names = {host, "127.0.0.1", "localhost", "[::1]", *extra_hosts}
+def local_security(hosts: Sequence[str] = ()) -> TransportSecuritySettings:
+    """DNS-rebinding protection that accepts localhost names and ``hosts`` (each with any port)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = {"127.0.0.1", "localhost", "[::1]", *hosts}
     allowed_hosts = [f"{name}:*" for name in names] + list(names)
     origins = [f"{scheme}://{name}:*" for name in names for scheme in ("http", "https")]
     return TransportSecuritySettings(
@@ -121,43 +128,54 @@ def local_security(host: str, port: int | None = None, extra_hosts: Sequence[str
 
 
 def mcp_http_app(
-    server: Server[Any],
+    build: Callable[[], Server[Any]],
     *,
     path: str = "/mcp",
-    security: TransportSecuritySettings,
+    hosts: Sequence[str] = (),
     wrappers: Sequence[Wrapper] = (),
     routes: Sequence[BaseRoute] = (),
+    deferred: Sequence[Deferred] = (),
     max_body_bytes: int = MAX_FRAME_BYTES,
     json_response: bool = True,
     on_startup: Callable[[], None] | None = None,
     on_shutdown: Callable[[], None] | None = None,
 ) -> Starlette:
-    """A Starlette app serving ``server`` statelessly at ``path``, plus ``routes``.
+    """A Starlette app serving the SDK server ``build`` makes statelessly at ``path``, plus ``routes``.
 
-    ``on_startup`` runs before the app accepts requests (uvicorn waits for the lifespan), so a failing store
-    check keeps the server from listening at all.
+    ``build`` runs in a worker thread once the app has started, with the other ``deferred`` apps; requests to
+    ``path`` wait for it. DNS-rebinding protection accepts localhost names and ``hosts``. ``on_startup`` runs before
+    the app accepts requests (uvicorn waits for the lifespan), so a failing store check keeps the server from
+    listening at all.
     """
-    manager = StreamableHTTPSessionManager(
-        app=server,
-        stateless=True,
-        json_response=json_response,
-        security_settings=security,
-        max_request_body_size=max_body_bytes,
-    )
-    endpoint: ASGIApp = CheckedBody(StreamableHTTPASGIApp(manager), max_body_bytes)
+
+    def endpoint() -> Built:
+        from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+
+        manager = StreamableHTTPSessionManager(
+            app=build(),
+            stateless=True,
+            json_response=json_response,
+            security_settings=local_security(hosts),
+            max_request_body_size=max_body_bytes,
+        )
+        return StreamableHTTPASGIApp(manager), manager.run()
+
+    mcp = Deferred(f"the MCP endpoint {path}", endpoint)
+    inner: ASGIApp = CheckedBody(mcp, max_body_bytes)
     for wrap in reversed(list(wrappers)):
-        endpoint = wrap(endpoint)
-    endpoint = PostOnly(endpoint)
+        inner = wrap(inner)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if on_startup is not None:
             on_startup()
         try:
-            async with manager.run():
+            async with started([mcp, *deferred]):
                 yield
         finally:
             if on_shutdown is not None:
                 on_shutdown()
 
-    return Starlette(routes=[Route(path, endpoint=endpoint, methods=None), *routes], lifespan=lifespan)
+    app = Starlette(routes=[Route(path, endpoint=PostOnly(inner), methods=None), *routes], lifespan=lifespan)
+    app.state.deferred = (mcp, *deferred)
+    return app

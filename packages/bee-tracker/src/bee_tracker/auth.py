@@ -25,13 +25,16 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import jwt
-from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
-from cryptography.hazmat.primitives.serialization import load_pem_public_key
+from typing import TYPE_CHECKING, Any
 
 from bee_tracker.config import DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
+
+if TYPE_CHECKING:
+    import jwt
+
+# PyJWT (and cryptography under it) is imported where a token is read or made, not with this module: it is among the
+# largest imports a tracker would make before it listens, and `/health` need not wait for it (the app's start-up
+# loads it in the background: bee_tracker.server).
 
 RSA_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512")
 EC_ALGORITHMS = ("ES256", "ES384", "ES512")
@@ -77,6 +80,8 @@ class Verifier:
     @property
     def fetches_keys(self) -> bool:
         """Whether verifying may fetch a JWKS over the network (so it must not run on the event loop)."""
+        import jwt
+
         return isinstance(self.jwks, jwt.PyJWKClient)
 
     def actor(self, token: str) -> str:
@@ -109,6 +114,8 @@ class Verifier:
         return self._verified_actor(token, header)
 
     def _verified_actor(self, token: str, header: dict[str, Any]) -> str:
+        import jwt
+
         algorithm = header.get("alg")
         if not isinstance(algorithm, str):
             raise AuthError("the token header's alg must be a string")
@@ -170,6 +177,8 @@ class Verifier:
 
     def _key_for(self, header: dict[str, Any], algorithm: str) -> Any:
         """The key that verifies ``algorithm`` for this header: the configured one, or the JWKS key its kid names."""
+        import jwt
+
         if self.jwks is None:
             return self.key
         kid = header.get("kid")  # a string or absent: PyJWT refused any other kid already
@@ -193,6 +202,8 @@ class Verifier:
 
 
 def _header(token: str) -> dict[str, Any]:
+    import jwt
+
     try:
         header: dict[str, Any] = jwt.get_unverified_header(token)
     except jwt.PyJWTError as exc:
@@ -257,6 +268,8 @@ def _family_of(key: Any) -> tuple[str, ...]:
 
 def algorithms_for(public_key: Any) -> tuple[str, ...]:
     """The algorithms a public key may verify: only its own family (no HMAC with a public key)."""
+    from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
+
     if isinstance(public_key, rsa.RSAPublicKey):
         return RSA_ALGORITHMS
     if isinstance(public_key, ec.EllipticCurvePublicKey):
@@ -273,12 +286,16 @@ def hmac_verifier(secret: bytes, **options: Any) -> Verifier:
 
 
 def pem_verifier(pem: bytes, **options: Any) -> Verifier:
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
     public_key = load_pem_public_key(pem)
     return Verifier(algorithms=algorithms_for(public_key), key=public_key, **options)
 
 
 def jwks_verifier(source: str, **options: Any) -> Verifier:
     """A verifier over a JWKS given as a URL (fetched and cached by PyJWT) or a file path."""
+    import jwt
+
     if source.startswith(("https://", "http://")):
         client = jwt.PyJWKClient(source, cache_keys=True, lifespan=300, timeout=10)
         return Verifier(algorithms=RSA_ALGORITHMS + EC_ALGORITHMS + OKP_ALGORITHMS, jwks=client, **options)
@@ -312,4 +329,6 @@ def mint(
         claims["iss"] = issuer
     if audience:
         claims["aud"] = audience
+    import jwt
+
     return jwt.encode(claims, secret, algorithm="HS256")

@@ -1,31 +1,36 @@
-"""The tracker host: catalog + handlers over the store, the Skills extension, JWT auth, and the HTTP app."""
+"""The tracker host: catalog + handlers over the store, the Skills extension, JWT auth, and the HTTP app.
+
+Importing this module costs little: the SDK (most of a second) and the board's libraries load in the background
+once the app has started (:mod:`bee_hostkit.deferred`), so a restarted tracker listens before they are loaded.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.lowlevel.server import Server
-from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from bee_contracts import load_catalog, version_info
-from bee_hostkit import Host
-from bee_hostkit.http_app import local_security, mcp_http_app
+from bee_hostkit.deferred import Built, Deferred
+from bee_hostkit.http_app import mcp_http_app
 from bee_hostkit.http_limits import EdgeLimits
 from bee_tracker import skills
 from bee_tracker.auth import Verifier
 from bee_tracker.config import TrackerConfig
-from bee_tracker.handlers import handlers
 from bee_tracker.middleware import ACTOR_SCOPE_KEY, BearerAuth
 from bee_tracker.store import SqlStore
+
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+    from mcp.server.lowlevel.server import Server
+
+    from bee_hostkit import Host
 
 logger = logging.getLogger("bee.tracker")
 
@@ -45,6 +50,9 @@ def _actor_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
 
 
 def build_host(store: SqlStore, config: TrackerConfig) -> Host:
+    from bee_hostkit import Host
+    from bee_tracker.handlers import handlers
+
     bound = handlers(store)
     return Host(
         name="bee-tracker",
@@ -58,11 +66,9 @@ def build_host(store: SqlStore, config: TrackerConfig) -> Host:
     )
 
 
-class _GetSkillParams(types.RequestParams):
-    uri: str
-
-
 def _hinted(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict[str, Any]:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
     if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         result.update(ttlMs=skills.TTL_MS, cacheScope=skills.CACHE_SCOPE)
     return result
@@ -70,6 +76,13 @@ def _hinted(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict
 
 def add_skills(server: Server[Any]) -> None:
     """Serve the Skills extension: advertised in both eras, skills/list, skills/get, resources/list and /read."""
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    class _GetSkillParams(types.RequestParams):
+        uri: str
+
     server.extensions[skills.EXTENSION_ID] = {}
 
     async def list_skills(ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams) -> dict[str, Any]:
@@ -143,16 +156,46 @@ def edge_limits(config: TrackerConfig) -> EdgeLimits:
 
 
 def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Starlette:
-    """The tracker's ASGI app: POST /mcp (JWT required), GET /health, and the web board at /board/ (sessions)."""
-    from bee_tracker.board import board_routes
+    """The tracker's ASGI app: POST /mcp (JWT required), GET /health, and the web board at /board/ (sessions).
 
-    host = build_host(store, config)
-    server = host.build_server()
-    add_skills(server)
+    The app listens as soon as the store is checked. The MCP server and the board are built in the background right
+    after start-up, and a request for either that comes sooner waits for it; until both are built ``/health``
+    answers 503 ``starting`` (so a supervisor does not count the replica ready), and one that cannot be built makes
+    it answer 503 ``failed`` with the reason (and is logged), so a supervisor restarts the tracker.
+    """
+
+    def build_server() -> Server[Any]:
+        # The token check of the first request (on the event loop, before it waits for this) needs PyJWT: load it
+        # first, here in the background, rather than there.
+        import jwt  # noqa: F401 -- imported for its side effect: loaded before any request needs it
+
+        server = build_host(store, config).build_server()
+        add_skills(server)
+        return server
+
+    def build_board() -> Built:
+        from bee_tracker.board import board_routes
+
+        allowed = (config.host, *config.allowed_hosts)
+        routes = board_routes(store, verifier, allowed_hosts=allowed, deadline_seconds=config.deadline_seconds)
+        return Starlette(routes=routes), None
+
+    board = Deferred("the board", build_board)
     info = version_info()
 
     async def health(request: Request) -> JSONResponse:
         # The pid tells an operator (and the tests) which of several workers answered.
+        parts = request.app.state.deferred
+        problems = [part.failure for part in parts if part.failure]
+        if problems:
+            body = {"status": "failed", "host": "tracker", "problems": problems, **info, "pid": os.getpid()}
+            return JSONResponse(body, status_code=503)
+        if not all(part.ready for part in parts):
+            # Not ready until /mcp and the board can be served: a supervisor rolling replicas (or a load balancer)
+            # must not take this one for ready and stop the other while requests here would still wait.
+            starting = [part.name for part in parts if not part.ready]
+            body = {"status": "starting", "host": "tracker", "starting": starting, **info, "pid": os.getpid()}
+            return JSONResponse(body, status_code=503)
         return JSONResponse({"status": "ok", "host": "tracker", **info, "pid": os.getpid()})
 
     def startup() -> None:
@@ -164,18 +207,16 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
         logger.info("tracker store ready (%s)", store.db.dialect)
 
     return mcp_http_app(
-        server,
-        security=local_security(config.host, config.port, config.allowed_hosts),
+        build_server,
+        hosts=(config.host, *config.allowed_hosts),
         wrappers=[lambda app: BearerAuth(app, verifier)],
         routes=[
             Route("/health", health, methods=["GET"]),
-            *board_routes(
-                store,
-                verifier,
-                allowed_hosts=(config.host, *config.allowed_hosts),
-                deadline_seconds=config.deadline_seconds,
-            ),
+            # Every other path is the board's once it is built (its pages under /board, / leading there, the
+            # favicon): its own routes decide, so a path it does not know gets the 404 or 405 it always did.
+            Route("/{rest:path}", board),
         ],
+        deferred=[board],
         on_startup=startup,
         on_shutdown=store.close,
     )

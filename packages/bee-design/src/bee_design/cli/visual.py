@@ -236,7 +236,9 @@ def diff(reference: Path, evidence: Path, threshold: float, count_aa: bool, as_j
     labels = (reference.name, evidence.name)
     first, second = read_png(reference, reference.name), read_png(evidence, evidence.name)
     check_same_size(png_size(first, labels[0]), png_size(second, labels[1]), labels)  # before decoding either
-    found = compare(decode_rgba(first, labels[0]), decode_rgba(second, labels[1]), labels=labels)
+    before = decode_rgba(first, labels[0])
+    after = before if second == first else decode_rgba(second, labels[1])  # the same bytes: decoded once
+    found = compare(before, after, threshold=threshold, labels=labels)
     over = found.over(threshold)
     aa = found.antialiased(over) if over.size else np.zeros(0, dtype=bool)
     counted = over if count_aa else over[~aa]

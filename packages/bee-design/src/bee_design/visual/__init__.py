@@ -1,5 +1,5 @@
-"""Visual specs and reports: the pixel diff (:mod:`.diff`, with :mod:`.boxes` and :mod:`.shift`), specs
-(:mod:`.spec`) and the untrusted assessment (:mod:`.report`). numpy and Pillow load on first use."""
+"""Visual specs and reports: the pixel diff (:mod:`.diff`, with :mod:`.kernel`, :mod:`.boxes` and :mod:`.shift`),
+specs (:mod:`.spec`) and the untrusted assessment (:mod:`.report`). numpy, Pillow and the kernel load on first use."""
 
 from typing import TYPE_CHECKING
 

@@ -34,7 +34,7 @@ from bee_design.capture.evidence import (
 from bee_design.envelope import SCHEMA_VERSION
 from bee_design.layout import DesignFiles
 from bee_design.visual.boxes import boxes
-from bee_design.visual.diff import Indices, PixelDiff, compare, limit_for
+from bee_design.visual.diff import Indices, PixelDiff, compare
 from bee_design.visual.images import check_file_size, decode_rgba, png_size
 from bee_design.visual.shift import detect_shift
 from bee_design.visual.spec import Reference, Region, Spec, Tolerance, integrity_problems, load_spec, read_reference
@@ -296,10 +296,13 @@ def _judge(spec: Spec, reference: Reference, expected_png: bytes, seen_png: byte
             "compared (capture at the spec's viewport, or update the reference)"
         ]
         return [finding]
-    expected = decode_rgba(expected_png, f"the reference of {label}")
-    seen = decode_rgba(seen_png, f"the screenshot of {label}")
-    diff = compare(expected, seen)
     regions = [r for r in spec.regions if r.applies_to(reference.element, reference.viewport)]
+    # One comparison serves every area: it keeps the pixels over the lowest threshold any of them uses.
+    floor = min([spec.compare.threshold, *(r.tolerance(spec.compare).threshold for r in regions if not r.ignore)])
+    expected = decode_rgba(expected_png, f"the reference of {label}")
+    # The same bytes are the same pixels: decoded once (which checks them), compared without a pass over them.
+    seen = expected if seen_png == expected_png else decode_rgba(seen_png, f"the screenshot of {label}")
+    diff = compare(expected, seen, threshold=floor)
     width, height = size
     covered = np.zeros((height, width), dtype=bool)
     ignored = np.zeros((height, width), dtype=bool)
@@ -344,7 +347,7 @@ def _scope(
     size: list[int],
 ) -> VisualReportFinding:
     finding = _finding(reference, region.name if region else None, tolerance, size, size)
-    over = members[diff.delta[members] > limit_for(tolerance.threshold)]
+    over = members[diff.exceeds(tolerance.threshold)[members]]
     aa = diff.antialiased(over) if over.size else np.zeros(0, dtype=bool)
     counted = over if tolerance.antialiasing == "count" else over[~aa]
     pixels = int(counted.size)

@@ -1,0 +1,78 @@
+"""What `bee tracker serve` loads before it answers, and what it says when a part cannot be built."""
+
+import json
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from bee_tracker import server
+from bee_tracker.auth import mint
+from bee_tracker.store import open_store
+from tests.board.helpers import ALICE, SECRET, client
+
+#: What the tracker's request paths need only after start-up: the SDK (and pydantic with it), the token library
+#: (and cryptography with it), the board's template engine and its Graphviz writer.
+HEAVY = ("mcp", "mcp_types", "pydantic", "jwt", "cryptography", "jinja2", "graphviz")
+
+
+def test_the_app_is_built_without_the_sdk_or_the_board_libraries(tmp_path):
+    code = f"""
+import json, sys
+from pathlib import Path
+from bee_tracker.config import TrackerConfig
+from bee_tracker.serving import build, verifier_for
+config = TrackerConfig(home=Path({str(tmp_path / "home")!r}))
+app = build(config, verifier_for(config))
+print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))
+"""
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(completed.stdout) == [], completed.stderr
+
+
+@pytest.fixture
+def lite(tmp_path):
+    opened = open_store(str(tmp_path / "tracker.db"), prefix="t")
+    yield opened
+    opened.close()
+
+
+def test_an_mcp_server_that_cannot_be_built_fails_health_and_mcp_with_the_reason(lite, tmp_path, monkeypatch):
+    def broken(store, config):
+        raise ValueError("tracker: catalog and handlers disagree")
+
+    monkeypatch.setattr(server, "build_host", broken)
+    with client(lite, tmp_path) as web:
+        # An MCP request waits for the build, and gets its failure.
+        token = {"authorization": f"Bearer {mint(SECRET, ALICE)}", "host": "127.0.0.1"}
+        answer = web.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=token)
+        reason = "the MCP endpoint /mcp could not be started (ValueError: tracker: catalog and handlers disagree)"
+        assert answer.status_code == 503 and answer.json()["error_description"] == reason
+        # From then on the health check says so, for a supervisor to restart the tracker.
+        health = web.get("/health")
+        assert health.status_code == 503 and health.json()["status"] == "failed"
+        assert health.json()["problems"] == [reason]
+        assert web.get("/board/signin").status_code == 200  # the board was built all the same
+
+
+def test_health_says_starting_until_the_mcp_server_is_built_then_ok(lite, tmp_path, monkeypatch):
+    release = threading.Event()
+    real = server.build_host
+
+    def held(store, config):
+        assert release.wait(timeout=60), "the test never let the build finish"
+        return real(store, config)
+
+    monkeypatch.setattr(server, "build_host", held)
+    with client(lite, tmp_path) as web:
+        # A supervisor must not count this replica ready while /mcp would still wait.
+        health = web.get("/health")
+        assert health.status_code == 503 and health.json()["status"] == "starting"
+        assert "the MCP endpoint /mcp" in health.json()["starting"]
+        release.set()
+        token = {"authorization": f"Bearer {mint(SECRET, ALICE)}", "host": "127.0.0.1"}
+        listed = web.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=token)
+        assert listed.status_code == 200 and "tools" in listed.json()["result"]
+        web.get("/board/signin")  # waits for the board's build too
+        assert web.get("/health").json()["status"] == "ok"
