@@ -9,6 +9,7 @@ import importlib
 import inspect
 import pkgutil
 import typing
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,8 @@ def test_the_handler_is_found_from_the_tool_name_with_the_shapes_of_its_tool(hos
     hints = _hints(handler, host)
     first, second = inspect.signature(handler).parameters
     assert hints[first] is context, f"{tool}'s first parameter is not a {context.__name__}"
-    assert hints[second] == Call[getattr(shapes, f"{stem(tool)}Args")]
+    args_type: Any = getattr(shapes, f"{stem(tool)}Args")  # a TypedDict class, found by name at run time
+    assert hints[second] == Call[args_type]
     assert hints["return"] is getattr(shapes, f"{stem(tool)}Result")
 
 

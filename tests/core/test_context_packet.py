@@ -3,10 +3,12 @@
 import hashlib
 import json
 import os
+from typing import cast
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.shapes.core import ContextPacketArgs
 from bee_core.context import CoreContext
 from bee_core.handlers.context_packet import bee_context_packet
 from bee_hostkit import Call, Deadline
@@ -21,7 +23,7 @@ def ctx(tmp_path):
 
 def run(ctx, *selections, budget=32768, deadline=None):
     args = {"manifestJson": json.dumps({"selections": list(selections)}), "budgetBytes": budget}
-    return bee_context_packet(ctx, Call("bee_context_packet", args, deadline or Deadline(15)))
+    return bee_context_packet(ctx, Call("bee_context_packet", cast(ContextPacketArgs, args), deadline or Deadline(15)))
 
 
 def fail(ctx, *selections, budget=32768):

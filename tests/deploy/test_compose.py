@@ -121,7 +121,9 @@ def test_the_tracker_image_installs_bee_tracker_and_the_bee_packages_it_needs():
         project = tomllib.loads((ROOT / "packages" / name / "pyproject.toml").read_text())["project"]
         found = {name}
         for requirement in project["dependencies"]:
-            dependency = re.match(r"[A-Za-z0-9_.-]+", requirement).group(0)
+            name_match = re.match(r"[A-Za-z0-9_.-]+", requirement)
+            assert name_match is not None
+            dependency = name_match.group(0)
             if dependency.startswith("bee-"):
                 found |= bee_dependencies(dependency)
         return found

@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def load_dev():
     loader = importlib.machinery.SourceFileLoader("bee_dev", str(ROOT / "dev"))
     spec = importlib.util.spec_from_loader("bee_dev", loader)
+    assert spec is not None
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module

@@ -10,10 +10,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 
 import httpx
+import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -43,7 +45,7 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def wait_until(predicate, timeout: float = 30.0) -> bool:
+def wait_until(predicate: Callable[[], bool], timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -103,9 +105,9 @@ async def test_every_worker_answers_and_a_claim_still_has_one_winner(pg_url, tra
         for token in tokens:
             # One connection per claimer, kept alive: the worker that answers its /health serves its claims.
             http = await stack.enter_async_context(
-                httpx.AsyncClient(
+                httpx2.AsyncClient(  # the SDK's transport is built on httpx2
                     headers={"Authorization": f"Bearer {token}"},
-                    limits=httpx.Limits(max_connections=1),
+                    limits=httpx2.Limits(max_connections=1),
                     timeout=60,
                 )
             )

@@ -6,6 +6,7 @@ import os
 import anyio
 import mcp_types as types
 import pytest
+from mcp.shared._context_streams import ContextSendStream
 from mcp.shared.message import SessionMessage
 
 from bee_hostkit.stdio import capped_stdio_server, decode_frame
@@ -23,6 +24,7 @@ async def test_oversized_outbound_response_becomes_an_error_for_its_id():
     huge = types.JSONRPCResponse(jsonrpc="2.0", id=41, result={"blob": "x" * 600_000})
     with anyio.fail_after(20):
         async with capped_stdio_server(stdin, stdout, limit=512 * 1024) as (_read_stream, write_stream):
+            assert isinstance(write_stream, ContextSendStream)  # the function yields its streams as objects
             await write_stream.send(SessionMessage(huge))
             line = await anyio.to_thread.run_sync(reader.readline)
             os.close(in_write)  # end of input ends the transport
@@ -60,6 +62,7 @@ def test_decode_frame_reads_valid_json_past_the_fast_parsers_limits():
     deep = decode_frame(b'{"jsonrpc":"2.0","id":4,"method":"m","params":{"x":' + b"[" * 300 + b"]" * 300 + b"}}")
     assert isinstance(deep, types.JSONRPCRequest) and deep.id == 4
     long = decode_frame(b'{"jsonrpc":"2.0","id":5,"method":"m","params":{"n":' + b"9" * 5000 + b"}}")
+    assert isinstance(long, types.JSONRPCRequest) and long.params is not None
     assert isinstance(long, types.JSONRPCRequest) and isinstance(long.params["n"], OversizedNumber)
     note = decode_frame(b'{"jsonrpc":"2.0","method":"notifications/initialized","params":{"id":null}}')
     assert isinstance(note, types.JSONRPCNotification)

@@ -24,6 +24,7 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -41,7 +42,7 @@ SAMPLES = 60
 RATIO = 3.0
 
 
-def hostile_epic(prefix: str, rng: random.Random) -> list[dict]:
+def hostile_epic(prefix: str, rng: random.Random) -> list[dict[str, Any]]:
     """An epic, its child, and a chain of issues the child waits for, with forward links across the chain: as many
     links as the board still draws for that many issues."""
     epic, child = f"{prefix}-e", f"{prefix}-c"
@@ -56,12 +57,12 @@ def hostile_epic(prefix: str, rng: random.Random) -> list[dict]:
             waits[chain[a]].add(chain[b])
             links += 1
 
-    def issue(issue_id: str, deps: list[dict], issue_type: str = "task") -> dict:
+    def issue(issue_id: str, deps: list[dict[str, Any]], issue_type: str = "task") -> dict[str, Any]:
         title = f"hostile {issue_id} " + "words " * 6
         fields = {"id": issue_id, "title": title, "status": "open", "priority": 2, "issue_type": issue_type}
         return {**fields, "dependencies": deps}
 
-    def dep(issue_id: str, target: str, kind: str = "blocks") -> dict:
+    def dep(issue_id: str, target: str, kind: str = "blocks") -> dict[str, Any]:
         return {"issue_id": issue_id, "depends_on_id": target, "type": kind}
 
     lines = [issue(epic, [], "epic"), issue(child, [dep(child, epic, "parent-child"), dep(child, chain[0])])]
