@@ -5,6 +5,7 @@ Click commands are recognised by their decorators instead (see ./dev). vulture r
 
 # ruff: noqa: B018 -- a bare attribute is how a vulture whitelist marks a name as used
 
+from psycopg import ServerCursor
 from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 from uvicorn.server import ServerState
 
@@ -14,6 +15,7 @@ from bee_core.skills.remote import _Got, _Page
 from bee_design.bundle.references import _Collector
 from bee_tracker.board.columns import Board, Card, Column, Options
 from bee_tracker.board.epics import Progress
+from bee_tracker.store.sql import SqlStore
 
 _Page.model_config  # pydantic reads model_config: these skills/list and skills/get answers keep unknown keys
 _Got.model_config
@@ -23,6 +25,8 @@ RequestResponseCycle.disconnected  # set by the HTTP edge; uvicorn's ASGI receiv
 ServerState.total_requests  # counted by the HTTP edge as uvicorn's own protocol does; uvicorn reads it
 handler = None
 handler.__qualname__  # set so logs and tracebacks name the tracker tool a bound handler runs
+ServerCursor.itersize  # psycopg fetches a streamed export this many rows at a time
+SqlStore.import_lines  # the tests' way to import lines in process (the CLI imports files and directories)
 _Collector.handle_startendtag  # html.parser.HTMLParser calls these overrides while parsing a design file
 _Collector.handle_endtag
 _Collector.handle_data

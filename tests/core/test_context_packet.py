@@ -232,3 +232,63 @@ def test_cache_serves_repeats_and_never_stale_content(ctx):
     (ctx.checkout / "src/a.py").write_text("def renamed():\n    pass\n")
     [item] = run(ctx, selection)["items"]
     assert [s["name"] for s in item["symbols"]] == ["renamed"]
+
+
+def test_outlines_parse_once_per_content_hash_across_calls_and_paths(ctx):
+    (ctx.checkout / "src/copy_of_a.py").write_bytes((ctx.checkout / "src/a.py").read_bytes())
+    selections = [
+        {"id": "a", "path": "src/a.py", "representation": "outline"},
+        {"id": "copy", "path": "src/copy_of_a.py", "representation": "outline"},
+        {"id": "sym", "path": "src/a.py", "representation": "body", "symbol": "A.p"},
+    ]
+    first = run(ctx, *selections)
+    for _ in range(3):
+        assert run(ctx, *selections) == first
+    assert ctx.content.misses == 1  # one parse, for one content, whatever the path, the call or the selection
+    assert first["items"][0]["symbols"] == first["items"][1]["symbols"]
+
+
+def test_whole_file_and_line_range_bodies_never_parse(ctx):
+    run(
+        ctx,
+        {"id": "whole", "path": "src/a.py", "representation": "body"},
+        {"id": "lines", "path": "src/a.ts", "representation": "body", "range": {"start": 1, "end": 2}},
+    )
+    assert (ctx.content.misses, ctx.content.hits) == (0, 0)
+
+
+def attempt(ctx, *selections, budget):
+    try:
+        return run(ctx, *selections, budget=budget)
+    except BeeError as failure:
+        return failure
+
+
+MIXED = [
+    {"id": "idx", "path": "src/a.py", "representation": "index"},
+    {"id": "out", "path": "src/a.rs", "representation": "outline", "required": False},
+    {"id": "py", "path": "src/a.py", "representation": "outline", "required": False, "dependsOn": ["out"]},
+    {"id": "ts", "path": "src/a.ts", "representation": "body", "required": False},
+    {"id": "go", "path": "src/a.go", "representation": "outline", "required": False, "dependsOn": ["ts"]},
+    {"id": "sym", "path": "src/a.py", "representation": "body", "symbol": "A.p", "required": False},
+]
+
+
+@pytest.mark.parametrize("budget", [512, 700, 900, 1200, 1600, 2000, 2600, 3500, 5000, 8000, 32768])
+def test_counted_sizes_are_exact_and_never_over_budget_for_every_packing(ctx, budget):
+    result = attempt(ctx, *MIXED, budget=budget)
+    if isinstance(result, BeeError):  # not even the listing of the six selections fits
+        assert result.code is ErrorCode.BUDGET_EXCEEDED and result.details["resultBytes"] > budget
+        return
+    assert result["resultBytes"] == result_bytes(result) <= budget
+    delivered = {item["id"] for item in result["items"]}
+    omitted = {entry["id"]: entry for entry in result["omitted"]}
+    assert delivered | set(omitted) == {s["id"] for s in MIXED} and not delivered & set(omitted)
+    assert result["status"] in (("complete",) if not omitted else ("incomplete", "needs_refinement"))
+    if result["status"] == "needs_refinement":
+        assert result["items"] == [] and result["overByBytes"] > 0
+    # Each omission's bytes is exactly what delivering that item would have added.
+    full = run(ctx, *MIXED, budget=262144)
+    for item in full["items"]:
+        if item["id"] in omitted:
+            assert omitted[item["id"]]["bytes"] == result_bytes({"x": [item, item]}) - result_bytes({"x": [item]})

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from bee_cli.main import make_cli
-from bee_design.commands import register
+from bee_design.cli import register
 from tests.design.helpers import SHOP, page_image, save_png, write_evidence
 
 

@@ -22,8 +22,8 @@ from bee_design.capture.evidence import EVIDENCE_FILE, RECORD_MAX_BYTES
 from bee_design.context import DesignContext
 from bee_design.handlers.visual_report import bee_visual_report
 from bee_design.layout import DesignFiles
+from bee_design.visual.authoring import create_spec
 from bee_design.visual.images import decode_rgba, png_size, read_png
-from bee_design.visual.spec import create_spec
 from bee_hostkit import local_call
 from tests.conftest import ERAS, bee_executable, error_of
 from tests.design.helpers import design_client, design_process, page_image, save_png, write_evidence

@@ -12,7 +12,8 @@ from bee_design.capture.evidence import EVIDENCE_FILE
 from bee_design.context import DesignContext
 from bee_design.handlers.visual_report import bee_visual_report
 from bee_design.layout import DesignFiles
-from bee_design.visual.spec import Region, Tolerance, create_spec, set_region
+from bee_design.visual.authoring import create_spec, set_region
+from bee_design.visual.spec import Region, Tolerance
 from bee_hostkit import local_call
 from tests.design.helpers import page_image, write_evidence
 

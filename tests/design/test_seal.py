@@ -18,7 +18,7 @@ from bee_design import layout
 from bee_design.capture import seal
 from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, Evidence, parse_evidence
 from bee_design.layout import DesignFiles
-from bee_design.visual.spec import create_spec
+from bee_design.visual.authoring import create_spec
 from tests.conftest import ERAS, bee_executable, error_of
 from tests.design.helpers import design_client, page_image, write_evidence
 

@@ -7,15 +7,8 @@ import pytest
 from bee_contracts import BeeError
 from bee_design import layout
 from bee_design.layout import DesignFiles
-from bee_design.visual.spec import (
-    Region,
-    Tolerance,
-    create_spec,
-    integrity_problems,
-    load_spec,
-    remove_region,
-    set_region,
-)
+from bee_design.visual.authoring import create_spec, remove_region, set_region
+from bee_design.visual.spec import Region, Tolerance, integrity_problems, load_spec
 from tests.design.helpers import page_image, write_evidence
 
 

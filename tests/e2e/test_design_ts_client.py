@@ -14,7 +14,7 @@ import pytest
 from bee_contracts import load_catalog
 from bee_design import layout
 from bee_design.layout import DesignFiles
-from bee_design.visual.spec import create_spec
+from bee_design.visual.authoring import create_spec
 from tests.conftest import bee_executable
 from tests.design.helpers import import_shop, make_root, page_image, write_evidence
 from tests.harness import node

@@ -37,6 +37,58 @@ async def test_oversized_outbound_response_becomes_an_error_for_its_id():
     assert answer["error"]["data"]["limitBytes"] == 512 * 1024
 
 
+async def test_small_and_large_responses_reach_a_pipe_whole_and_in_order():
+    """Frames up to a page go straight into the pipe, larger ones through a worker thread: the client sees one
+    stream of whole lines, in the order they were sent, whichever way each was written."""
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    stdin = os.fdopen(in_read, "rb", buffering=0)
+    stdout = os.fdopen(out_write, "wb", buffering=0)
+    reader = os.fdopen(out_read, "rb")
+    sizes = [10, 5000, 4000, 100_000, 1, 4096, 70_000, 3000] * 4
+    with anyio.fail_after(30):
+        async with capped_stdio_server(stdin, stdout) as (_read_stream, write_stream):
+
+            async def send_all() -> None:
+                for number, size in enumerate(sizes):
+                    response = types.JSONRPCResponse(jsonrpc="2.0", id=number, result={"blob": "y" * size})
+                    await write_stream.send(SessionMessage(response))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(send_all)
+                lines = [await anyio.to_thread.run_sync(reader.readline) for _ in sizes]
+            os.close(in_write)
+            await write_stream.aclose()
+    for handle in (stdin, stdout, reader):
+        handle.close()
+    answers = [json.loads(line) for line in lines]
+    assert [answer["id"] for answer in answers] == list(range(len(sizes)))
+    assert [len(answer["result"]["blob"]) for answer in answers] == sizes
+
+
+async def test_a_client_that_stops_reading_does_not_hold_the_transport_at_shutdown():
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    stdin = os.fdopen(in_read, "rb", buffering=0)
+    stdout = os.fdopen(out_write, "wb", buffering=0)
+    with anyio.fail_after(20):
+        async with capped_stdio_server(stdin, stdout) as (_read_stream, write_stream):
+            sent = 0
+            for number in range(1000):  # frames of under a page, until the pipe is full and nobody reads it
+                response = types.JSONRPCResponse(jsonrpc="2.0", id=number, result={"blob": "z" * 3900})
+                with anyio.move_on_after(1) as waiting:
+                    await write_stream.send(SessionMessage(response))
+                if waiting.cancelled_caught:
+                    break
+                sent += 1
+            assert 0 < sent < 1000  # the writer is stuck waiting for the pipe to drain
+            os.close(in_write)  # end of input: the transport must end even though its pipe is full
+            await write_stream.aclose()
+    for handle in (stdin, stdout):
+        handle.close()
+    os.close(out_read)
+
+
 @pytest.mark.parametrize(
     ("frame", "code", "answer_id"),
     [

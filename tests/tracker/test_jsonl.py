@@ -100,7 +100,7 @@ def test_a_malformed_line_is_named_and_nothing_is_imported(store):
         (b'{"id":"t-b","title":"nul \\u0000"}', "NUL"),
         (b'{"id":"t-b","title":"\\ud800"}', "unpaired surrogate"),
         (b'{"id":"t-' + b"b" * 300 + b'","title":"long id"}', "id"),
-        (b'{"id":"t-b","extra":' + b"[" * 40 + b"]" * 40 + b"}", "nested"),
+        (b'{"id":"t-b","title":"deep","extra":' + b"[" * 40 + b"]" * 40 + b"}", "nested"),
     ],
 )
 def test_a_line_the_store_cannot_hold_is_named_and_nothing_is_imported(store, bad, says):
@@ -163,14 +163,14 @@ def test_cli_import_of_a_crlf_file_and_of_tombstones_round_trips(tmp_path):
 
 
 ODD_RECORDS = [
-    {"id": "t-a", "title": None, "status": None, "issue_type": None},
-    {"id": "t-a", "title": 5, "created_at": 5, "defer_until": "garbage"},
-    {"id": "t-a", "labels": 5, "dependencies": {"not": "a list"}, "comments": "none"},
-    {"id": "t-a", "labels": [None, 1, {"a": 1}]},
-    {"id": "t-a", "dependencies": [{"depends_on_id": 5}, {"depends_on_id": "t-b", "type": 5}, "x"]},
-    {"id": "t-a", "comments": [{"id": True, "text": {"a": 1}}, {"id": 2**70, "text": "x"}, {"id": -5}]},
-    {"id": "t-a", "priority": 2**70, "n": 12345678901234567890123},
-    {"id": "t-a", "priority": "high"},
+    {"id": "t-a", "title": "odd", "status": None, "issue_type": None},
+    {"id": "t-a", "title": "odd", "created_at": 5, "defer_until": "garbage"},
+    {"id": "t-a", "title": "odd", "labels": 5, "dependencies": {"not": "a list"}, "comments": "none"},
+    {"id": "t-a", "title": "odd", "labels": [None, 1, {"a": 1}]},
+    {"id": "t-a", "title": "odd", "dependencies": [{"depends_on_id": 5}, {"depends_on_id": "t-b", "type": 5}, "x"]},
+    {"id": "t-a", "title": "odd", "comments": [{"id": True, "text": {"a": 1}}, {"id": 2**70, "text": "x"}, {"id": -5}]},
+    {"id": "t-a", "title": "odd", "priority": 2**70, "n": 12345678901234567890123},
+    {"id": "t-a", "title": "odd", "priority": "high"},
 ]
 
 
@@ -197,3 +197,55 @@ def test_a_generated_id_never_takes_an_id_a_later_line_names(store, monkeypatch)
     report = store.import_lines(['{"title":"no id"}', '{"id":"t-0000","title":"named"}'])
     [generated] = report["generatedIds"]
     assert generated["id"] == "t-00000" and (report["imported"], report["replaced"]) == (2, 0)
+
+
+def test_a_missing_priority_is_zero_as_in_beads(store):
+    store.import_lines(['{"id":"t-p","title":"no priority","status":"open","issue_type":"task"}'])
+    assert call(store, "get", id="t-p")["issue"]["priority"] == 0
+    assert store.export_lines() == ['{"id":"t-p","title":"no priority","status":"open","issue_type":"task"}']
+
+
+def test_a_refused_import_leaves_search_indexing_new_issues(store):
+    good = '{"id":"t-a","title":"walrus","status":"open","priority":2,"issue_type":"task"}'
+    with pytest.raises(BeeError):
+        store.import_lines([good, "{broken"])
+    created = call(store, "create", title="narwhal")["id"]
+    assert [i["id"] for i in call(store, "search", query="narwhal")["issues"]] == [created]
+    store.import_lines([good])
+    assert [i["id"] for i in call(store, "search", query="walrus")["issues"]] == ["t-a"]
+    call(store, "create", title="walrus too")
+    assert call(store, "search", query="walrus")["total"] == 2
+
+
+def _many(count, prefix="t-m"):
+    return [json.dumps({"id": f"{prefix}{n}", "title": f"issue {n}", "labels": ["x"]}) for n in range(count)]
+
+
+def test_a_bad_line_after_many_written_batches_leaves_nothing(store):
+    lines = _many(6000)  # several batches, written while the next are read
+    with pytest.raises(BeeError) as info:
+        store.import_lines([*lines, "{broken"])
+    assert info.value.details == {"line": 6001}
+    assert store.export_lines() == [] and call(store, "search")["total"] == 0
+    assert store.import_lines(lines)["imported"] == 6000
+    assert len(store.export_lines()) == 6000
+
+
+def test_a_batch_the_database_refuses_stops_the_import_whole(store, monkeypatch):
+    from bee_tracker.store import bulk
+
+    real = bulk.Bulk._write
+    calls = []
+
+    def failing(self, batch):
+        calls.append(len(batch))
+        if len(calls) == 2:
+            raise RuntimeError("the disk is full")
+        real(self, batch)
+
+    monkeypatch.setattr(bulk.Bulk, "_write", failing)
+    with pytest.raises(RuntimeError, match="the disk is full"):
+        store.import_lines(_many(6000))
+    monkeypatch.setattr(bulk.Bulk, "_write", real)
+    assert store.export_lines() == []
+    assert store.import_lines(_many(10))["imported"] == 10

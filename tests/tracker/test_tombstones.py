@@ -90,17 +90,20 @@ def test_new_issues_never_take_a_deleted_id(store):
     assert new(store, "third", ALICE, parent="t-p") == "t-p.3"
 
 
-def test_the_first_line_for_an_id_counts_and_later_ones_are_kept_verbatim(store):
+def test_the_last_line_for_an_id_counts_and_earlier_ones_are_kept_verbatim(store):
     lines = [
         line(id="t-a", title="first"),
         line(id="t-b", title="other"),
         line(id="t-a", title="second"),
+        line(id="t-a", title="third"),
     ]
     report = store.import_lines(lines)
-    assert report["imported"] == 2 and report["shadowed"] == [{"line": 3, "id": "t-a"}]
-    assert call(store, "get", id="t-a")["issue"]["title"] == "first"
-    assert call(store, "search", query="second")["total"] == 0
+    assert report["imported"] == 2 and report["shadowed"] == [{"line": 1, "id": "t-a"}, {"line": 3, "id": "t-a"}]
+    assert call(store, "get", id="t-a")["issue"]["title"] == "third"  # as Beads, whose import is an upsert
+    assert call(store, "search", query="first")["total"] == 0
     assert store.export_lines() == lines
+    again = store.import_lines(lines)  # importing the same file again changes nothing
+    assert (again["imported"], again["replaced"]) == (2, 2) and store.export_lines() == lines
 
 
 def test_a_tombstone_in_the_file_deletes_its_id_wherever_the_live_line_is(store):

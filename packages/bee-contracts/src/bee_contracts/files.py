@@ -13,12 +13,17 @@ import os
 import secrets
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 
-def write_atomic(path: Path, data: bytes, *, scratch: Path | None = None, mode: int | None = None) -> None:
+def write_atomic(
+    path: Path, data: bytes | Iterable[bytes], *, scratch: Path | None = None, mode: int | None = None
+) -> None:
     """Write ``data`` to ``path`` through a temporary file, fsync it, rename it over ``path``, fsync the directory.
+
+    ``data`` is the bytes, or pieces of them written as they come (an export larger than memory); if producing a
+    piece fails, ``path`` is unchanged.
 
     ``scratch`` is where the temporary file lives (default: beside ``path``; it must be on the same file system),
     for stores that sweep their own leftovers after an interrupted write. The file gets permission bits ``mode``
@@ -35,7 +40,11 @@ def write_atomic(path: Path, data: bytes, *, scratch: Path | None = None, mode: 
         with os.fdopen(handle, "wb") as stream:
             if mode is not None:
                 os.fchmod(stream.fileno(), mode)
-            stream.write(data)
+            if isinstance(data, bytes | bytearray | memoryview):
+                stream.write(data)
+            else:
+                for piece in data:
+                    stream.write(piece)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)

@@ -3,7 +3,7 @@
 The package reads top-down: the catalog (data in bee-contracts) → :mod:`bee_design.handlers` (one function per
 tool) → the domain (:mod:`~bee_design.bundle`, :mod:`~bee_design.mapping`, :mod:`~bee_design.slicing`,
 :mod:`~bee_design.verify`, :mod:`~bee_design.capture`, :mod:`~bee_design.visual`) → :mod:`bee_design.host` (the
-host) → :mod:`bee_design.commands` (the CLI, which picks the transport). Names load on first use, so importing the
+host) → :mod:`bee_design.cli` (the CLI, which picks the transport). Names load on first use, so importing the
 package (as the `bee` command does for its CLI) costs nothing.
 """
 

@@ -44,14 +44,24 @@ class Budget:
 SizedT = TypeVar("SizedT", bound=Mapping[str, Any])
 
 
-def with_size(structured: SizedT, key: str = "resultBytes") -> SizedT:
-    """Set ``structured[key]`` to the size of the result that carries it (a fixed point: the number counts too)."""
+def with_size(structured: SizedT, key: str = "resultBytes", *, size_at_zero: int | None = None) -> SizedT:
+    """Set ``structured[key]`` to the size of the result that carries it (a fixed point: the number counts too).
+
+    ``size_at_zero`` is the exact size of that result with ``key`` set to 0, for a caller that counted it from
+    parts it had already measured (see :func:`bee_hostkit.results.list_bytes`); without it, the result is
+    serialized to measure it.
+    """
     target = cast(dict[str, Any], structured)  # a result TypedDict, which is a dict at run time
     target[key] = 0
-    with_zero = result_bytes(structured)
+    with_zero = result_bytes(structured) if size_at_zero is None else size_at_zero
+    target[key] = own_size(with_zero)
+    return structured
+
+
+def own_size(with_zero: int) -> int:
+    """The size of a result that states its own size, from its size while the number stated is 0."""
     # The number appears twice (structuredContent and the text copy), unescaped: each extra digit costs 2 bytes.
     digits = 1
     while len(str(with_zero + 2 * (digits - 1))) != digits:
         digits += 1
-    target[key] = with_zero + 2 * (digits - 1)
-    return structured
+    return with_zero + 2 * (digits - 1)

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 import anyio
-import anyio.to_thread
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
@@ -24,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from bee_contracts import BeeError, ErrorCode, ToolSpec, version_info
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
-from bee_hostkit import results
+from bee_hostkit import results, threads
 from bee_hostkit.call import Call
 from bee_hostkit.deadline import Deadline
 from bee_hostkit.validation import SchemaValidator
@@ -116,22 +115,21 @@ class Host:
     async def execute(
         self, name: str, arguments: Mapping[str, Any] | None, *, caller: str | None = None
     ) -> Mapping[str, Any]:
-        """Validate, run and guard one call of a listed tool; the one path every call takes.
+        """Validate and run one call of a listed tool; the one path every call takes.
 
-        :meth:`call` renders what this returns or raises; the discovery view's invoke returns it as its own
-        answer, so a tool gives the same answer whichever way it is reached.
+        :meth:`call` renders what this returns or raises (the 256 KiB guard is part of rendering, counted on the
+        bytes that are sent); the discovery view's invoke returns it as its own answer, rendered and guarded the
+        same way, so a tool gives the same answer whichever way it is reached.
 
         Raises:
             BeeError: the tool's failure (``invalid_argument`` for arguments its schema refuses, ``deadline_exceeded``,
-                ``result_too_large``, or ``internal`` for an unexpected fault, whose details stay in the log).
+                or ``internal`` for an unexpected fault, whose details stay in the log).
             KeyError: ``name`` is not in the catalog (callers check first).
         """
         spec = self._specs[name]
         try:
             args = self._validators[name].validate(arguments)
-            structured = await self._run(spec, args, caller)
-            results.guard(structured)
-            return structured
+            return await self._run(spec, args, caller)
         except BeeError:
             raise
         except Exception:
@@ -152,7 +150,7 @@ class Host:
             if inspect.iscoroutinefunction(handler):
                 outcome = await cast(_AsyncHandler, handler)(call)
             else:
-                outcome = await anyio.to_thread.run_sync(cast(_SyncHandler, handler), call, abandon_on_cancel=True)
+                outcome = await threads.run_sync(cast(_SyncHandler, handler), call)
         if outcome is None:
             # The handler is still running in its thread: for a write, whether it lands is unknown.
             raise BeeError(
@@ -173,10 +171,14 @@ class Host:
 
         async def on_call_tool(
             ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-        ) -> types.CallToolResult:
+        ) -> dict[str, Any]:
             caller = self.caller_of(ctx) if self.caller_of is not None else None
+            # The wire dict itself, not a CallToolResult: the SDK takes a request handler's dict as the result, so
+            # the structured content is not validated into pydantic models and dumped back out on every call.
             wire = await self.call(params.name, params.arguments, caller=caller)
-            return types.CallToolResult.model_validate(wire, by_name=False)
+            # Required on 2026-07-28 (the model filled it in); the SDK drops it from handshake-era results.
+            wire["resultType"] = "complete"
+            return wire
 
         server: Server[Any] = Server(
             self.name,
@@ -185,9 +187,9 @@ class Host:
             description=f"contract {version['contractVersion']} {version['contractDigest']}",
             instructions=self.instructions,
             on_list_tools=on_list_tools,
-            on_call_tool=on_call_tool,
             get_tool_input_schema=self.input_schema,
         )
+        server.add_request_handler("tools/call", types.CallToolRequestParams, on_call_tool)
         server.middleware.append(ContractStamp(version))
         return server
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import sys
 import threading
 import time
@@ -30,13 +31,13 @@ from contextlib import asynccontextmanager
 from typing import BinaryIO, TypeVarTuple
 
 import anyio
-import anyio.to_thread
 import mcp_types as types
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from bee_contracts.limits import MAX_FRAME_BYTES
+from bee_hostkit import threads
 from bee_hostkit.framing import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -49,11 +50,14 @@ from bee_hostkit.framing import (
     peek_id,
     recover_id,
 )
+from bee_hostkit.results import compact_bytes
 from bee_hostkit.validation import read_float, read_int, read_json
 
 logger = logging.getLogger("bee.hostkit.stdio")
 
 _READ_CHUNK = 64 * 1024
+#: Writes up to this size go into a pipe whole (POSIX PIPE_BUF's minimum on Linux is a page).
+_PIPE_ATOMIC = 4096
 
 #: After stdin closes, how long responses already produced get to reach the wire before the transport stops.
 DRAIN_SECONDS = 0.5
@@ -123,9 +127,31 @@ def decode_frame(data: bytes) -> types.JSONRPCMessage | bytes:
     return message
 
 
+def encode_message(message: types.JSONRPCMessage) -> bytes:
+    """One outbound message as the bytes of its frame (without the newline).
+
+    A response is written by the serializer tool results are measured with (:func:`bee_hostkit.results.compact_bytes`),
+    so the size a result was counted at is its size on the wire, and a large result costs one fast pass. Other
+    messages (errors, notifications, requests to the client) are small and go through the SDK's models.
+    """
+    if isinstance(message, types.JSONRPCResponse):
+        return compact_bytes({"jsonrpc": message.jsonrpc, "id": message.id, "result": message.result})
+    return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+
+
 def _id_in(value: object) -> int | str | None:
     found = value.get("id") if isinstance(value, dict) else None
     return found if isinstance(found, int | str) and not isinstance(found, bool) else None
+
+
+def _pipe_fd(stream: BinaryIO) -> int | None:
+    """The descriptor of ``stream`` when it is a pipe the event loop can wait on; else None (a file, a terminal,
+    an in-memory stream), which is written from a worker thread."""
+    try:
+        fd = stream.fileno()
+        return fd if stat.S_ISFIFO(os.fstat(fd).st_mode) else None
+    except (OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
 
 
 def _read_some(stream: BinaryIO) -> bytes:
@@ -156,14 +182,22 @@ async def capped_stdio_server(
     out_lock = anyio.Lock()
     writer_done = anyio.Event()
 
+    out_pipe = _pipe_fd(wire_out)
+
     async def emit(data: bytes) -> None:
         def write() -> None:
             wire_out.write(data)
             wire_out.flush()
 
         async with out_lock:
+            if out_pipe is not None and len(data) <= _PIPE_ATOMIC:
+                # A pipe that polls writable has a free buffer, which takes a write this small whole, at once: no
+                # worker thread is needed (and the wait is cancellable if the client stops reading).
+                await anyio.wait_writable(out_pipe)
+                os.write(out_pipe, data)
+                return
             # Abandonable: at shutdown a client that stopped reading must not hold the process on a full pipe.
-            await anyio.to_thread.run_sync(write, abandon_on_cancel=True)
+            await threads.run_sync(write)
 
     async def accept(item: Frame | Oversized) -> None:
         if isinstance(item, Oversized):
@@ -189,7 +223,9 @@ async def capped_stdio_server(
         try:
             async with read_writer:
                 while True:
-                    chunk = await anyio.to_thread.run_sync(_read_some, wire_in, abandon_on_cancel=True)
+                    # A blocked reader thread: woken by the client's write directly, it answers sooner than an
+                    # event-loop wait on the pipe (measured: 1.3x the bare SDK's round trip that way, 1.0x this).
+                    chunk = await threads.run_sync(_read_some, wire_in)
                     if not chunk:
                         break
                     for item in splitter.feed(chunk):
@@ -204,7 +240,7 @@ async def capped_stdio_server(
             async with write_reader:
                 async for session_message in write_reader:
                     message = session_message.message
-                    data = message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+                    data = encode_message(message)
                     if len(data) > limit:
                         request_id = getattr(message, "id", None)
                         logger.error("replaced an outbound frame of %d bytes (limit %d)", len(data), limit)

@@ -23,6 +23,7 @@ from functools import cache
 from typing import Any
 
 from bee_contracts import BeeError, ErrorCode, invalid
+from bee_hostkit._quickcheck import compile_check
 
 #: The largest integer magnitude I-JSON (RFC 7493) guarantees every reader holds exactly.
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -104,7 +105,11 @@ def parse_json_argument(name: str, text: str, *, hint: str = "") -> Any:
 
 
 class SchemaValidator:
-    """Validates JSON values against one schema; the jsonschema import is deferred to first use (cold start).
+    """Validates JSON values against one schema, compiled once; jsonschema runs only when a value may be invalid.
+
+    A valid value is recognised by the schema's quick check (:mod:`bee_hostkit._quickcheck`, compiled here once);
+    only a value it cannot vouch for goes through jsonschema, which decides and builds the detailed message. So
+    jsonschema is imported, and its validator built, on the first doubtful value (cold start stays light).
 
     ``subject`` prefixes every message (a tool name, or the name of an argument that carries embedded JSON) and
     ``noun`` names what a path points at ("argument", "field").
@@ -118,6 +123,7 @@ class SchemaValidator:
         self.noun = noun
         #: Refuse integers beyond ±MAX_SAFE_INTEGER (off where values are data compared exactly, as in queryJson).
         self.safe_integers = safe_integers
+        self._quick = compile_check(self.schema)
         self._validator: Any = None
 
     def _compiled(self) -> Any:
@@ -134,9 +140,11 @@ class SchemaValidator:
         Raises:
             BeeError: ``invalid_argument`` with the offending path and rule in details.
         """
+        self._check_values(value)
+        if self._quick is not None and self._quick(value):
+            return
         from jsonschema.exceptions import best_match
 
-        self._check_values(value)
         error = best_match(self._compiled().iter_errors(value))
         if error is not None:
             raise BeeError(

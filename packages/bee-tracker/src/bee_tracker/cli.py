@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -304,13 +305,16 @@ def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audien
 @tracker.command(name="import")
 @_home
 @_store
-@click.argument("source", type=click.File("rb"))
-def import_(home: Path | None, store_url: str | None, source: Any) -> None:
-    """Import Beads JSONL (e.g. .beads/issues.jsonl, or - for stdin): all of it, or nothing on a bad line."""
+@click.argument("source", type=click.Path(exists=True, allow_dash=True, path_type=Path))
+def import_(home: Path | None, store_url: str | None, source: Path) -> None:
+    """Import Beads data, all of it or nothing: a legacy issues.jsonl (or - for stdin), a bd backup directory
+    (.beads/backup), or a .beads directory (or the checkout holding one), whichever form it holds."""
+    from bee_tracker.store import sources
 
+    choice = sources.stdin() if str(source) == "-" else sources.choose(source)
     store = _local_store(_config(home, store_url))
     try:
-        report = store.import_lines(source)
+        report = store.import_from(choice)
     finally:
         store.close()
     click.echo(json.dumps(report, indent=2))
@@ -321,21 +325,33 @@ def import_(home: Path | None, store_url: str | None, source: Any) -> None:
 @_store
 @click.argument("target", required=False, type=click.Path(dir_okay=False, path_type=Path))
 def export(home: Path | None, store_url: str | None, target: Path | None) -> None:
-    """Export every issue as Beads JSONL to TARGET (written atomically) or stdout."""
+    """Export every issue as Beads JSONL (the legacy issues.jsonl form) to TARGET (written atomically) or stdout."""
     store = _local_store(_config(home, store_url))
+    count = 0
+
+    def encoded() -> Iterator[bytes]:
+        nonlocal count
+        batch: list[str] = []
+        for line in store.iter_export():
+            batch.append(line)
+            count += 1
+            if len(batch) >= 1000:
+                yield "".join(f"{item}\n" for item in batch).encode("utf-8")
+                batch.clear()
+        yield "".join(f"{item}\n" for item in batch).encode("utf-8")
+
     try:
-        lines = store.export_lines()
+        if target is None:
+            for piece in encoded():
+                click.echo(piece, nl=False)
+            return
+        from bee_hostkit.files import write_atomic
+
+        target = target.resolve()
+        write_atomic(target, encoded())
     finally:
         store.close()
-    text = "".join(line + "\n" for line in lines)
-    if target is None:
-        click.echo(text, nl=False)
-        return
-    from bee_hostkit.files import write_atomic
-
-    target = target.resolve()
-    write_atomic(target, text.encode("utf-8"))
-    click.echo(f"exported {counted(len(lines), 'line')} to {target}", err=True)
+    click.echo(f"exported {counted(count, 'line')} to {target}", err=True)
 
 
 def _operator() -> str:

@@ -55,7 +55,7 @@ NOT_WORK_TYPES: Final = ("merge-request", "gate", "molecule", "message", "agent"
 #: How Beads marks a deleted issue. Kept verbatim by import and export; never a live issue here.
 TOMBSTONE: Final = "tombstone"
 
-#: Known scalar fields, stored in columns, in the order Beads writes them.
+#: Known scalar fields, stored in columns (where a key goes in a written line: bee_tracker.store.bdjson).
 COLUMNS: Final = (
     "id",
     "title",
@@ -76,9 +76,6 @@ COLUMNS: Final = (
     "external_ref",
     "defer_until",
 )
-
-#: Where a key goes when an issue is written out fresh (keys of imported issues keep their original order).
-CANONICAL_ORDER: Final = (*COLUMNS[:12], "estimated_minutes", *COLUMNS[12:], "labels", "dependencies", "comments")
 
 # -- sizes --------------------------------------------------------------------------------------------------------
 # `get` must always return an issue whole within the 256 KiB result limit, where every string counts twice (in
@@ -131,6 +128,10 @@ def epoch(timestamp: str | None) -> float | None:
     """Seconds since the epoch for an RFC 3339 timestamp (any offset, up to nanoseconds), or None."""
     if not timestamp:
         return None
+    try:  # what Python reads as it is (Z, nanoseconds): most of what Beads writes, at a fraction of the cost
+        return datetime.fromisoformat(timestamp).timestamp()
+    except ValueError:
+        pass
     text = timestamp.strip().replace("Z", "+00:00").replace("z", "+00:00")
     # Python parses at most microseconds: trim longer fractions.
     text = _LEAP_SECOND.sub("59", re.sub(r"(\.\d{6})\d+", r"\1", text))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bee_core.context import CoreContext
-from bee_core.packet.items import build_item
+from bee_core.packet.items import measured_item
 from bee_core.packet.manifest import parse_manifest
 from bee_core.packet.pack import pack
 from bee_hostkit import Budget, Call
@@ -28,8 +28,9 @@ def bee_context_packet(ctx: CoreContext, call: Call[ContextPacketArgs]) -> Conte
     manifest = parse_manifest(args["manifestJson"])
     budget = Budget(args["budgetBytes"])
     items: dict[str, ContextPacketItem] = {}
+    pieces: dict[str, int] = {}
     for selection in manifest.ordered:
         deadline.check(f"reading {selection.path}")
-        items[selection.id] = build_item(ctx.files, selection, ctx.content, deadline)
+        items[selection.id], pieces[selection.id] = measured_item(ctx.files, selection, ctx.content, deadline)
     deadline.check("packing the result")
-    return pack(manifest, items, budget)
+    return pack(manifest, items, budget, pieces)

@@ -1,7 +1,7 @@
 """What Bee learns about file content, cached by the content's sha256.
 
 Keys are content hashes, so a repeat is fast and a changed file can never hit a stale entry: the file is always
-read and hashed, and only the work after that (decoding, outlining, rendering the outline as JSON) is reused.
+read and hashed, and only the work after that (text facts, the outline and its measured size) is reused.
 """
 
 from __future__ import annotations

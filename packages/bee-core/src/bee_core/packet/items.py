@@ -11,6 +11,7 @@ from bee_core.packet.manifest import Selection
 from bee_core.packet.outline import Outline, Symbol, outline
 from bee_core.packet.source import SourceFile, normalize_hash, read_source
 from bee_hostkit import ConfinedRoot, Deadline
+from bee_hostkit.results import piece_bytes
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.core import ContextPacketItem
@@ -20,6 +21,21 @@ def build_item(
     files: ConfinedRoot, selection: Selection, cache: ContentCache, deadline: Deadline | None = None
 ) -> ContextPacketItem:
     """The packet item for ``selection``, read from the checkout ``files``.
+
+    Raises:
+        BeeError: see :func:`measured_item`.
+    """
+    return measured_item(files, selection, cache, deadline)[0]
+
+
+def measured_item(
+    files: ConfinedRoot, selection: Selection, cache: ContentCache, deadline: Deadline | None = None
+) -> tuple[ContextPacketItem, int]:
+    """The packet item for ``selection`` and the bytes it adds to a result (its piece size, exact).
+
+    The file is always read and hashed; what depends only on the content — its text facts, its outline and the
+    outline's size — comes from ``cache``, so a repeat neither parses nor measures a whole outline again. Only an
+    outline, or a body of one symbol, needs the parse: a whole-file or line-range body never does.
 
     Raises:
         BeeError: what :func:`~bee_core.packet.source.read_source` raises (``outside_root`` among them);
@@ -49,33 +65,43 @@ def build_item(
     if source.lines is not None:
         item["lines"] = source.lines
     if selection.representation == "index" or source.binary:
-        return item  # a binary file is reported as binary: facts, never content
+        return item, piece_bytes(item)  # a binary file is reported as binary: facts, never content
     if source.data is None:
         raise invalid(
             f"{selection.describe()} is {source.size} bytes, too large to outline or return as a body; "
             "use representation index",
             path=selection.path,
         )
-    file_outline = cache.outline(source.sha256, source.language, lambda: outline(source.language, source.data or b""))
     if selection.representation == "outline":
+        file_outline = _outline_of(source, cache)
         item["outlineSource"] = file_outline.source
-        if selection.symbol is None:
-            item["symbols"] = file_outline.symbols
-        else:
+        if selection.symbol is not None:
             qualified, symbol = _find_symbol(selection, file_outline)
             item["symbol"] = qualified
             item["symbols"] = [symbol]
-        return item
-    return _body(item, selection, source, file_outline)
+            return item, piece_bytes(item)
+        # The shared symbol list is counted from its cached size: the item is measured with an empty list.
+        item["symbols"] = []
+        frame = piece_bytes(item)
+        item["symbols"] = file_outline.symbols
+        return item, frame - _EMPTY_LIST + file_outline.symbols_bytes
+    item = _body(item, selection, source, cache)
+    return item, piece_bytes(item)
 
 
-def _body(
-    item: ContextPacketItem, selection: Selection, source: SourceFile, file_outline: Outline
-) -> ContextPacketItem:
+#: What an empty list adds to a result: ``[]`` in each copy.
+_EMPTY_LIST = piece_bytes([])
+
+
+def _outline_of(source: SourceFile, cache: ContentCache) -> Outline:
+    return cache.outline(source.sha256, source.language, lambda: outline(source.language, source.data or b""))
+
+
+def _body(item: ContextPacketItem, selection: Selection, source: SourceFile, cache: ContentCache) -> ContextPacketItem:
     text = source.text
     total = source.lines or 0
     if selection.symbol is not None:
-        qualified, symbol = _find_symbol(selection, file_outline)
+        qualified, symbol = _find_symbol(selection, _outline_of(source, cache))
         start, end = symbol["startLine"], symbol["endLine"]
         item["symbol"] = qualified
     elif selection.line_range is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -204,8 +205,12 @@ EXTENSIONS: dict[str, str] = {
 }
 
 
+@lru_cache(maxsize=4096)
 def language_of(path: str) -> str:
-    """The language name for a repository path: a tree-sitter grammar, ``markdown``, or ``text``."""
+    """The language name for a repository path: a tree-sitter grammar, ``markdown``, or ``text``.
+
+    Memoized: a packet asks for every selection's path on every call, and the answer depends on the path alone.
+    """
     return EXTENSIONS.get(PurePosixPath(path).suffix.lower(), "text")
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 from bee_core.packet.languages import GRAMMARS, Grammar, parser_for
+from bee_hostkit.results import piece_bytes
 
 #: Bumped when the outline shape changes, so cached outlines of the old shape are never served.
 OUTLINE_VERSION = 1
@@ -62,6 +64,15 @@ class Outline:
 
     source: OutlineSource
     symbols: list[Symbol]
+
+    @cached_property
+    def symbols_bytes(self) -> int:
+        """What the symbol list adds to a result (:func:`~bee_hostkit.results.piece_bytes`), measured once.
+
+        Outlines are cached by content hash and never mutated, so every packet that carries this one counts its
+        symbols from this number instead of serializing them again.
+        """
+        return piece_bytes(self.symbols)
 
     def _walk(self) -> list[tuple[str, Symbol]]:
         pairs: list[tuple[str, Symbol]] = []

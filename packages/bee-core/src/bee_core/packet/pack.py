@@ -7,11 +7,13 @@ added in dependency order while they fit; one whose dependency was left out is l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
 from bee_core.packet.manifest import Manifest, Selection
 from bee_hostkit import Budget, with_size
-from bee_hostkit.results import piece_bytes
+from bee_hostkit.budget import own_size
+from bee_hostkit.results import list_bytes, piece_bytes, result_bytes
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.core import ContextPacketItem, ContextPacketOmittedItem, ContextPacketResult
@@ -40,45 +42,86 @@ def _result(
     }
 
 
-def pack(manifest: Manifest, items: dict[str, ContextPacketItem], budget: Budget) -> ContextPacketResult:
+class _Sizes:
+    """Exact result sizes counted from the pieces already measured: nothing assembled is serialized again.
+
+    A result's size is its frame (the result with both lists empty and resultBytes 0, a few dozen bytes) plus
+    what each list's entries add (:func:`~bee_hostkit.results.list_bytes`).
+    """
+
+    def __init__(self, budget: Budget, costs: Mapping[str, int]) -> None:
+        self.budget = budget
+        self.costs = costs  # an item's piece plus its separator: the bytes including it adds
+        self._frames: dict[PacketStatus, int] = {}
+        self._omissions: dict[tuple[str, OmissionReason], tuple[ContextPacketOmittedItem, int]] = {}
+
+    def frame(self, status: PacketStatus) -> int:
+        if status not in self._frames:
+            self._frames[status] = result_bytes(_result(status, self.budget, [], []))
+        return self._frames[status]
+
+    def omission(self, selection: Selection, reason: OmissionReason) -> tuple[ContextPacketOmittedItem, int]:
+        """The omission entry for ``selection`` and its piece size, made once per reason."""
+        key = (selection.id, reason)
+        if key not in self._omissions:
+            entry = _omission(selection, reason, self.costs[selection.id])
+            self._omissions[key] = (entry, piece_bytes(entry))
+        return self._omissions[key]
+
+    def at_zero(self, status: PacketStatus, delivered: list[str], omission_pieces: list[int]) -> int:
+        """The size of the result with these entries while its resultBytes is 0."""
+        items = list_bytes(self.costs[sid] - _SEPARATOR for sid in delivered)
+        return self.frame(status) + items + list_bytes(omission_pieces)
+
+
+def pack(
+    manifest: Manifest,
+    items: dict[str, ContextPacketItem],
+    budget: Budget,
+    pieces: Mapping[str, int] | None = None,
+) -> ContextPacketResult:
     """The packet result for ``items`` (keyed by selection id) under ``budget``.
+
+    ``pieces`` holds each item's :func:`~bee_hostkit.results.piece_bytes` when the caller measured them while
+    building the items; missing ones are measured here. Sizes are then counted, not re-serialized, and exact.
 
     Raises:
         BeeError: ``budget_exceeded`` when even the needs_refinement listing does not fit.
     """
+    known = pieces or {}
+    costs = {sid: (known[sid] if sid in known else piece_bytes(item)) + _SEPARATOR for sid, item in items.items()}
+    sizes = _Sizes(budget, costs)
     needed = manifest.needed_ids()
-    costs = {sid: piece_bytes(item) + _SEPARATOR for sid, item in items.items()}
     ordered = manifest.ordered
 
     chosen = [s for s in ordered if s.id in needed]
     optional = [s for s in ordered if s.id not in needed]
-    smallest = with_size(
-        _result(
+    smallest = own_size(
+        sizes.at_zero(
             "incomplete" if optional else "complete",
-            budget,
-            [items[s.id] for s in chosen],
-            [_omission(s, "budget", costs[s.id]) for s in optional],
+            [s.id for s in chosen],
+            [sizes.omission(s, "budget")[1] for s in optional],
         )
     )
-    if smallest["resultBytes"] > budget.limit:
-        return _needs_refinement(manifest, costs, budget, smallest["resultBytes"])
+    if smallest > budget.limit:
+        return _needs_refinement(manifest, sizes, smallest)
 
     included = {s.id for s in chosen}
-    size = smallest["resultBytes"]
+    size = smallest
     for selection in optional:
         if not all(dep in included for dep in selection.depends_on):
             continue
         # Including it adds the item and drops its omission entry.
-        delta = costs[selection.id] - (piece_bytes(_omission(selection, "budget", costs[selection.id])) + _SEPARATOR)
+        delta = costs[selection.id] - (sizes.omission(selection, "budget")[1] + _SEPARATOR)
         if size + delta + 8 <= budget.limit:  # 8: room for resultBytes to grow a few digits
             included.add(selection.id)
             size += delta
 
     while True:
-        result = _assemble(ordered, items, costs, included, budget)
+        result = _assemble(ordered, items, sizes, included)
         if result["resultBytes"] <= budget.limit:
             return result
-        # The estimate was off by a few bytes: give back the last optional item and measure again.
+        # The estimate was off by a few bytes: give back the last optional item and count again.
         last_optional = [s.id for s in ordered if s.id in included and s.id not in needed][-1]
         included.discard(last_optional)
 
@@ -86,33 +129,41 @@ def pack(manifest: Manifest, items: dict[str, ContextPacketItem], budget: Budget
 def _assemble(
     ordered: tuple[Selection, ...],
     items: dict[str, ContextPacketItem],
-    costs: dict[str, int],
+    sizes: _Sizes,
     included: set[str],
-    budget: Budget,
 ) -> ContextPacketResult:
     delivered: list[ContextPacketItem] = []
     omitted: list[ContextPacketOmittedItem] = []
-    present: set[str] = set()
+    omission_pieces: list[int] = []
+    present: list[str] = []  # in delivery order, for counting
     for selection in ordered:
         if selection.id in included and all(dep in present for dep in selection.depends_on):
             delivered.append(items[selection.id])
-            present.add(selection.id)
+            present.append(selection.id)
         else:
             dropped_dependency = any(dep not in present for dep in selection.depends_on)
             reason: OmissionReason = "dependency_omitted" if dropped_dependency else "budget"
-            omitted.append(_omission(selection, reason, costs[selection.id]))
+            entry, piece = sizes.omission(selection, reason)
+            omitted.append(entry)
+            omission_pieces.append(piece)
     status: PacketStatus = "complete" if not omitted else "incomplete"
-    return with_size(_result(status, budget, delivered, omitted))
+    result = _result(status, sizes.budget, delivered, omitted)
+    return with_size(result, size_at_zero=sizes.at_zero(status, present, omission_pieces))
 
 
-def _needs_refinement(manifest: Manifest, costs: dict[str, int], budget: Budget, smallest: int) -> ContextPacketResult:
-    omitted = [
-        _omission(selection, "dependency_omitted" if selection.depends_on else "budget", costs[selection.id])
-        for selection in manifest.ordered
-    ]
-    result = _result("needs_refinement", budget, [], omitted)
+def _needs_refinement(manifest: Manifest, sizes: _Sizes, smallest: int) -> ContextPacketResult:
+    budget = sizes.budget
+    omitted = []
+    pieces = []
+    for selection in manifest.ordered:
+        entry, piece = sizes.omission(selection, "dependency_omitted" if selection.depends_on else "budget")
+        omitted.append(entry)
+        pieces.append(piece)
+    result = _result("needs_refinement", budget, [], [])
     result["overByBytes"] = smallest - budget.limit
-    with_size(result)
+    frame = result_bytes(result)
+    result["omitted"] = omitted
+    with_size(result, size_at_zero=frame + list_bytes(pieces))
     if result["resultBytes"] > budget.limit:
         raise budget.exceeded(
             result["resultBytes"],

@@ -6,7 +6,7 @@ above them writes each statement once. Driver exceptions never leave this layer 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -22,6 +22,30 @@ class Tx(Protocol):
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Execute and return the number of rows affected."""
+        ...
+
+    def load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, skip_duplicates: bool) -> None:
+        """Insert ``rows`` (values of ``columns``) into ``table`` at once: a bulk load, not a round trip per row.
+
+        With ``skip_duplicates`` a row whose key is already there is left out instead of failing the load.
+        """
+        ...
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[Row]:
+        """The rows of a query as the database hands them out, never all in memory at once.
+
+        Other statements may run in the same transaction while the stream is read.
+        """
+        ...
+
+    def pause_search_index(self) -> None:
+        """Stop indexing issues for search as they are inserted, until :meth:`resume_search_index` (a bulk load
+        indexes them all at once, several times cheaper)."""
+        ...
+
+    def resume_search_index(self, from_position: int) -> None:
+        """Index the issues inserted since :meth:`pause_search_index` (those at ``from_position`` or later) and
+        index each insert again."""
         ...
 
     def lock_issue(self, issue_id: str) -> None:

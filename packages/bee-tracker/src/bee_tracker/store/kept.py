@@ -1,10 +1,10 @@
 """Lines import keeps verbatim without making them live issues, and the deletions among them.
 
 Beads carries deletions through git as tombstones (``"status":"tombstone"`` lines), and its files may hold other
-records: ``{"_type":"memory",…}`` lines, header lines such as ``{"_schema":…}``. The tracker keeps every such line
-exactly as it came, at its position, so an export writes it back byte for byte; none of them ever becomes an
-issue. A tombstone also reserves its id: the issue is deleted, so reads and writes of it answer ``not_found``
-saying so, and new issues never take the id.
+records: ``{"_type":"memory",…}`` lines, header lines such as ``{"_schema":…}`` (what each line is:
+:mod:`.linekinds`). The tracker keeps every such line exactly as it came, at its position, so an export writes it
+back byte for byte; none of them ever becomes an issue. A tombstone also reserves its id: the issue is deleted, so
+reads and writes of it answer ``not_found`` saying so, and new issues never take the id.
 """
 
 from __future__ import annotations
@@ -17,25 +17,11 @@ from bee_contracts import BeeError, ErrorCode
 from bee_tracker.model import TOMBSTONE
 from bee_tracker.store.db import Tx
 
-#: ``kind`` of a line whose id an earlier line of the same file already took (Beads keeps the first, too).
+#: ``kind`` of a line for an id another line of the same file has the last word on.
 SHADOWED: Final = "shadowed"
-#: ``kind`` of a line with no id whose keys all start with ``_`` (a header such as ``{"_schema":…}``).
-HEADER: Final = "header"
 
 #: The soft-delete fields Beads writes on a tombstone, reported when an id turns out to be deleted.
 _DELETION_FIELDS = ("deleted_at", "deleted_by", "delete_reason")
-
-
-def kind_of(record: dict[str, Any]) -> str | None:
-    """What a parsed line is when it is not a live issue (``tombstone``, ``memory``, ``header``, …), else None."""
-    declared = record.get("_type", "issue")
-    if declared != "issue":
-        return str(declared)
-    if record.get("status") == TOMBSTONE:
-        return TOMBSTONE
-    if "id" not in record and record and all(str(key).startswith("_") for key in record):
-        return HEADER
-    return None
 
 
 def identity_of(record: dict[str, Any], line: str) -> str:
@@ -48,13 +34,6 @@ def identity_of(record: dict[str, Any], line: str) -> str:
             named = f"{name}:{value}"
             break
     return hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def insert(tx: Tx, *, position: int, kind: str, issue_id: str | None, identity: str, line: str) -> None:
-    tx.run(
-        "INSERT INTO kept_records (position, kind, issue_id, identity, line) VALUES (?, ?, ?, ?, ?)",
-        [position, kind, issue_id, identity, line],
-    )
 
 
 def tombstone(tx: Tx, issue_id: str) -> dict[str, Any] | None:
@@ -86,9 +65,3 @@ def missing(tx: Tx, issue_id: str, *, role: str = "issue") -> BeeError:
         f"{role} {issue_id} was deleted{when}{who} (a Beads tombstone); it can no longer be read or changed",
         details=details,
     )
-
-
-def lines(tx: Tx) -> list[tuple[int, str]]:
-    """Every kept line with its position, in order."""
-    rows = tx.rows("SELECT position, line FROM kept_records ORDER BY position, seq")
-    return [(int(position), line) for position, line in rows]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -19,6 +20,10 @@ _MIGRATION_LOCK = 0x62656501
 _GRAPH_LOCK = 0x62656502
 _NAME_LOCKS = 0x62656503
 _PLACEHOLDER = re.compile(r"\?")
+#: Rows a streamed query fetches from the server at a time.
+_STREAM_ROWS = 2000
+#: Names for server-side cursors (unique within a connection).
+_CURSORS = itertools.count()
 
 
 def _sql(statement: str) -> str:
@@ -39,6 +44,33 @@ class _PgTx:
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(_sql(sql), tuple(params)).rowcount
+
+    def load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, skip_duplicates: bool) -> None:
+        names = ", ".join(columns)
+        with self.conn.cursor() as cursor:
+            if skip_duplicates:  # COPY cannot skip a row; executemany runs the batch in one pipeline
+                cursor.executemany(
+                    f"INSERT INTO {table} ({names}) VALUES ({', '.join('%s' for _ in columns)}) ON CONFLICT DO NOTHING",
+                    [tuple(row) for row in rows],
+                )
+                return
+            # COPY: a third less time than the same rows as INSERTs (measured on the issues table).
+            with cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[Row]:
+        # A server-side cursor: the result stays on the server and arrives in pieces of itersize rows.
+        with self.conn.cursor(name=f"bee_stream_{next(_CURSORS)}") as cursor:
+            cursor.itersize = _STREAM_ROWS
+            cursor.execute(_sql(sql), tuple(params))
+            yield from cursor
+
+    def pause_search_index(self) -> None:
+        """Nothing to do: the search column is computed by PostgreSQL as each row is written."""
+
+    def resume_search_index(self, from_position: int) -> None:
+        """Nothing to do, for the same reason."""
 
     def lock_issue(self, issue_id: str) -> None:
         self.conn.execute("SELECT 1 FROM issues WHERE id = %s FOR UPDATE", (issue_id,))

@@ -1,4 +1,4 @@
-"""Turning rows into Beads-shaped issue dicts and back, and writing JSONL the way Beads does."""
+"""Turning rows into Beads-shaped issue dicts: one issue, or many at once for an export."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from bee_tracker.model import CANONICAL_ORDER, COLUMNS
+from bee_tracker.model import COLUMNS
+from bee_tracker.store import bdjson
 from bee_tracker.store.db import Row, Tx
 
 if TYPE_CHECKING:
@@ -18,18 +19,6 @@ ISSUE_SELECT = ", ".join(f"i.{c}" for c in COLUMNS) + (
     ", i.extra, i.key_order, i.raw_line, i.raw_revision, i.state_revision, i.activity_revision, i.last_activity_at"
 )
 _BOOKKEEPING = len(COLUMNS)
-
-
-def go_json(value: Any) -> str:
-    """Compact JSON escaped like Go's encoding/json (``<``, ``>``, ``&``, U+2028/9), which is what Beads writes."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return (
-        text.replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
 
 
 class Revisions(TypedDict):
@@ -82,76 +71,114 @@ def labels_of(tx: Tx, issue_id: str) -> list[str]:
     return [r[0] for r in tx.rows("SELECT label FROM labels WHERE issue_id = ? ORDER BY position, label", [issue_id])]
 
 
+def _dependency(issue_id: str, row: Row) -> dict[str, Any]:
+    depends_on, kind, created_at, created_by, metadata, extra = row
+    record: dict[str, Any] = {"issue_id": issue_id, "depends_on_id": depends_on, "type": kind}
+    if created_at is not None:
+        record["created_at"] = created_at
+    if created_by is not None:
+        record["created_by"] = created_by
+    if metadata is not None:
+        record["metadata"] = json.loads(metadata)
+    record.update(json.loads(extra) if extra else {})
+    return record
+
+
+def _comment(issue_id: str, row: Row) -> dict[str, Any]:
+    comment_id, int_id, author, text, created_at, extra = row[:6]
+    record: dict[str, Any] = {"id": int_id if int_id is not None and str(int_id) == comment_id else comment_id}
+    record["issue_id"] = issue_id
+    if author is not None:
+        record["author"] = author
+    record["text"] = text
+    if created_at is not None:
+        record["created_at"] = created_at
+    record.update(json.loads(extra) if extra else {})
+    return record
+
+
+_DEPENDENCY_COLUMNS = "depends_on_id, type, created_at, created_by, metadata, extra"
+_COMMENT_COLUMNS = "comment_id, int_id, author, text, created_at, extra"
+
+
 def dependencies_of(tx: Tx, issue_id: str) -> list[dict[str, Any]]:
     """The issue's own dependency records, as Beads writes them in its line."""
-    records = []
-    for depends_on, kind, created_at, created_by, metadata, extra in tx.rows(
-        "SELECT depends_on_id, type, created_at, created_by, metadata, extra FROM dependencies "
-        "WHERE issue_id = ? ORDER BY position",
-        [issue_id],
-    ):
-        record: dict[str, Any] = {"issue_id": issue_id, "depends_on_id": depends_on, "type": kind}
-        if created_at is not None:
-            record["created_at"] = created_at
-        if created_by is not None:
-            record["created_by"] = created_by
-        if metadata is not None:
-            record["metadata"] = json.loads(metadata)
-        record.update(json.loads(extra) if extra else {})
-        records.append(record)
-    return records
+    rows = tx.rows(f"SELECT {_DEPENDENCY_COLUMNS} FROM dependencies WHERE issue_id = ? ORDER BY position", [issue_id])
+    return [_dependency(issue_id, row) for row in rows]
 
 
 def comments_of(tx: Tx, issue_id: str, *, last: int | None = None) -> list[dict[str, Any]]:
-    sql = "SELECT comment_id, int_id, author, text, created_at, extra FROM comments WHERE issue_id = ? ORDER BY seq"
+    sql = f"SELECT {_COMMENT_COLUMNS} FROM comments WHERE issue_id = ? ORDER BY seq"
     params: list[Any] = [issue_id]
     if last is not None:
         sql = (
-            "SELECT * FROM (SELECT comment_id, int_id, author, text, created_at, extra, seq FROM comments "
+            f"SELECT * FROM (SELECT {_COMMENT_COLUMNS}, seq FROM comments "
             "WHERE issue_id = ? ORDER BY seq DESC LIMIT ?) recent ORDER BY seq"
         )
         params.append(last)
-    records = []
-    for row in tx.rows(sql, params):
-        comment_id, int_id, author, text, created_at, extra = row[:6]
-        record: dict[str, Any] = {"id": int_id if int_id is not None and str(int_id) == comment_id else comment_id}
-        record["issue_id"] = issue_id
-        if author is not None:
-            record["author"] = author
-        record["text"] = text
-        if created_at is not None:
-            record["created_at"] = created_at
-        record.update(json.loads(extra) if extra else {})
-        records.append(record)
-    return records
+    return [_comment(issue_id, row) for row in tx.rows(sql, params)]
+
+
+def _assemble(
+    issue: IssueRow, labels: list[str], dependencies: list[dict[str, Any]], comments: list[dict[str, Any]]
+) -> dict[str, Any]:
+    values: dict[str, Any] = {k: v for k, v in issue.fields.items() if v is not None}
+    values.update(issue.extra)
+    if labels:
+        values["labels"] = labels
+    if dependencies:
+        values["dependencies"] = dependencies
+    if comments:
+        values["comments"] = comments
+    return bdjson.place(values, issue.key_order)
 
 
 def beads_record(tx: Tx, issue: IssueRow, *, comments_last: int | None = None) -> dict[str, Any]:
-    """The issue as a Beads JSONL object: columns that are set, kept extra keys, labels, dependencies, comments."""
-    values: dict[str, Any] = {k: v for k, v in issue.fields.items() if v is not None}
-    values.update(issue.extra)
-    labels = labels_of(tx, issue.id)
-    if labels:
-        values["labels"] = labels
-    dependencies = dependencies_of(tx, issue.id)
-    if dependencies:
-        values["dependencies"] = dependencies
-    comments = comments_of(tx, issue.id, last=comments_last)
-    if comments:
-        values["comments"] = comments
-    return ordered(values, issue.key_order)
+    """The issue as a Beads JSONL object: columns that are set, kept extra keys, labels, dependencies, comments;
+    keys in the order of its imported line, new ones where bd puts them (:func:`.bdjson.place`)."""
+    return _assemble(
+        issue,
+        labels_of(tx, issue.id),
+        dependencies_of(tx, issue.id),
+        comments_of(tx, issue.id, last=comments_last),
+    )
+
+
+def beads_records(tx: Tx, issue_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """:func:`beads_record` of many issues, with one query per table for all of them (an export's pace)."""
+    if not issue_ids:
+        return {}
+    marks = ", ".join("?" for _ in issue_ids)
+    issues = [
+        IssueRow(row) for row in tx.rows(f"SELECT {ISSUE_SELECT} FROM issues i WHERE i.id IN ({marks})", issue_ids)
+    ]
+    labels: dict[str, list[str]] = {}
+    for issue_id, label in tx.rows(
+        f"SELECT issue_id, label FROM labels WHERE issue_id IN ({marks}) ORDER BY issue_id, position, label", issue_ids
+    ):
+        labels.setdefault(issue_id, []).append(label)
+    dependencies: dict[str, list[dict[str, Any]]] = {}
+    for row in tx.rows(
+        f"SELECT issue_id, {_DEPENDENCY_COLUMNS} FROM dependencies WHERE issue_id IN ({marks}) "
+        "ORDER BY issue_id, position",
+        issue_ids,
+    ):
+        dependencies.setdefault(row[0], []).append(_dependency(row[0], row[1:]))
+    comments: dict[str, list[dict[str, Any]]] = {}
+    for row in tx.rows(
+        f"SELECT issue_id, {_COMMENT_COLUMNS} FROM comments WHERE issue_id IN ({marks}) ORDER BY issue_id, seq",
+        issue_ids,
+    ):
+        comments.setdefault(row[0], []).append(_comment(row[0], row[1:]))
+    return {
+        issue.id: _assemble(issue, labels.get(issue.id, []), dependencies.get(issue.id, []), comments.get(issue.id, []))
+        for issue in issues
+    }
 
 
 def ordered(values: dict[str, Any], key_order: Sequence[str] | None) -> dict[str, Any]:
-    """``values`` with keys in the imported order first, then Beads' canonical order, then the rest."""
-    out: dict[str, Any] = {}
-    for key in [*(key_order or ()), *CANONICAL_ORDER]:
-        if key in values and key not in out:
-            out[key] = values[key]
-    for key, value in values.items():
-        if key not in out:
-            out[key] = value
-    return out
+    """``values`` with keys in the imported order, new ones where bd puts them (:func:`.bdjson.place`)."""
+    return bdjson.place(values, key_order)
 
 
 def summary(issue: IssueRow, labels: list[str]) -> IssueSummary:

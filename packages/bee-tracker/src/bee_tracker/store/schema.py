@@ -25,6 +25,12 @@ _ISSUE_COLUMNS = """
   last_activity_at TEXT NOT NULL
 """
 
+#: Indexes each new issue for search on SQLite (a bulk import drops it and indexes its issues at once instead).
+SQLITE_FTS_INSERT_TRIGGER = """CREATE TRIGGER issues_fts_insert AFTER INSERT ON issues BEGIN
+  INSERT INTO issues_fts (rowid, title, description, design, acceptance_criteria, notes)
+  VALUES (new.rowid, new.title, new.description, new.design, new.acceptance_criteria, new.notes);
+END"""
+
 _COMMON = [
     "CREATE INDEX issues_ready ON issues (status, priority, created_epoch, id)",
     "CREATE INDEX issues_assignee ON issues (assignee)",
@@ -121,10 +127,7 @@ SQLITE: list[list[str]] = [
         "CREATE INDEX comments_int_id ON comments (int_id)",
         """CREATE VIRTUAL TABLE issues_fts USING fts5(
   title, description, design, acceptance_criteria, notes, tokenize = 'unicode61')""",
-        """CREATE TRIGGER issues_fts_insert AFTER INSERT ON issues BEGIN
-  INSERT INTO issues_fts (rowid, title, description, design, acceptance_criteria, notes)
-  VALUES (new.rowid, new.title, new.description, new.design, new.acceptance_criteria, new.notes);
-END""",
+        SQLITE_FTS_INSERT_TRIGGER,
         """CREATE TRIGGER issues_fts_update AFTER UPDATE OF title, description, design, acceptance_criteria, notes
   ON issues BEGIN
   DELETE FROM issues_fts WHERE rowid = old.rowid;

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any, TypeVar, cast
 
 from bee_contracts import BeeError, ErrorCode, invalid, load_catalog
 from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, now
-from bee_tracker.store import reads, transfer
+from bee_tracker.store import export, importing, reads, sources, transfer
 from bee_tracker.store.db import Database, Tx
 from bee_tracker.store.ops import Read, Write
 from bee_tracker.store.text import unstorable
@@ -179,31 +179,26 @@ class SqlStore:
     # -- Beads JSONL -----------------------------------------------------------------------------------------
 
     def import_lines(self, lines: Iterable[str | bytes]) -> dict[str, Any]:
-        """Import Beads JSONL, all or nothing (see :mod:`.transfer`); return the report.
+        """Import the lines of a legacy Beads JSONL file, all or nothing (see :mod:`.legacy`); return the report.
 
         Raises:
-            BeeError: ``invalid_argument`` naming the first bad line, before anything is written.
+            BeeError: ``invalid_argument`` naming the first bad line; nothing is written then.
         """
-        parsed = transfer.parse_lines(lines)
+        return self.import_from(sources.from_lines(lines))
+
+    def import_from(self, choice: sources.Choice) -> dict[str, Any]:
+        """Import what ``choice`` names in one write transaction (see :mod:`.importing`)."""
         with self.db.write() as tx:
-            if self._prefix is None and tx.row("SELECT value FROM meta WHERE key = 'prefix'") is None:
-                prefix = _common_prefix(line.record.get("id") for line in parsed if line.kind is None)
-                if prefix:
-                    tx.run("INSERT INTO meta (key, value) VALUES ('prefix', ?)", [prefix])
-            report = transfer.import_records(tx, parsed, self.prefix(tx)).as_dict()
+            report = importing.run_import(tx, choice, configured_prefix=self._prefix)
         # A bulk load changes the data's shape: without fresh statistics the planner can pick a full sort for ready.
         self.db.analyze()
         return report
 
     def export_lines(self) -> list[str]:
+        """Every line of the export (see :mod:`.export`), in memory: for tests and small stores."""
+        return list(self.iter_export())
+
+    def iter_export(self) -> Iterator[str]:
+        """The lines of the export as they are read, in one read transaction held until the last is taken."""
         with self.db.read() as tx:
-            return list(transfer.export_lines(tx))
-
-
-def _common_prefix(ids: Iterable[Any]) -> str | None:
-    counts: dict[str, int] = {}
-    for issue_id in ids:
-        if isinstance(issue_id, str) and "-" in issue_id:
-            stem = issue_id.split(".", 1)[0].rsplit("-", 1)[0]
-            counts[stem] = counts.get(stem, 0) + 1
-    return max(counts, key=lambda k: counts[k]) if counts else None
+            yield from export.export_lines(tx)

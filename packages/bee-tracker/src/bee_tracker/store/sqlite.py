@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,33 @@ class _SqliteTx:
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, tuple(params)).rowcount
+
+    def load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, skip_duplicates: bool) -> None:
+        skip = " ON CONFLICT DO NOTHING" if skip_duplicates else ""
+        self.conn.executemany(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)}){skip}", rows
+        )
+
+    def stream(self, sql: str, params: Sequence[Any] = ()) -> Iterator[Row]:
+        # A cursor of its own: SQLite steps it row by row while other statements run on the connection.
+        cursor = self.conn.execute(sql, tuple(params))
+        try:
+            yield from cursor
+        finally:
+            cursor.close()
+
+    def pause_search_index(self) -> None:
+        # Dropped inside the transaction: other connections never see the table without its trigger, and a
+        # rollback brings it back.
+        self.conn.execute("DROP TRIGGER issues_fts_insert")
+
+    def resume_search_index(self, from_position: int) -> None:
+        self.conn.execute(
+            "INSERT INTO issues_fts (rowid, title, description, design, acceptance_criteria, notes) "
+            "SELECT rowid, title, description, design, acceptance_criteria, notes FROM issues WHERE position >= ?",
+            (from_position,),
+        )
+        self.conn.execute(schema.SQLITE_FTS_INSERT_TRIGGER)
 
     def lock_issue(self, issue_id: str) -> None:
         """Nothing to do: BEGIN IMMEDIATE already holds the database's single write lock."""

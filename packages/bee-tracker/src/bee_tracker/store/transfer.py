@@ -1,48 +1,74 @@
-"""Beads JSONL in and out: a lenient, all-or-nothing import and an export that gives back every line it took.
+"""Beads data in: one import, in one transaction, whatever form it comes in (see :mod:`.sources`).
 
-Import keeps every key (unknown ones verbatim), gives a line without an id a fresh one, and keeps dependencies on
-ids that do not exist. Lines that are not live issues — tombstones, ``_type`` records other than issues (memories),
-header lines such as ``{"_schema":…}``, and later lines for an id an earlier line of the same file already took —
-are kept verbatim at their position (:mod:`.kept`). Every issue remembers its line exactly as it came: an issue
-nobody has touched since is exported byte for byte; a touched one is rebuilt with its keys in their original order
-and escaped the way Beads (Go) escapes JSON. Export follows import order, then id.
-
-Which line wins for an id (documented in docs/hosts/tracker.md): within one file the first live line is the issue
-and later ones are kept verbatim as shadowed; a tombstone anywhere in the file deletes the id (the live lines are
-kept as shadowed); across imports, a file's lines for an id replace what an earlier import kept for it, except that
-an id the store holds as deleted is not brought back by a live line (the line is skipped and reported).
+:class:`Run` is what every form's importer shares: positions (an export writes issues and kept lines back in the
+order they came), the report, batched inserts (:mod:`.bulk`), the checks every issue passes, and the end of the
+import — ids for issues that came without one, the id prefix, the custom statuses and types, the comment ids. The
+legacy file is read by :mod:`.legacy`, the backup's tables by :mod:`.backup`, and :mod:`.importing` chooses between
+them; nothing is held in memory beyond a batch of rows and a small entry per id.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
-from bee_contracts import invalid
-from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, COLUMNS, TOMBSTONE, epoch, now
-from bee_tracker.store import bounds, kept
+from bee_contracts import BeeError, invalid
+from bee_tracker.model import (
+    BUILTIN_STATUSES,
+    BUILTIN_TYPES,
+    COLUMNS,
+    COMMENTS_MAX_BYTES,
+    ISSUE_MAX_BYTES,
+    TOMBSTONE,
+    epoch,
+    now,
+)
+from bee_tracker.store import bdjson, bounds, ids
+from bee_tracker.store.bulk import Bulk, Target
 from bee_tracker.store.db import Tx
-from bee_tracker.store.ids import new_id
-from bee_tracker.store.records import ISSUE_SELECT, IssueRow, beads_record, go_json
-from bee_tracker.store.text import unstorable
+from bee_tracker.store.text import MAX_DEPTH, unstorable
 
-_RELATIONS = ("labels", "dependencies", "comments")
 #: Longest id the tools can address (their ``id`` arguments allow 200 characters).
-_MAX_ID_CHARS = 200
+MAX_ID_CHARS: Final = 200
+_RELATIONS = ("labels", "dependencies", "comments")
+#: Columns that always hold a value, and the value an issue gets when its line has none (or null). A missing
+#: priority is 0, as in Beads (Go reads an absent number as zero).
+_REQUIRED: Final = {"title": "", "status": "open", "issue_type": "task"}
+_NO_PRIORITY: Final = 0
+#: ``kind`` of a kept line standing in for an issue that came without an id until the import gives it one.
+PENDING: Final = "pending"
+#: A line at most this long cannot hold an issue or a comment over its cap (get counts text about three times).
+_SMALL_LINE_CHARS: Final = min(ISSUE_MAX_BYTES, COMMENTS_MAX_BYTES) // 4
 
-
-@dataclass(frozen=True)
-class Line:
-    """One parsed line of a Beads JSONL file."""
-
-    number: int
-    text: str
-    record: dict[str, Any]
-    #: What it is when not a live issue (``tombstone``, ``memory``, ``header``, …), else None.
-    kind: str | None
+_ISSUES = Target(
+    "issues",
+    (
+        *COLUMNS,
+        "created_epoch",
+        "defer_epoch",
+        "extra",
+        "key_order",
+        "raw_line",
+        "raw_revision",
+        "position",
+        "last_activity_at",
+    ),
+)
+# Labels and dependencies a file repeats (the same label twice, a backup's row twice) are taken once.
+_LABELS = Target("labels", ("issue_id", "label", "position"), skip_duplicates=True)
+_DEPENDENCIES = Target(
+    "dependencies",
+    ("issue_id", "depends_on_id", "type", "created_at", "created_by", "metadata", "extra", "position"),
+    skip_duplicates=True,
+)
+_COMMENTS = Target("comments", ("issue_id", "comment_id", "int_id", "author", "text", "created_at", "extra"))
+EVENTS: Final = Target("events", ("issue_id", "at", "actor", "tool", "changes"))
+_KEPT = Target("kept_records", ("position", "kind", "issue_id", "identity", "line"))
+_DEPENDENCY_KEYS = frozenset({"issue_id", "depends_on_id", "type", "created_at", "created_by", "metadata"})
+_COMMENT_KEYS = frozenset({"id", "issue_id", "author", "text", "created_at"})
 
 
 @dataclass
@@ -57,304 +83,347 @@ class ImportReport:
     shadowed: list[tuple[int, str]] = field(default_factory=list)
     skipped_deleted: list[tuple[int, str]] = field(default_factory=list)
     generated_ids: list[tuple[int, str]] = field(default_factory=list)
+    #: The form read and from where (:meth:`.sources.Choice.describe`).
+    source: dict[str, Any] = field(default_factory=dict)
+    #: Rows read per table of a backup.
+    tables: dict[str, int] = field(default_factory=dict)
+    #: Rows of a backup left out, per table, because the issue they belong to was not imported.
+    skipped_rows: Counter[str] = field(default_factory=Counter)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "imported": self.imported,
-            "replaced": self.replaced,
-            "tombstones": self.tombstones,
-            "deleted": self.deleted,
-            "otherRecords": dict(self.other),
-            "shadowed": [{"line": line, "id": issue_id} for line, issue_id in self.shadowed],
-            "skippedDeleted": [{"line": line, "id": issue_id} for line, issue_id in self.skipped_deleted],
-            "generatedIds": [{"line": line, "id": issue_id} for line, issue_id in self.generated_ids],
-        }
+        report: dict[str, Any] = {"source": self.source} if self.source else {}
+        report.update(
+            {
+                "imported": self.imported,
+                "replaced": self.replaced,
+                "tombstones": self.tombstones,
+                "deleted": self.deleted,
+                "otherRecords": dict(self.other),
+                "shadowed": [{"line": line, "id": issue_id} for line, issue_id in sorted(self.shadowed)],
+                "skippedDeleted": [{"line": line, "id": issue_id} for line, issue_id in sorted(self.skipped_deleted)],
+                "generatedIds": [{"line": line, "id": issue_id} for line, issue_id in self.generated_ids],
+            }
+        )
+        if self.tables:
+            report["tables"] = self.tables
+            report["skippedRows"] = dict(self.skipped_rows)
+        return report
 
 
-def _refuse(number: int, problem: str) -> Exception:
-    return invalid(f"line {number} {problem}; fix or remove it, then import again (nothing was imported)", line=number)
+def refuse(where: str, number: int, problem: str) -> BeeError:
+    """The error for a bad line: it names the line (and the file of a backup), and says nothing was imported."""
+    return invalid(
+        f"{where}line {number} {problem}; fix or remove it, then import again (nothing was imported)", line=number
+    )
 
 
-def parse_lines(lines: Iterable[str | bytes]) -> list[Line]:
-    """Parse and check every line first, so a bad one stops the import before anything is written.
-
-    Lines may be bytes (decoded as UTF-8 here, so a bad byte is reported with its line number) or text; a trailing
-    ``\\r\\n`` or ``\\n`` is dropped, and blank lines are skipped.
-
-    Raises:
-        BeeError: ``invalid_argument`` naming the first bad line: not UTF-8, not a JSON object, an id over 200
-            characters, text the store cannot hold (NUL, unpaired surrogates), or an issue over its size cap.
-    """
-    parsed = []
-    for number, raw in enumerate(lines, start=1):
-        try:
-            decoded = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        except UnicodeDecodeError as exc:
-            raise _refuse(number, f"is not valid UTF-8 (byte {exc.start + 1} of the line)") from None
-        text = decoded.rstrip("\r\n")
-        if not text.strip():
-            continue
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise _refuse(number, f"is not valid JSON ({exc.msg} at column {exc.colno})") from None
-        except RecursionError:
-            raise _refuse(number, "nests JSON too deeply") from None
-        if not isinstance(value, dict):
-            raise _refuse(number, "is not a JSON object")
-        line = Line(number, text, value, kept.kind_of(value))
-        _check(line)
-        parsed.append(line)
-    return parsed
+#: JSON text of a value kept as text, with one encoder for the whole import (json.dumps makes one per call).
+_ENCODE: Final = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def _check(line: Line) -> None:
-    issue_id = line.record.get("id")
-    if isinstance(issue_id, str) and (len(issue_id) > _MAX_ID_CHARS or unstorable(issue_id)):
-        raise _refuse(line.number, f"has an id the tools could never address ({len(issue_id)} characters)")
-    if line.kind is not None:
-        return  # kept verbatim: only its line is stored
-    problem = unstorable(line.record)
-    if problem:
-        raise _refuse(line.number, f"holds {problem}, which the store cannot keep")
-    over = bounds.issue_overshoot(line.record)
+def text_of(value: Any) -> Any:
+    """A value for a text column: text or null as it is, anything else as its JSON."""
+    return value if value is None or type(value) is str else _ENCODE(value)
+
+
+def check_issue(record: dict[str, Any], line: str, where: str, number: int) -> None:
+    """Raises: BeeError: ``invalid_argument`` when the issue holds text the store cannot keep or is over a cap."""
+    # The full walks cost more than the rest of an import; a line that cannot hold a NUL, a lone surrogate, deep
+    # nesting or an oversized issue (NUL and surrogates reach a decoded line only as \\u escapes) skips them.
+    suspicious = "\\u0000" in line or "\\ud" in line or "\\uD" in line or line.count("{") + line.count("[") >= MAX_DEPTH
+    if suspicious:
+        problem = unstorable(record)
+        if problem:
+            raise refuse(where, number, f"holds {problem}, which the store cannot keep")
+    if len(line) <= _SMALL_LINE_CHARS:
+        return
+    over = bounds.issue_overshoot(record)
     if over > 0:
-        raise _refuse(line.number, f"is an issue {over} bytes over the cap that keeps every issue readable by get")
-    comments = line.record.get("comments")
+        raise refuse(where, number, f"is an issue {over} bytes over the cap that keeps every issue readable by get")
+    comments = record.get("comments")
     for comment in comments if isinstance(comments, list) else ():
         over = bounds.comment_overshoot(comment) if isinstance(comment, dict) else 0
         if over > 0:
-            raise _refuse(line.number, f"has a comment {over} bytes over the cap that keeps it readable by get")
+            raise refuse(where, number, f"has a comment {over} bytes over the cap that keeps it readable by get")
 
 
-def _text(value: Any) -> Any:
-    return value if value is None or isinstance(value, str) else json.dumps(value)
+def check_id(issue_id: Any, where: str, number: int) -> None:
+    """Raises: BeeError: ``invalid_argument`` for an id no tool could address."""
+    if type(issue_id) is not str:
+        return
+    # An ASCII id without NUL is storable: the full check only for the others.
+    if len(issue_id) > MAX_ID_CHARS or ((not issue_id.isascii() or "\x00" in issue_id) and unstorable(issue_id)):
+        raise refuse(where, number, f"has an id the tools could never address ({len(issue_id)} characters)")
 
 
-def _listed(value: Any) -> list[Any]:
-    """``value`` when it is a list, else nothing (such a relation is kept verbatim in extra instead)."""
-    return value if isinstance(value, list) else []
-
-
-def _id_of(record: dict[str, Any]) -> str | None:
-    """The line's id, when it has a usable one (a non-empty string)."""
+def id_of(record: dict[str, Any]) -> str | None:
+    """The record's id, when it has a usable one (a non-empty string)."""
     value = record.get("id")
     return value if isinstance(value, str) and value else None
 
 
-#: Columns that always hold a value, and the value an issue gets when its line has none (or null).
-_REQUIRED = {"title": "", "status": "open", "issue_type": "task"}
+def _stem(issue_id: str) -> str | None:
+    """The prefix of ``prefix-hash`` or ``prefix-hash.N``."""
+    head = issue_id.split(".", 1)[0]
+    return head.rsplit("-", 1)[0] if "-" in head else None
 
 
-_SKIP = "skip"
+class Run:
+    """One import in one transaction: positions, the report, batched inserts and the end of the import."""
 
-
-class _Importer:
-    """One import, in one transaction: the decisions of the module docstring, line by line."""
-
-    def __init__(self, tx: Tx, lines: list[Line], prefix: str) -> None:
+    def __init__(self, tx: Tx, *, configured_prefix: str | None) -> None:
         self.tx = tx
-        self.lines = lines
-        self.prefix = prefix
-        self.report = ImportReport()
+        self.configured_prefix = configured_prefix
         found = tx.row(
             "SELECT MAX(p) FROM (SELECT MAX(position) AS p FROM issues "
             "UNION ALL SELECT MAX(position) AS p FROM kept_records) positions"
         )
+        #: The first position of this import; earlier imports' issues and lines are all below it.
         self.base = int(found[0]) + 1 if found and found[0] is not None else 0
-        # Per id of the file: the line that counts (its first tombstone, else its first live line).
-        self.winner: dict[str, int] = {}
-        for index, line in enumerate(lines):
-            issue_id = _id_of(line.record)
-            if issue_id is None or line.kind not in (None, TOMBSTONE):
-                continue
-            current = self.winner.get(issue_id)
-            if current is None or (line.kind == TOMBSTONE and lines[current].kind != TOMBSTONE):
-                self.winner[issue_id] = index
-        #: Every id the file names, which a generated id must not take.
-        self.ids = {named for line in lines if (named := _id_of(line.record)) is not None}
-        self.fates: dict[str, str] = {}
-        self.other_seen: set[tuple[str, str]] = set()
-        self.statuses: list[str] = []
-        self.types: list[str] = []
+        self._next = self.base
+        #: Whether the store held anything before (if not, no id of this import can meet an earlier one).
+        self.prior = tx.row("SELECT 1 FROM issues UNION ALL SELECT 1 FROM kept_records LIMIT 1") is not None
+        self.report = ImportReport()
+        # Rows are written while the next are read, except on a store that holds data already: then the import
+        # also reads and deletes as it goes, which the writer thread would have to wait for at every line.
+        self.bulk = Bulk(tx, [_ISSUES, _LABELS, _DEPENDENCIES, _COMMENTS, _KEPT, EVENTS], background=not self.prior)
+        self.statuses: set[str] = set()
+        self.types: set[str] = set()
         self.highest_comment = 0
+        self.stems: Counter[str] = Counter()
+        #: The prefix a backup's config names (``issue_prefix``).
+        self.prefix_hint: str | None = None
+        #: How the first imported issue line is spelled, for lines written fresh later.
+        self.style: bdjson.LineStyle | None = None
+        #: Every id this import names, which an id it generates must not take.
+        self.named: set[str] = set()
+        self._key_orders: dict[tuple[str, ...], str] = {}
+        self._records: set[tuple[str, str]] = set()
+        tx.pause_search_index()  # indexed at once in finish()
 
-    def run(self) -> ImportReport:
-        for index, line in enumerate(self.lines):
-            position = self.base + index
-            named = _id_of(line.record)
-            if line.kind not in (None, TOMBSTONE) or (line.kind == TOMBSTONE and named is None):
-                self._keep_other(line, position)  # a tombstone without an id deletes nothing: kept as it is
-            elif named is None:
-                generated = new_id(self.tx, self.prefix, avoid=self.ids)
-                self.report.generated_ids.append((line.number, generated))
-                self._insert_issue(line, generated, position, raw_line=None)  # rebuilt on export: it has no id
-            elif self._fate(named) == _SKIP:
-                self.report.skipped_deleted.append((line.number, named))
-            elif self.winner[named] != index:
-                self._keep_id_line(line, named, position, kept.SHADOWED)
-                self.report.shadowed.append((line.number, named))
-            elif line.kind == TOMBSTONE:
-                self._keep_id_line(line, named, position, TOMBSTONE)
-                self.report.tombstones += 1
-            else:
-                self._insert_issue(line, named, position, raw_line=line.text)
-        register_vocabulary(self.tx, "custom_statuses", self.statuses, BUILTIN_STATUSES)
-        register_vocabulary(self.tx, "custom_types", self.types, BUILTIN_TYPES)
-        if self.highest_comment:
-            self.tx.reserve_comment_ids(self.highest_comment)  # new comment ids continue above imported ones
-        return self.report
+    def position(self) -> int:
+        """The next position (one per line read, in order)."""
+        position = self._next
+        self._next += 1
+        return position
 
-    def _fate(self, issue_id: str) -> str:
-        """Decide once per id what the file does with it, and drop what earlier imports left for it.
+    # -- writing ------------------------------------------------------------------------------------------------
 
-        A tombstone in the file deletes the id (its live issue, if any, is removed). Otherwise an id the store
-        holds as deleted stays deleted: the file's lines for it are skipped. Otherwise the file's lines replace
-        the issue and any lines kept for its id.
-        """
-        if issue_id in self.fates:
-            return self.fates[issue_id]
-        deletes = self.lines[self.winner[issue_id]].kind == TOMBSTONE
-        if not deletes and kept.tombstone(self.tx, issue_id) is not None:
-            fate = _SKIP
-        else:
-            fate = TOMBSTONE if deletes else "live"
-            self.tx.run("DELETE FROM kept_records WHERE issue_id = ?", [issue_id])
-            if self.tx.run("DELETE FROM issues WHERE id = ?", [issue_id]):
-                if deletes:
-                    self.report.deleted.append(issue_id)
-                else:
-                    self.report.replaced += 1
-        self.fates[issue_id] = fate
-        return fate
+    def keep(self, position: int, kind: str, issue_id: str | None, identity: str, line: str) -> None:
+        """Keep ``line`` verbatim at ``position`` (see :mod:`.kept`)."""
+        self.bulk.add(_KEPT, (position, kind, issue_id, identity, line))
 
-    def _keep_id_line(self, line: Line, issue_id: str, position: int, kind: str) -> None:
-        kept.insert(
-            self.tx,
-            position=position,
-            kind=kind,
-            issue_id=issue_id,
-            identity=kept.identity_of(line.record, line.text),
-            line=line.text,
-        )
+    def keep_record(self, position: int, kind: str, identity: str, line: str) -> None:
+        """Keep a record that is no issue (a memory, a header); the first of its kind and identity in this import
+        replaces what an earlier import kept for it, so importing the same data twice changes nothing."""
+        if (kind, identity) not in self._records:
+            self._records.add((kind, identity))
+            if self.prior:
+                self.tx.run(
+                    "DELETE FROM kept_records WHERE kind = ? AND identity = ? AND position < ?",
+                    [kind, identity, self.base],
+                )
+        self.keep(position, kind, None, identity, line)
+        self.report.other[kind] += 1
 
-    def _keep_other(self, line: Line, position: int) -> None:
-        """Keep a record that is not an issue; the first of its identity in this file replaces an earlier import's."""
-        assert line.kind is not None
-        identity = kept.identity_of(line.record, line.text)
-        if (line.kind, identity) not in self.other_seen:
-            self.other_seen.add((line.kind, identity))
-            self.tx.run("DELETE FROM kept_records WHERE kind = ? AND identity = ?", [line.kind, identity])
-        kept.insert(self.tx, position=position, kind=line.kind, issue_id=None, identity=identity, line=line.text)
-        self.report.other[line.kind] += 1
-
-    def _insert_issue(self, line: Line, issue_id: str, position: int, *, raw_line: str | None) -> None:
-        record = line.record
-        columns: dict[str, Any] = {c: _text(record.get(c)) for c in COLUMNS if c in record and c != "priority"}
-        columns["id"] = issue_id
-        priority = record.get("priority")
-        if isinstance(priority, int) and not isinstance(priority, bool) and -(2**31) <= priority < 2**31:
-            columns["priority"] = priority
+    def insert_issue(
+        self,
+        record: dict[str, Any],
+        issue_id: str,
+        position: int,
+        *,
+        raw_line: str | None,
+        key_order: list[str] | None = None,
+    ) -> None:
+        """Queue the issue ``record`` (a Beads issue object) with its labels, dependencies and comments."""
+        get = record.get
+        # text_of, inline: this runs for every column of every issue
+        values: dict[str, Any] = {c: v if (v := get(c)) is None or type(v) is str else _ENCODE(v) for c in COLUMNS}
+        values["id"] = issue_id
+        priority = get("priority")
+        wide = type(priority) is int and -(2**31) <= priority < 2**31
+        values["priority"] = priority if wide else _NO_PRIORITY
         for column, default in _REQUIRED.items():
-            if columns.get(column) is None:
-                columns[column] = default
+            if values[column] is None:
+                values[column] = default
         # Keys the tracker cannot use as they are stay verbatim in extra: a priority that is not a (32-bit) integer,
         # relations that are not lists. They are written back as they came.
         extra = {
             k: v
             for k, v in record.items()
-            if (k not in COLUMNS and k not in _RELATIONS) or (k in _RELATIONS and not isinstance(v, list))
+            if (k not in values and k not in _RELATIONS) or (k in _RELATIONS and type(v) is not list)
         }
-        if "priority" in record and "priority" not in columns:
+        if "priority" in record and not wide:
             extra["priority"] = priority
-        self.statuses.append(columns["status"])
-        self.types.append(columns["issue_type"])
-        stamp = columns.get("updated_at") or columns.get("created_at") or now()
-        names = list(columns)
-        self.tx.run(
-            f"INSERT INTO issues ({', '.join(names)}, created_epoch, defer_epoch, extra, key_order, raw_line, "
-            f"raw_revision, position, last_activity_at) "
-            f"VALUES ({', '.join('?' for _ in names)}, ?, ?, ?, ?, ?, 1, ?, ?)",
-            [
-                *columns.values(),
-                epoch(columns.get("created_at")),
-                epoch(columns.get("defer_until")),
-                json.dumps(extra, ensure_ascii=False),
-                json.dumps(list(record)),
+        self.statuses.add(values["status"])
+        self.types.add(values["issue_type"])
+        self.bulk.add(
+            _ISSUES,
+            (
+                *values.values(),
+                epoch(values["created_at"]),
+                epoch(values["defer_until"]),
+                _ENCODE(extra) if extra else "{}",
+                self._key_order(key_order if key_order is not None else list(record)),
                 raw_line,
+                1,
                 position,
-                stamp,
-            ],
+                values["updated_at"] or values["created_at"] or now(),
+            ),
         )
         labels = record.get("labels")
-        for label_position, label in enumerate(dict.fromkeys(str(label) for label in _listed(labels))):
-            self.tx.run(
-                "INSERT INTO labels (issue_id, label, position) VALUES (?, ?, ?)", [issue_id, label, label_position]
-            )
-        _import_dependencies(self.tx, issue_id, _listed(record.get("dependencies")))
-        self.highest_comment = max(self.highest_comment, _import_comments(self.tx, issue_id, record.get("comments")))
+        if isinstance(labels, list):
+            for at, label in enumerate(dict.fromkeys(str(label) for label in labels)):
+                self.add_label(issue_id, label, at)
+        dependencies = record.get("dependencies")
+        if isinstance(dependencies, list):
+            self.add_dependencies(issue_id, dependencies)
+        comments = record.get("comments")
+        if isinstance(comments, list):
+            for comment in comments:
+                if isinstance(comment, dict):
+                    self.add_comment(issue_id, comment)
+        stem = _stem(issue_id)
+        if stem:
+            self.stems[stem] += 1
         self.report.imported += 1
 
+    def _key_order(self, keys: list[str]) -> str:
+        """``keys`` as JSON text; most lines of a file share a few key orders, each encoded once."""
+        shape = tuple(keys)
+        text = self._key_orders.get(shape)
+        if text is None:
+            text = json.dumps(keys)
+            if len(self._key_orders) < 4096:
+                self._key_orders[shape] = text
+        return text
 
-def import_records(tx: Tx, lines: list[Line], prefix: str) -> ImportReport:
-    """Import ``lines`` in this transaction (see the module docstring for which line wins)."""
-    return _Importer(tx, lines, prefix).run()
+    def add_label(self, issue_id: str, label: str, at: int) -> None:
+        """Queue one label of ``issue_id`` at position ``at``."""
+        self.bulk.add(_LABELS, (issue_id, label, at))
 
+    def add_dependencies(self, issue_id: str, dependencies: Iterable[Any], *, first: int = 0) -> int:
+        """Queue the dependency records of ``issue_id`` (duplicates of one target and type once); return how many."""
+        seen: set[tuple[str, str]] = set()
+        for dep in dependencies:
+            if not isinstance(dep, dict):
+                continue
+            target, kind = dep.get("depends_on_id"), text_of(dep.get("type")) or "blocks"
+            if not isinstance(target, str) or (target, kind) in seen:
+                continue
+            seen.add((target, kind))
+            extra = {k: v for k, v in dep.items() if k not in _DEPENDENCY_KEYS}
+            metadata = _ENCODE(dep["metadata"]) if "metadata" in dep else None
+            self.bulk.add(
+                _DEPENDENCIES,
+                (
+                    issue_id,
+                    target,
+                    kind,
+                    text_of(dep.get("created_at")),
+                    text_of(dep.get("created_by")),
+                    metadata,
+                    _ENCODE(extra) if extra else "{}",
+                    first + len(seen) - 1,
+                ),
+            )
+        return len(seen)
 
-def _import_dependencies(tx: Tx, issue_id: str, dependencies: list[Any]) -> None:
-    known = {"issue_id", "depends_on_id", "type", "created_at", "created_by", "metadata"}
-    for position, dep in enumerate(d for d in dependencies if isinstance(d, dict)):
-        target = dep.get("depends_on_id")
-        kind = _text(dep.get("type")) or "blocks"
-        if not isinstance(target, str) or tx.row(
-            "SELECT 1 FROM dependencies WHERE issue_id = ? AND depends_on_id = ? AND type = ?", [issue_id, target, kind]
-        ):
-            continue
-        extra = {k: v for k, v in dep.items() if k not in known}
-        metadata = json.dumps(dep["metadata"], ensure_ascii=False) if "metadata" in dep else None
-        tx.run(
-            "INSERT INTO dependencies "
-            "(issue_id, depends_on_id, type, created_at, created_by, metadata, extra, position) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                issue_id,
-                target,
-                kind,
-                _text(dep.get("created_at")),
-                _text(dep.get("created_by")),
-                metadata,
-                json.dumps(extra, ensure_ascii=False),
-                position,
-            ],
-        )
-
-
-def _import_comments(tx: Tx, issue_id: str, comments: Any) -> int:
-    highest = 0
-    known = {"id", "issue_id", "author", "text", "created_at"}
-    for comment in comments if isinstance(comments, list) else ():
-        if not isinstance(comment, dict):
-            continue
+    def add_comment(self, issue_id: str, comment: dict[str, Any]) -> None:
+        """Queue one comment of ``issue_id``; an integer id counts towards the ids new comments start above."""
         raw_id = comment.get("id")
         int_id = raw_id if isinstance(raw_id, int) and not isinstance(raw_id, bool) and 0 <= raw_id < 2**62 else None
         if int_id is not None:
-            highest = max(highest, int_id)
-        comment_id = str(raw_id) if raw_id is not None else str(tx.next_comment_id())
-        extra = {k: v for k, v in comment.items() if k not in known}
-        tx.run(
-            "INSERT INTO comments (issue_id, comment_id, int_id, author, text, created_at, extra) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
+            self.highest_comment = max(self.highest_comment, int_id)
+        if raw_id is None:
+            self.bulk.flush()  # the next id counts the comments queued so far
+            comment_id = str(self.tx.next_comment_id())
+        else:
+            comment_id = str(raw_id)
+        extra = {k: v for k, v in comment.items() if k not in _COMMENT_KEYS}
+        self.bulk.add(
+            _COMMENTS,
+            (
                 issue_id,
                 comment_id,
                 int_id,
-                _text(comment.get("author")),
+                text_of(comment.get("author")),
                 str(comment.get("text") or ""),
-                _text(comment.get("created_at")),
-                json.dumps(extra, ensure_ascii=False),
-            ],
+                text_of(comment.get("created_at")),
+                _ENCODE(extra) if extra else "{}",
+            ),
         )
-    return highest
+
+    # -- what an earlier import left ------------------------------------------------------------------------------
+
+    def prior_tombstones(self, named: Iterable[str]) -> set[str]:
+        """Which of ``named`` the store held as deleted before this import."""
+        if not self.prior:
+            return set()
+        found: set[str] = set()
+        batch = list(named)
+        for start in range(0, len(batch), 500):
+            part = batch[start : start + 500]
+            found.update(
+                row[0]
+                for row in self.tx.rows(
+                    f"SELECT issue_id FROM kept_records WHERE kind = ? AND position < ? "
+                    f"AND issue_id IN ({', '.join('?' for _ in part)})",
+                    [TOMBSTONE, self.base, *part],
+                )
+            )
+        return found
+
+    def clear_prior(self, issue_id: str) -> bool:
+        """Drop what earlier imports left for ``issue_id`` (its issue, its kept lines), on this import's first line
+        for it; return whether there was an issue."""
+        if not self.prior:
+            return False
+        self.tx.run("DELETE FROM kept_records WHERE issue_id = ?", [issue_id])
+        return bool(self.tx.run("DELETE FROM issues WHERE id = ?", [issue_id]))
+
+    # -- the end ----------------------------------------------------------------------------------------------
+
+    def prefix(self) -> str:
+        """The prefix for new ids: configured, else recorded, else the backup's, else the import's commonest."""
+        if self.configured_prefix:
+            return self.configured_prefix
+        found = self.tx.row("SELECT value FROM meta WHERE key = 'prefix'")
+        if found:
+            return str(found[0])
+        chosen = self.prefix_hint or (self.stems.most_common(1)[0][0] if self.stems else None)
+        if chosen:
+            self.tx.run("INSERT INTO meta (key, value) VALUES ('prefix', ?)", [chosen])
+            return chosen
+        return "bd"
+
+    def finish(self, issue_for_pending: Callable[[int, str, str], None]) -> ImportReport:
+        """Give the issues that came without an id one, record the prefix, vocabulary and comment ids.
+
+        ``issue_for_pending(position, line, issue_id)`` imports one such line, kept as pending, under its new id.
+        """
+        self.bulk.flush()
+        prefix = self.prefix()
+        pending = self.tx.rows(
+            "SELECT position, line FROM kept_records WHERE kind = ? AND position >= ? ORDER BY position",
+            [PENDING, self.base],
+        )
+        if pending:
+            self.tx.run("DELETE FROM kept_records WHERE kind = ? AND position >= ?", [PENDING, self.base])
+            for position, line in pending:
+                self.bulk.flush()  # new_id asks the store: the writer thread must be done with it
+                issue_id = ids.new_id(self.tx, prefix, avoid=self.named)
+                self.named.add(issue_id)
+                issue_for_pending(int(position), line, issue_id)
+            self.bulk.flush()
+        self.tx.resume_search_index(self.base)
+        register_vocabulary(self.tx, "custom_statuses", self.statuses, BUILTIN_STATUSES)
+        register_vocabulary(self.tx, "custom_types", self.types, BUILTIN_TYPES)
+        if self.highest_comment:
+            self.tx.reserve_comment_ids(self.highest_comment)  # new comment ids continue above imported ones
+        if self.style is not None and self.tx.row("SELECT 1 FROM meta WHERE key = 'line_style'") is None:
+            self.tx.run("INSERT INTO meta (key, value) VALUES ('line_style', ?)", [self.style.as_text()])
+        return self.report
 
 
 def register_vocabulary(tx: Tx, key: str, values: Iterable[str], builtin: Iterable[str]) -> None:
@@ -368,22 +437,3 @@ def register_vocabulary(tx: Tx, key: str, values: Iterable[str], builtin: Iterab
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             [key, json.dumps(merged)],
         )
-
-
-def export_lines(tx: Tx) -> Iterable[str]:
-    """Every issue and kept line as one JSONL line (without the newline), in import order, then new issues by id."""
-    kept_lines = kept.lines(tx)
-    next_kept = 0
-    for row in tx.rows(
-        f"SELECT i.position, {ISSUE_SELECT} FROM issues i ORDER BY i.position IS NULL, i.position, i.id"
-    ):
-        position, issue = row[0], IssueRow(row[1:])
-        while next_kept < len(kept_lines) and (position is None or kept_lines[next_kept][0] < position):
-            yield kept_lines[next_kept][1]
-            next_kept += 1
-        if issue.untouched and issue.raw_line is not None:
-            yield issue.raw_line
-        else:
-            yield go_json(beads_record(tx, issue))
-    for _, line in kept_lines[next_kept:]:
-        yield line

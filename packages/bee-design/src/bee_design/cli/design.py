@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from bee_contracts.words import counted
-from bee_design.commands._shared import echo_json, json_option, open_root, root_option
+from bee_design.cli._shared import echo_json, json_option, open_root, root_option
 
 if TYPE_CHECKING:
     from bee_design.capture.runner import Progress

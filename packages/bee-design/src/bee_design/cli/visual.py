@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from bee_design.commands._shared import Decorator, echo_json, json_option, open_root, root_option
+from bee_design.cli._shared import Decorator, echo_json, json_option, open_root, root_option
 
 if TYPE_CHECKING:
     from bee_design.visual.spec import Spec, Tolerance
@@ -90,7 +90,8 @@ def create(
     root: Path,
 ) -> None:
     """Make spec NAME with reference images from an evidence folder and compare settings."""
-    from bee_design.visual.spec import Tolerance, create_spec
+    from bee_design.visual.authoring import create_spec
+    from bee_design.visual.spec import Tolerance
 
     ctx = open_root(root)
     pixels = 0 if max_diff_pixels is None and max_diff_ratio is None else max_diff_pixels
@@ -132,7 +133,8 @@ def region(
 ) -> None:
     """Add (or replace) REGION of spec NAME: an ignore mask, or an area with its own tolerance."""
     from bee_contracts import invalid
-    from bee_design.visual.spec import REGION_NAME, Region, set_region
+    from bee_design.visual.authoring import set_region
+    from bee_design.visual.spec import REGION_NAME, Region
 
     ctx = open_root(root)
     overrides = {
@@ -165,7 +167,7 @@ def region(
 @root_option
 def remove_region(name: str, region: str, root: Path) -> None:
     """Remove REGION from spec NAME."""
-    from bee_design.visual.spec import remove_region as remove
+    from bee_design.visual.authoring import remove_region as remove
 
     ctx = open_root(root)
     _show(remove(ctx.files, name, region))

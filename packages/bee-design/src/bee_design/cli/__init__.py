@@ -9,8 +9,8 @@ __all__ = ["register"]
 
 
 def register(cli: click.Group) -> None:
-    from bee_design.commands.design import design
-    from bee_design.commands.visual import visual
+    from bee_design.cli.design import design
+    from bee_design.cli.visual import visual
 
     cli.add_command(design)
     cli.add_command(visual)
