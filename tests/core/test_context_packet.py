@@ -3,7 +3,7 @@
 import hashlib
 import json
 import os
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
@@ -257,14 +257,14 @@ def test_whole_file_and_line_range_bodies_never_parse(ctx):
     assert (ctx.content.misses, ctx.content.hits) == (0, 0)
 
 
-def attempt(ctx, *selections, budget):
+def attempt(ctx, *selections, budget) -> Any:
     try:
         return run(ctx, *selections, budget=budget)
     except BeeError as failure:
         return failure
 
 
-MIXED = [
+MIXED: list[dict[str, Any]] = [
     {"id": "idx", "path": "src/a.py", "representation": "index"},
     {"id": "out", "path": "src/a.rs", "representation": "outline", "required": False},
     {"id": "py", "path": "src/a.py", "representation": "outline", "required": False, "dependsOn": ["out"]},
@@ -278,6 +278,7 @@ MIXED = [
 def test_counted_sizes_are_exact_and_never_over_budget_for_every_packing(ctx, budget):
     result = attempt(ctx, *MIXED, budget=budget)
     if isinstance(result, BeeError):  # not even the listing of the six selections fits
+        assert result.details is not None
         assert result.code is ErrorCode.BUDGET_EXCEEDED and result.details["resultBytes"] > budget
         return
     assert result["resultBytes"] == result_bytes(result) <= budget

@@ -48,6 +48,7 @@ async def test_small_and_large_responses_reach_a_pipe_whole_and_in_order():
     sizes = [10, 5000, 4000, 100_000, 1, 4096, 70_000, 3000] * 4
     with anyio.fail_after(30):
         async with capped_stdio_server(stdin, stdout) as (_read_stream, write_stream):
+            assert isinstance(write_stream, ContextSendStream)  # the function yields its streams as objects
 
             async def send_all() -> None:
                 for number, size in enumerate(sizes):
@@ -73,6 +74,7 @@ async def test_a_client_that_stops_reading_does_not_hold_the_transport_at_shutdo
     stdout = os.fdopen(out_write, "wb", buffering=0)
     with anyio.fail_after(20):
         async with capped_stdio_server(stdin, stdout) as (_read_stream, write_stream):
+            assert isinstance(write_stream, ContextSendStream)  # the function yields its streams as objects
             sent = 0
             for number in range(1000):  # frames of under a page, until the pipe is full and nobody reads it
                 response = types.JSONRPCResponse(jsonrpc="2.0", id=number, result={"blob": "z" * 3900})
