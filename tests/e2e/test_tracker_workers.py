@@ -15,7 +15,6 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 import httpx
-import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -105,14 +104,15 @@ async def test_every_worker_answers_and_a_claim_still_has_one_winner(pg_url, tra
         for token in tokens:
             # One connection per claimer, kept alive: the worker that answers its /health serves its claims.
             http = await stack.enter_async_context(
-                httpx2.AsyncClient(  # the SDK's transport is built on httpx2
+                httpx.AsyncClient(
                     headers={"Authorization": f"Bearer {token}"},
-                    limits=httpx2.Limits(max_connections=1),
+                    limits=httpx.Limits(max_connections=1),
                     timeout=60,
                 )
             )
             served_by.append((await http.get(f"http://127.0.0.1:{server.port}/health")).json()["pid"])
-            transport = streamable_http_client(server.url, http_client=http)
+            # httpx's client, which the SDK's transport (typed for httpx2's) drives the same way.
+            transport = streamable_http_client(server.url, http_client=http)  # type: ignore[arg-type]
             clients.append(await stack.enter_async_context(Client(transport, mode="2026-07-28", cache=None)))
         assert len(set(served_by)) == 2, f"every claimer landed on one worker: {served_by}"
 

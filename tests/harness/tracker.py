@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import httpx2
 
 from tests.harness.postgres import free_port
 
@@ -109,8 +108,8 @@ async def tracker_client(url: str, token: str | None, era: str = "legacy", **htt
     from mcp.client.streamable_http import streamable_http_client
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    # httpx2: the HTTP client the SDK's Streamable HTTP transport is built on.
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60.0), **http) as client:
-        transport = streamable_http_client(url, http_client=client)
+    async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(60.0), **http) as client:
+        # httpx's client, which the SDK's transport (typed for httpx2's) drives the same way: the e2e tests pass it.
+        transport = streamable_http_client(url, http_client=client)  # type: ignore[arg-type]
         async with Client(transport, mode=era, cache=None) as mcp_client:
             yield mcp_client
