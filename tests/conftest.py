@@ -227,7 +227,8 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A fresh, empty store location for each backend."""
     if request.param == "sqlite":
         return str(tmp_path / "tracker.db")
-    return request.getfixturevalue("postgres_server").create_database()  # type: ignore[no-any-return]
+    url: str = request.getfixturevalue("postgres_server").create_database()
+    return url
 
 
 @pytest.fixture
