@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,10 @@ class TrackerProcess:
             timeout=60,
         )
         return completed.stdout.strip()
+
+
+#: The ``tracker_factory`` fixture: ``start(store=None, *extra_args, home=None)`` starts one tracker process.
+TrackerFactory = Callable[..., TrackerProcess]
 
 
 @asynccontextmanager

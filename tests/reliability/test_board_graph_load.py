@@ -30,6 +30,7 @@ import httpx
 import pytest
 
 from bee_tracker.board import drawing
+from tests.harness.tracker import TrackerFactory
 from tests.perf._report import write_report
 
 pytestmark = pytest.mark.e2e
@@ -104,7 +105,9 @@ def board_page_ms(browser: httpx.Client) -> float:
 
 
 @pytest.mark.timeout(1200)
-def test_eight_hostile_graph_requests_keep_another_persons_board_within_three_times_its_pace(tracker_factory, tmp_path):
+def test_eight_hostile_graph_requests_keep_another_persons_board_within_three_times_its_pace(
+    tracker_factory: TrackerFactory, tmp_path: Path
+) -> None:
     rng = random.Random(16)
     home = tmp_path / "home"
     source = tmp_path / "hostile.jsonl"
@@ -152,6 +155,7 @@ def test_eight_hostile_graph_requests_keep_another_persons_board_within_three_ti
             for thread in threads:
                 thread.start()
             deadline = time.monotonic() + 120  # a give-up guard: Graphviz is at work before anything is measured
+            assert server.process is not None  # started by the factory
             while dot_children(server.process.pid) < drawing.CONCURRENT:
                 assert time.monotonic() < deadline, "the hostile requests never got Graphviz started"
                 time.sleep(0.05)
