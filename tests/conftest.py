@@ -8,13 +8,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
+
+if TYPE_CHECKING:  # the fixtures import the harness lazily, when a test asks for it
+    from tests.harness.postgres import PostgresServer
+    from tests.harness.supervisor import SupervisorProcess
+    from tests.harness.tracker import TrackerProcess
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -290,7 +295,7 @@ BACKENDS = [
 
 
 @pytest.fixture(scope="session")
-def postgres_server():  # type: ignore[no-untyped-def]
+def postgres_server() -> Iterator[PostgresServer]:
     from tests.harness.postgres import PostgresServer, binaries
 
     bindir = binaries()
@@ -306,11 +311,12 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A fresh, empty store location for each backend."""
     if request.param == "sqlite":
         return str(tmp_path / "tracker.db")
-    return request.getfixturevalue("postgres_server").create_database()  # type: ignore[no-any-return]
+    url: str = request.getfixturevalue("postgres_server").create_database()
+    return url
 
 
 @pytest.fixture
-def tracker_factory(tmp_path: Path):  # type: ignore[no-untyped-def]
+def tracker_factory(tmp_path: Path) -> Iterator[Callable[..., TrackerProcess]]:
     """Start `bee tracker serve` processes; all are stopped at the end of the test."""
     from tests.harness.tracker import TrackerProcess
 
@@ -332,7 +338,7 @@ TRACKER_ERAS = ("legacy", "auto")
 
 
 @pytest.fixture
-def supervisor_factory(tmp_path: Path):  # type: ignore[no-untyped-def]
+def supervisor_factory(tmp_path: Path) -> Iterator[Callable[..., SupervisorProcess]]:
     """Start `bee supervise` processes on service files of the test's own; all are stopped at the end."""
     from tests.harness.supervisor import SupervisorProcess
 

@@ -170,18 +170,21 @@ def test_dot_escapes_entities_and_html_in_titles_ids_and_kinds_stay_as_typed_in_
     shown = dict(zip(ids, [t.replace("\t", " ").replace("\x1b", "\ufffd") for t in TRICKY_TITLES], strict=True))
     nodes = edges = 0
     for group in root.iter(f"{SVG}g"):
-        title = group.find(f"{SVG}title").text if group.find(f"{SVG}title") is not None else None
+        heading = group.find(f"{SVG}title")
+        title = heading.text if heading is not None else None
         links = [a.get(XLINK_TITLE) for a in group.iter(f"{SVG}a")]
         if group.get("class") == "graph":
             assert title == "Dependency graph of t-focus"
         elif group.get("class") == "node":
             nodes += 1
+            assert title is not None
             issue_id, typed = title.split(": ", 1)
             expected = shown.get(issue_id, "focus" if issue_id == "t-focus" else "x")
             assert typed == expected and links == [title], (title, links)  # the tooltip: the issue as typed
             assert texts(group)[:2] == [issue_id, expected], texts(group)  # the box: its id, then its title
         elif group.get("class") == "edge":
             edges += 1
+            assert title is not None
             source, rest = title.split(" ", 1)
             assert source == "t-focus" and rest.startswith("depends on ("), title
             if TRICKY_KIND in title:

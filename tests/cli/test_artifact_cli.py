@@ -151,6 +151,7 @@ def test_killed_mid_add_leaves_no_artifact(checkout):
     tmp = checkout / ".bee" / "artifacts" / "tmp"
     chunk = b"x" * 65536 + b"\n"
     deadline = time.monotonic() + 30
+    assert process.stdin is not None
     while not (tmp.is_dir() and any(tmp.iterdir()) and any(p.stat().st_size > 0 for p in tmp.iterdir())):
         assert time.monotonic() < deadline, "the add never started writing"
         process.stdin.write(chunk)

@@ -6,6 +6,7 @@ import stat
 import sys
 from importlib.metadata import EntryPoint
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -38,7 +39,7 @@ def run(*args: str, env: dict[str, str] | None = None):
     return CliRunner().invoke(make_cli([register_cli]), ["setup-mcp", *args], env=env)
 
 
-def core_entry(tool: str, project: Path) -> dict:
+def core_entry(tool: str, project: Path) -> dict[str, Any]:
     command = bee_command()
     entry = {"command": command[0], "args": [*command[1:], "mcp", "serve", "--checkout", str(project)]}
     return {"type": "stdio", **entry} if tool in ("claude", "vscode") else entry
@@ -87,7 +88,7 @@ def test_merging_keeps_other_servers_unknown_keys_their_order_and_the_indentatio
     path = config_path(tool, project, home)
     path.parent.mkdir(parents=True, exist_ok=True)
     key = "servers" if tool == "vscode" else "mcpServers"
-    theirs = {
+    theirs: dict[str, Any] = {
         "zeta": 1,
         key: {
             "github": {"command": "npx", "args": ["-y", "github-mcp"], "env": {"GITHUB_TOKEN": "${env:GH}"}},
@@ -356,7 +357,7 @@ def test_setting_up_then_removing_gives_back_every_other_byte_of_meaning(tool, o
         path.parent.mkdir(parents=True, exist_ok=True)
         original = {**extra, editor.servers_key: others}
         path.write_text(json.dumps(original, indent=indent))
-        common = {"project": project, "home": home, "command": ["/bin/bee"]}
+        common: dict[str, Any] = {"project": project, "home": home, "command": ["/bin/bee"]}
         access = {"tracker": TrackerAccess(URL, token_env=None if editor.token_prompt else "T")}
         apply(editor, installed_hosts(), urls=access, **common)
         merged = json.loads(path.read_text())

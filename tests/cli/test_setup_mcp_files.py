@@ -264,7 +264,7 @@ def editor_saves(path, monkeypatch, *, times):
     """Make another program save ``path`` (adding an entry of its own) just before each of Bee's first ``times``
     writes: the real write then finds the file changed since Bee read it."""
     real = files.write_if_unchanged
-    saves = []
+    saves: list[object] = []
 
     def saving(folder, name, data, **kwargs):
         if len(saves) < times:

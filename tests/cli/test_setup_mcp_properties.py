@@ -115,7 +115,11 @@ def only_insertions(before, after):
 
 
 def values_of(text, jsonc):
-    return plain(parse(text, jsonc=True), text) if jsonc else json.loads(text, parse_int=Lexeme, parse_float=Lexeme)
+    if not jsonc:
+        return json.loads(text, parse_int=Lexeme, parse_float=Lexeme)
+    tree = parse(text, jsonc=True)
+    assert tree is not None
+    return plain(tree, text)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

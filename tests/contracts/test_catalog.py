@@ -1,4 +1,6 @@
 import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -7,7 +9,7 @@ from bee_contracts.catalog import _parse
 from bee_contracts.contract import canonical_json
 
 
-def test_every_catalog_tool_is_wire_shaped_and_in_name_order():
+def test_every_catalog_tool_is_wire_shaped_and_in_name_order() -> None:
     for host in HOSTS:
         names = [spec.name for spec in load_catalog(host)]
         assert names == sorted(names)
@@ -18,22 +20,22 @@ def test_every_catalog_tool_is_wire_shaped_and_in_name_order():
             assert wire["outputSchema"]["type"] == "object"
 
 
-def test_core_catalog_holds_the_context_packet():
+def test_core_catalog_holds_the_context_packet() -> None:
     assert "bee_context_packet" in [spec.name for spec in load_catalog("core")]
 
 
-def test_digest_is_sha256_over_the_canonical_document():
+def test_digest_is_sha256_over_the_canonical_document() -> None:
     import hashlib
 
     expected = "sha256:" + hashlib.sha256(canonical_json(contract_document())).hexdigest()
     assert contract_digest() == expected
 
 
-def test_canonical_json_ignores_key_order():
+def test_canonical_json_ignores_key_order() -> None:
     assert canonical_json({"b": 1, "a": [1, {"d": 2, "c": 3}]}) == canonical_json({"a": [1, {"c": 3, "d": 2}], "b": 1})
 
 
-def test_unknown_host_is_refused():
+def test_unknown_host_is_refused() -> None:
     with pytest.raises(KeyError, match="unknown host"):
         load_catalog("nope")
 
@@ -47,7 +49,7 @@ def test_unknown_host_is_refused():
         (lambda t: t.update(name="other"), "file name must be the tool name"),
     ],
 )
-def test_malformed_catalog_files_fail_at_load(mutation, message):
+def test_malformed_catalog_files_fail_at_load(mutation: Callable[[dict[str, Any]], object], message: str) -> None:
     spec = load_catalog("core")[0]
     raw = json.loads(json.dumps(spec.to_wire()))
     mutation(raw)
@@ -55,7 +57,7 @@ def test_malformed_catalog_files_fail_at_load(mutation, message):
         _parse("core", f"{spec.name}.json", raw)
 
 
-def test_error_envelope_shape_and_retryable_defaults():
+def test_error_envelope_shape_and_retryable_defaults() -> None:
     body = BeeError(ErrorCode.BUSY, "try later").body()
     assert body == {"error": "try later", "code": "busy", "retryable": True, "outcome_unknown": False}
     body = BeeError(ErrorCode.NOT_FOUND, "gone", details={"id": "x"}).body()
@@ -63,7 +65,7 @@ def test_error_envelope_shape_and_retryable_defaults():
     assert BeeError(ErrorCode.INTERNAL, "x", retryable=False).body()["retryable"] is False
 
 
-def test_only_compression_writes_among_the_representation_and_compression_tools():
+def test_only_compression_writes_among_the_representation_and_compression_tools() -> None:
     specs = {spec.name: spec for spec in load_catalog("core")}
     read_only = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
     for name in ("bee_representation_encode", "bee_representation_decode", "bee_compression_recover"):

@@ -9,7 +9,7 @@ from bee_contracts.reference import render_all
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_generated_reference_matches_the_contracts():
+def test_generated_reference_matches_the_contracts() -> None:
     stale = []
     for relative, text in render_all().items():
         path = ROOT / "docs" / "reference" / relative
@@ -18,7 +18,7 @@ def test_generated_reference_matches_the_contracts():
     assert not stale, f"docs/reference is stale for {stale}; run ./dev docs and commit the result"
 
 
-def test_every_package_and_the_docs_carry_the_lockstep_version():
+def test_every_package_and_the_docs_carry_the_lockstep_version() -> None:
     for version_file in (ROOT / "packages").glob("*/src/*/_version.py"):
         found = re.search(r'__version__ = "([^"]+)"', version_file.read_text())
         assert found and found.group(1) == __version__, f"{version_file} is not at {__version__}"
@@ -26,7 +26,7 @@ def test_every_package_and_the_docs_carry_the_lockstep_version():
         assert f"`{__version__}`" in (ROOT / doc).read_text(), f"{doc} does not state version `{__version__}`"
 
 
-def test_cli_reference_matches_the_installed_commands():
+def test_cli_reference_matches_the_installed_commands() -> None:
     from bee_cli.reference import render
 
     path = ROOT / "docs" / "reference" / "cli.md"
@@ -35,7 +35,7 @@ def test_cli_reference_matches_the_installed_commands():
     )
 
 
-def test_generated_tool_shapes_match_the_catalogs():
+def test_generated_tool_shapes_match_the_catalogs() -> None:
     import warnings
 
     from bee_contracts import HOSTS, load_catalog
@@ -54,7 +54,7 @@ def test_generated_tool_shapes_match_the_catalogs():
     assert not stale, f"bee_contracts/shapes is stale for {stale}; run ./dev docs and commit the result"
 
 
-def test_every_tool_has_an_args_and_a_result_shape():
+def test_every_tool_has_an_args_and_a_result_shape() -> None:
     import importlib
 
     from bee_contracts import HOSTS, load_catalog
@@ -72,7 +72,7 @@ def test_every_tool_has_an_args_and_a_result_shape():
             assert set(result.__annotations__) == set(spec.output_schema.get("properties", {})), spec.name
 
 
-def test_the_module_map_in_the_development_guide_matches_the_docstrings():
+def test_the_module_map_in_the_development_guide_matches_the_docstrings() -> None:
     from tests import module_map
 
     text = module_map.DOC.read_text(encoding="utf-8")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -55,14 +56,14 @@ def check(root: Path) -> None:
 
 
 @pytest.mark.parametrize("version", ["2", "4"])  # git writes 3 only for entries that need it (below)
-def test_every_index_version(tmp_path, version):
+def test_every_index_version(tmp_path: Path, version: str) -> None:
     root = repo(tmp_path / "r")
     git(root, "update-index", "--index-version", version)
     assert (root / ".git" / "index").read_bytes()[4:8] == int(version).to_bytes(4, "big")
     check(root)
 
 
-def test_entries_with_extended_flags(tmp_path):
+def test_entries_with_extended_flags(tmp_path: Path) -> None:
     root = repo(tmp_path / "r")
     (root / "new.py").write_text("n")
     git(root, "add", "--intent-to-add", "new.py")  # sets the extended flag: a version 3 entry with 2 more bytes
@@ -71,12 +72,12 @@ def test_entries_with_extended_flags(tmp_path):
     check(root)
 
 
-def test_a_sha256_repository(tmp_path):
+def test_a_sha256_repository(tmp_path: Path) -> None:
     root = repo(tmp_path / "r", "--object-format=sha256")
     check(root)
 
 
-def test_a_split_index(tmp_path):
+def test_a_split_index(tmp_path: Path) -> None:
     root = repo(tmp_path / "r")
     git(root, "update-index", "--split-index")
     (root / "later.py").write_text("l")
@@ -86,7 +87,7 @@ def test_a_split_index(tmp_path):
     assert tracked(root / "later.py") is True
 
 
-def test_a_linked_worktree_and_a_submodule(tmp_path):
+def test_a_linked_worktree_and_a_submodule(tmp_path: Path) -> None:
     root = repo(tmp_path / "r")
     git(root, "worktree", "add", "-q", str(tmp_path / "wt"))
     assert (tmp_path / "wt" / ".git").is_file()
@@ -97,7 +98,7 @@ def test_a_linked_worktree_and_a_submodule(tmp_path):
     assert tracked(root / "vendor" / "inner" / "untracked.txt") is False
 
 
-def test_outside_any_repository_nothing_is_tracked(tmp_path):
+def test_outside_any_repository_nothing_is_tracked(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "file").write_text("x")
     assert repository(tmp_path / "plain" / "file") is None and tracked(tmp_path / "plain" / "file") is False
@@ -115,7 +116,9 @@ def test_outside_any_repository_nothing_is_tracked(tmp_path):
         lambda data: data[:12] + b"\xff" * (len(data) - 12),
     ],
 )
-def test_a_damaged_index_is_unreadable_never_taken_for_untracked(tmp_path, damage):
+def test_a_damaged_index_is_unreadable_never_taken_for_untracked(
+    tmp_path: Path, damage: Callable[[bytes], bytes]
+) -> None:
     root = repo(tmp_path / "r")
     index = root / ".git" / "index"
     index.write_bytes(damage(index.read_bytes()))

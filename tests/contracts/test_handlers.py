@@ -9,6 +9,7 @@ import importlib
 import inspect
 import pkgutil
 import typing
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ def _hints(function: typing.Callable[..., typing.Any], host: str) -> dict[str, t
 
 
 @pytest.mark.parametrize(("host", "tool"), CASES, ids=[tool for _, tool in CASES])
-def test_the_handler_is_found_from_the_tool_name_with_the_shapes_of_its_tool(host, tool):
+def test_the_handler_is_found_from_the_tool_name_with_the_shapes_of_its_tool(host: str, tool: str) -> None:
     package, context = HOSTS[host]
     handler = load_handler(package, tool)
     assert handler.__name__ == tool
@@ -42,11 +43,12 @@ def test_the_handler_is_found_from_the_tool_name_with_the_shapes_of_its_tool(hos
     hints = _hints(handler, host)
     first, second = inspect.signature(handler).parameters
     assert hints[first] is context, f"{tool}'s first parameter is not a {context.__name__}"
-    assert hints[second] == Call[getattr(shapes, f"{stem(tool)}Args")]
+    args_type: Any = getattr(shapes, f"{stem(tool)}Args")  # a TypedDict class, found by name at run time
+    assert hints[second] == Call[args_type]
     assert hints["return"] is getattr(shapes, f"{stem(tool)}Result")
 
 
-def test_every_handler_module_is_a_tool_of_the_catalog():
+def test_every_handler_module_is_a_tool_of_the_catalog() -> None:
     """No handler module without a catalog entry: it would be unreachable code."""
     for host, (package, _) in HOSTS.items():
         modules = {info.name for info in pkgutil.iter_modules(importlib.import_module(package).__path__)}

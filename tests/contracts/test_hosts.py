@@ -8,7 +8,7 @@ from bee_contracts import HOSTS
 from bee_contracts.hosts import HostEntry, installed_hosts
 
 
-def test_the_installed_packages_declare_the_core_and_tracker_hosts():
+def test_the_installed_packages_declare_the_core_and_tracker_hosts() -> None:
     hosts = {entry.name: entry for entry in installed_hosts()}
     assert {"core", "tracker"} <= set(hosts)
     assert set(hosts) <= set(HOSTS)
@@ -16,12 +16,12 @@ def test_the_installed_packages_declare_the_core_and_tracker_hosts():
     assert hosts["tracker"].transport == "http" and hosts["tracker"].check == "health"
 
 
-def test_an_entry_substitutes_the_checkout_into_its_arguments():
+def test_an_entry_substitutes_the_checkout_into_its_arguments() -> None:
     entry = HostEntry("core", "stdio", ("mcp", "serve", "--checkout", "{checkout}"), "mcp")
     assert entry.argv(Path("/repo")) == ["mcp", "serve", "--checkout", "/repo"]
 
 
-def test_an_entry_point_that_is_not_a_host_entry_is_refused(monkeypatch):
+def test_an_entry_point_that_is_not_a_host_entry_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib.metadata import EntryPoint
 
     from bee_contracts import hosts

@@ -32,7 +32,7 @@ def isort_style(name: str) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("name", packages())
-def test_the_package_has_an_init_with_a_sorted_all_that_resolves(name):
+def test_the_package_has_an_init_with_a_sorted_all_that_resolves(name: str) -> None:
     module = importlib.import_module(name)
     assert module.__file__ and module.__file__.endswith("__init__.py"), f"{name} has no __init__.py"
     exported = getattr(module, "__all__", None)

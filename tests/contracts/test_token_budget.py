@@ -16,9 +16,9 @@ def listing_tokens(host: str) -> int:
     return count_tokens(json.dumps({"tools": tools}, separators=(",", ":"), ensure_ascii=False))
 
 
-def test_the_core_catalog_fits_its_token_budget():
+def test_the_core_catalog_fits_its_token_budget() -> None:
     assert listing_tokens("core") <= CATALOG_BUDGET
 
 
-def test_the_discovery_view_costs_a_small_share_of_the_full_listing():
+def test_the_discovery_view_costs_a_small_share_of_the_full_listing() -> None:
     assert listing_tokens("discovery") <= DISCOVERY_SHARE * listing_tokens("core")

@@ -32,7 +32,7 @@ def settings(tmp_path: Path) -> UserSettings:
     return UserSettings(tmp_path / "checkout" / ".bee")
 
 
-def test_the_folder_is_found_from_xdg_config_home_else_home(monkeypatch, tmp_path):
+def test_the_folder_is_found_from_xdg_config_home_else_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     assert config_home() == tmp_path / "xdg" / "bee"
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
@@ -43,7 +43,7 @@ def test_the_folder_is_found_from_xdg_config_home_else_home(monkeypatch, tmp_pat
     assert config_home() == tmp_path / "home" / ".config" / "bee"
 
 
-def test_an_instance_is_keyed_by_its_real_path(tmp_path):
+def test_an_instance_is_keyed_by_its_real_path(tmp_path: Path) -> None:
     real = tmp_path / "checkout" / ".bee"
     real.mkdir(parents=True)
     (tmp_path / "link").symlink_to(tmp_path / "checkout")
@@ -54,12 +54,12 @@ def test_an_instance_is_keyed_by_its_real_path(tmp_path):
     assert UserSettings(tmp_path / "link" / ".bee").folder == config_home() / "instances" / key
 
 
-def test_nothing_is_created_until_a_setting_is_written(settings):
+def test_nothing_is_created_until_a_setting_is_written(settings: UserSettings) -> None:
     assert settings.read("bridge.json") is None and settings.remove("bridge.json") is False
     assert not config_home().exists()
 
 
-def test_a_written_setting_is_private_recorded_and_read_back(settings):
+def test_a_written_setting_is_private_recorded_and_read_back(settings: UserSettings) -> None:
     written = settings.write("bridge.json", b'{"version": 1}')
     assert written == settings.path("bridge.json") and settings.read("bridge.json") == b'{"version": 1}'
     for folder in (config_home(), config_home() / "instances", settings.folder):
@@ -74,7 +74,9 @@ def test_a_written_setting_is_private_recorded_and_read_back(settings):
 
 @pytest.mark.parametrize("bits", [0o720, 0o702, 0o770, 0o777])
 @pytest.mark.parametrize("which", ["home", "instances", "folder"])
-def test_a_folder_others_may_write_is_refused_with_the_chmod_that_fixes_it(settings, which, bits):
+def test_a_folder_others_may_write_is_refused_with_the_chmod_that_fixes_it(
+    settings: UserSettings, which: str, bits: int
+) -> None:
     settings.write("bridge.json", b"{}")
     folder = {"home": config_home(), "instances": config_home() / "instances", "folder": settings.folder}[which]
     folder.chmod(bits)
@@ -90,7 +92,7 @@ def test_a_folder_others_may_write_is_refused_with_the_chmod_that_fixes_it(setti
 
 
 @pytest.mark.parametrize("bits", [0o620, 0o602, 0o666])
-def test_a_file_others_may_write_is_refused(settings, bits):
+def test_a_file_others_may_write_is_refused(settings: UserSettings, bits: int) -> None:
     path = settings.write("bridge.json", b"{}")
     path.chmod(bits)
     assert refused(settings).message.endswith(f"(mode {bits:04o}); chmod 600 {path}")
@@ -99,7 +101,7 @@ def test_a_file_others_may_write_is_refused(settings, bits):
 
 
 @as_root
-def test_a_file_or_folder_of_another_user_is_refused(settings):
+def test_a_file_or_folder_of_another_user_is_refused(settings: UserSettings) -> None:
     path = settings.write("bridge.json", b"{}")
     os.chown(path, 65534, 65534)
     assert f"{path}: it is owned by uid 65534, not by you (uid 0)" in refused(settings).message
@@ -108,7 +110,7 @@ def test_a_file_or_folder_of_another_user_is_refused(settings):
     assert f"{settings.folder}: it is owned by uid 65534" in refused(settings).message
 
 
-def test_a_symlink_special_file_or_huge_file_is_refused(settings, tmp_path):
+def test_a_symlink_special_file_or_huge_file_is_refused(settings: UserSettings, tmp_path: Path) -> None:
     path = settings.write("bridge.json", b"{}")
     elsewhere = tmp_path / "elsewhere.json"
     elsewhere.write_text("{}")
@@ -123,7 +125,7 @@ def test_a_symlink_special_file_or_huge_file_is_refused(settings, tmp_path):
     assert "larger than any settings file Bee writes" in refused(settings).message
 
 
-def test_a_folder_that_belongs_to_another_instance_is_refused(settings, tmp_path):
+def test_a_folder_that_belongs_to_another_instance_is_refused(settings: UserSettings, tmp_path: Path) -> None:
     settings.write("bridge.json", b"{}")
     record = settings.path("instance.json")
     record.write_text(json.dumps({"instance": "/somewhere/else/.bee"}))

@@ -6,6 +6,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ from bee_contracts.warm import (
 NOBODY = 65534
 
 
-def test_the_environment_digest_covers_what_a_host_reads_at_start_and_nothing_the_front_end_alone_reads():
+def test_the_environment_digest_covers_what_a_host_reads_at_start_and_nothing_the_front_end_alone_reads() -> None:
     base = {"HOME": "/home/a", "PATH": "/bin", "BEE_PACKET_DEADLINE_SECONDS": "5"}
     assert read_environment(base) == {"HOME": "/home/a", "BEE_PACKET_DEADLINE_SECONDS": "5"}
     digest = environment_digest(base)
@@ -41,7 +42,7 @@ def test_the_environment_digest_covers_what_a_host_reads_at_start_and_nothing_th
         assert environment_digest({**base, **changed}) != digest, changed
 
 
-def test_an_identity_names_one_socket_and_every_part_of_it_counts():
+def test_an_identity_names_one_socket_and_every_part_of_it_counts() -> None:
     env = {"HOME": "/home/a"}
     identity = make_identity("core", "/repo", "/repo/.bee", "warning", env)
     assert identity_digest(identity) == identity_digest(dict(identity))
@@ -55,7 +56,7 @@ def test_an_identity_names_one_socket_and_every_part_of_it_counts():
     assert len({identity_digest(identity), *map(identity_digest, others)}) == 6
 
 
-def test_the_instance_is_resolved_as_the_core_host_selects_it(tmp_path):
+def test_the_instance_is_resolved_as_the_core_host_selects_it(tmp_path: Path) -> None:
     checkout = str(tmp_path)
     assert resolve_instance(checkout, None, {}) == os.path.realpath(tmp_path / ".bee")
     assert resolve_instance(checkout, None, {"BEE_INSTANCE_ROOT": "/x/../y"}) == "/y"
@@ -68,7 +69,7 @@ def private(path: Path) -> Path:
     return path
 
 
-def test_the_runtime_dir_is_a_private_bee_folder_in_xdg_runtime_dir(tmp_path):
+def test_the_runtime_dir_is_a_private_bee_folder_in_xdg_runtime_dir(tmp_path: Path) -> None:
     base = private(tmp_path / "run")
     found = Path(runtime_dir({"XDG_RUNTIME_DIR": str(base)}))
     assert found == base / "bee"
@@ -76,7 +77,7 @@ def test_the_runtime_dir_is_a_private_bee_folder_in_xdg_runtime_dir(tmp_path):
     assert info.st_uid == os.getuid() and info.st_mode & 0o777 == 0o700
 
 
-def test_an_xdg_runtime_dir_that_is_not_private_is_passed_over_for_tmp(tmp_path):
+def test_an_xdg_runtime_dir_that_is_not_private_is_passed_over_for_tmp(tmp_path: Path) -> None:
     base = private(tmp_path / "run")
     base.chmod(0o755)
     assert runtime_dir({"XDG_RUNTIME_DIR": str(base)}) == f"/tmp/bee-{os.getuid()}"
@@ -92,7 +93,9 @@ def test_an_xdg_runtime_dir_that_is_not_private_is_passed_over_for_tmp(tmp_path)
     ],
     ids=["group-bits", "foreign-owner", "symlink"],
 )
-def test_a_bee_folder_that_is_not_private_is_refused(tmp_path, spoil, said):
+def test_a_bee_folder_that_is_not_private_is_refused(
+    tmp_path: Path, spoil: Callable[[Path], object], said: str
+) -> None:
     if os.getuid() != 0 and "owner" in said:
         pytest.skip("only root can give a folder away")
     base = private(tmp_path / "run")
@@ -106,7 +109,7 @@ def test_a_bee_folder_that_is_not_private_is_refused(tmp_path, spoil, said):
         warm_dir({"XDG_RUNTIME_DIR": str(base)})
 
 
-def test_the_installation_folder_and_its_hosts_folder_are_private_too(tmp_path):
+def test_the_installation_folder_and_its_hosts_folder_are_private_too(tmp_path: Path) -> None:
     base = private(tmp_path / "run")
     folder = Path(warm_dir({"XDG_RUNTIME_DIR": str(base)}))
     for path in (folder, folder / "hosts"):
@@ -116,17 +119,17 @@ def test_the_installation_folder_and_its_hosts_folder_are_private_too(tmp_path):
         warm_dir({"XDG_RUNTIME_DIR": str(base)})
 
 
-def test_a_socket_path_too_long_for_unix_sockets_is_refused_not_cut():
+def test_a_socket_path_too_long_for_unix_sockets_is_refused_not_cut() -> None:
     with pytest.raises(WarmUnavailable, match="too long"):
         host_socket("/tmp/" + "x" * 120, "0" * 32)
     assert host_socket("/tmp/w", "ab").endswith("/hosts/ab.sock")
 
 
-def test_the_frame_limit_the_front_end_reads_is_the_contracts_one():
+def test_the_frame_limit_the_front_end_reads_is_the_contracts_one() -> None:
     assert limits.MAX_FRAME_BYTES == 512 * 1024
 
 
-def test_a_handshake_line_is_read_alone_and_what_follows_stays_for_the_protocol():
+def test_a_handshake_line_is_read_alone_and_what_follows_stays_for_the_protocol() -> None:
     left, right = socket.socketpair()
     with left, right:
         assert peer_uid(left) == os.getuid()
@@ -147,12 +150,18 @@ def test_a_handshake_line_is_read_alone_and_what_follows_stays_for_the_protocol(
     ],
     ids=["array", "not-json", "too-long", "closed", "silent"],
 )
-def test_a_bad_handshake_line_is_refused_with_a_reason(sent, said):
+def test_a_bad_handshake_line_is_refused_with_a_reason(sent: bytes | None, said: str) -> None:
     left, right = socket.socketpair()
     with left, right:
         writer = None
         if sent is not None:
-            writer = threading.Thread(target=lambda: (right.sendall(sent), right.shutdown(socket.SHUT_WR)))
+            data = sent
+
+            def write() -> None:
+                right.sendall(data)
+                right.shutdown(socket.SHUT_WR)
+
+            writer = threading.Thread(target=write)
             writer.start()
         with pytest.raises(WarmUnavailable, match=said):
             read_line(left, time.monotonic() + (0.2 if sent is None else 5), limit=1024)

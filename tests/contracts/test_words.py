@@ -3,7 +3,7 @@
 from bee_contracts.words import counted
 
 
-def test_one_is_singular_and_every_other_count_is_plural():
+def test_one_is_singular_and_every_other_count_is_plural() -> None:
     assert counted(1, "bundle") == "1 bundle"
     assert counted(0, "bundle") == "0 bundles"
     assert counted(2, "failure") == "2 failures"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,11 @@ from bee_core.instance import Instance
 from bee_core.skills.config import DirectoryConfig, McpConfig, save_bridge
 from bee_hostkit import Call, Deadline
 
-HANDLERS = {"search": bee_skill_search, "get": bee_skill_get, "resolve": bee_skill_resolve}
+HANDLERS: dict[str, Callable[[CoreContext, Call[Any]], Any]] = {
+    "search": bee_skill_search,
+    "get": bee_skill_get,
+    "resolve": bee_skill_resolve,
+}
 
 
 def skill_md(name: str, description: str = "", *, prerequisites: list[str] | None = None, body: str = "") -> str:

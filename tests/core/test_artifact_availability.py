@@ -6,10 +6,12 @@ file is opened or checked, by wrapping that step.
 """
 
 import json
+from typing import cast
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.shapes.core import ArtifactQueryArgs, ArtifactReadArgs, ArtifactSearchArgs
 from bee_core.artifacts import ripgrep
 from bee_core.artifacts import search as search_module
 from bee_core.handlers.artifact_query import bee_artifact_query
@@ -26,17 +28,17 @@ def ctx(tmp_path):
 
 def search(ctx, text, ids=None):
     args = {"text": text, "offset": 0, "limit": 20, "budgetBytes": 262144} | ({"ids": ids} if ids else {})
-    return bee_artifact_search(ctx, Call("bee_artifact_search", args, Deadline(30)))
+    return bee_artifact_search(ctx, Call("bee_artifact_search", cast(ArtifactSearchArgs, args), Deadline(30)))
 
 
 def read(ctx, artifact):
     args = {"id": artifact, "offsetBytes": 0, "lengthBytes": 65536}
-    return bee_artifact_read(ctx, Call("bee_artifact_read", args, Deadline(30)))
+    return bee_artifact_read(ctx, Call("bee_artifact_read", cast(ArtifactReadArgs, args), Deadline(30)))
 
 
 def query(ctx, artifact):
     args = {"id": artifact, "queryJson": "{}", "budgetBytes": 262144}
-    return bee_artifact_query(ctx, Call("bee_artifact_query", args, Deadline(30)))
+    return bee_artifact_query(ctx, Call("bee_artifact_query", cast(ArtifactQueryArgs, args), Deadline(30)))
 
 
 def failure(call, *args):
@@ -86,7 +88,7 @@ def test_naming_a_damaged_artifact_is_an_internal_error_that_is_not_retryable(ct
 def _removing_before(monkeypatch, ctx, owner, name, victim):
     """Wrap ``owner.name`` so that the victim is removed (really, by another store) just before its first call."""
     real = getattr(owner, name)
-    done = []
+    done: list[bool] = []
 
     def wrapped(*args, **kwargs):
         if not done:

@@ -1,8 +1,11 @@
 """bee_artifact_search in process: exact counts, paging across artifacts, long lines, caching and every failure."""
 
+from typing import cast
+
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.shapes.core import ArtifactSearchArgs
 from bee_core.artifacts.search import LINE_CHARS, LISTING_CAP, PROBE_BYTES, PROBE_SAMPLES
 from bee_core.context import CoreContext
 from bee_core.handlers.artifact_search import bee_artifact_search
@@ -20,7 +23,9 @@ def search(ctx, text, *, ids=None, offset=0, limit=20, budget=262144, deadline=N
     args = {"text": text, "offset": offset, "limit": limit, "budgetBytes": budget}
     if ids is not None:
         args["ids"] = ids
-    return bee_artifact_search(ctx, Call("bee_artifact_search", args, deadline or Deadline(30)))
+    return bee_artifact_search(
+        ctx, Call("bee_artifact_search", cast(ArtifactSearchArgs, args), deadline or Deadline(30))
+    )
 
 
 def fail(ctx, text, **kwargs):

@@ -4,6 +4,7 @@ import hashlib
 import io
 import json
 import os
+from typing import Any
 
 import pytest
 
@@ -169,6 +170,7 @@ def test_tampering_is_detected_and_a_readd_repairs_it(ctx):
         fresh.check(record, path)
     assert info.value.code is ErrorCode.HASH_MISMATCH
     assert "bee artifact add" in info.value.message and record.id in info.value.message
+    assert info.value.details is not None
     assert info.value.details["foundSha256"] == "sha256:" + hashlib.sha256(b"modified bytes\n").hexdigest()
 
     repaired = store.add(io.BytesIO(b"original bytes\n"), name="again")
@@ -221,6 +223,7 @@ def test_records_keep_a_line_index_that_numbers_lines_like_a_scan(ctx, tmp_path)
     assert stored["lineIndex"]["blockBytes"] == BLOCK_BYTES
     fd = os.open(blob(ctx, record), os.O_RDONLY)
     try:
+        assert record.line_blocks is not None
         recorded, built = LineIndex(record.line_blocks), LineIndex.build(fd)
         offset = 0
         for number, line in enumerate(lines, start=1):
@@ -242,7 +245,7 @@ def test_a_damaged_record_can_be_removed_or_overwritten_by_adding_again(ctx):
     assert ArtifactStore(store.root).list() == Listing([], [])
 
 
-def _rewritten(raw: dict, **changes) -> bytes:
+def _rewritten(raw: dict[str, Any], **changes) -> bytes:
     return json.dumps({**raw, **changes}).encode()
 
 
@@ -394,6 +397,7 @@ def test_recheck_of_bytes_that_are_back_or_changed_under_an_unchanged_record(ctx
     with pytest.raises(BeeError) as info:
         store.recheck(record)
     assert info.value.code is ErrorCode.HASH_MISMATCH
+    assert info.value.details is not None
     assert info.value.details["foundSha256"] == "sha256:" + hashlib.sha256(b"other\n").hexdigest()
 
 
@@ -426,4 +430,6 @@ def test_a_record_path_that_is_no_regular_file_is_damaged_and_never_blocks(ctx, 
     path.rmdir()
     path.write_bytes(b" " * 100)
     monkeypatch.setattr("bee_core.artifacts.store.MAX_RECORD_BYTES", 10)
-    assert "larger than any record Bee writes" in ArtifactStore(store.root).lookup(record.id).problem
+    damaged = ArtifactStore(store.root).lookup(record.id)
+    assert isinstance(damaged, DamagedRecord)
+    assert "larger than any record Bee writes" in damaged.problem

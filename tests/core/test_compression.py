@@ -4,10 +4,12 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.shapes.core import CompressionRecoverArgs
 from bee_core.compression.method import METHOD, compress
 from bee_core.compression.settings import load_settings, save_settings
 from bee_core.compression.store import RetentionStore
@@ -148,7 +150,9 @@ def test_recover_refuses_tampered_or_missing_originals(ctx):
     )
     RetentionStore(ctx.instance).retain("The original text.", METHOD)  # a damaged copy is rewritten whole
     assert (
-        bee_compression_recover(ctx, Call("bee_compression_recover", args, Deadline(30)))["text"]
+        bee_compression_recover(ctx, Call("bee_compression_recover", cast(CompressionRecoverArgs, args), Deadline(30)))[
+            "text"
+        ]
         == "The original text."
     )
     meta = json.loads(meta_path.read_text())

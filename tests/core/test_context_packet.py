@@ -3,10 +3,12 @@
 import hashlib
 import json
 import os
+from typing import Any, cast
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.shapes.core import ContextPacketArgs
 from bee_core.context import CoreContext
 from bee_core.handlers.context_packet import bee_context_packet
 from bee_hostkit import Call, Deadline
@@ -21,7 +23,7 @@ def ctx(tmp_path):
 
 def run(ctx, *selections, budget=32768, deadline=None):
     args = {"manifestJson": json.dumps({"selections": list(selections)}), "budgetBytes": budget}
-    return bee_context_packet(ctx, Call("bee_context_packet", args, deadline or Deadline(15)))
+    return bee_context_packet(ctx, Call("bee_context_packet", cast(ContextPacketArgs, args), deadline or Deadline(15)))
 
 
 def fail(ctx, *selections, budget=32768):
@@ -255,14 +257,14 @@ def test_whole_file_and_line_range_bodies_never_parse(ctx):
     assert (ctx.content.misses, ctx.content.hits) == (0, 0)
 
 
-def attempt(ctx, *selections, budget):
+def attempt(ctx, *selections, budget) -> Any:
     try:
         return run(ctx, *selections, budget=budget)
     except BeeError as failure:
         return failure
 
 
-MIXED = [
+MIXED: list[dict[str, Any]] = [
     {"id": "idx", "path": "src/a.py", "representation": "index"},
     {"id": "out", "path": "src/a.rs", "representation": "outline", "required": False},
     {"id": "py", "path": "src/a.py", "representation": "outline", "required": False, "dependsOn": ["out"]},
@@ -276,6 +278,7 @@ MIXED = [
 def test_counted_sizes_are_exact_and_never_over_budget_for_every_packing(ctx, budget):
     result = attempt(ctx, *MIXED, budget=budget)
     if isinstance(result, BeeError):  # not even the listing of the six selections fits
+        assert result.details is not None
         assert result.code is ErrorCode.BUDGET_EXCEEDED and result.details["resultBytes"] > budget
         return
     assert result["resultBytes"] == result_bytes(result) <= budget

@@ -5,6 +5,7 @@
 - RowsCache (bee_artifact_query): parsed rows weighed by the source bytes they came from.
 """
 
+import functools
 import threading
 
 from bee_core.artifacts.query import Row
@@ -61,7 +62,7 @@ def test_content_cache_under_threads_stays_bounded_and_consistent():
         try:
             for i in range(3000):
                 key = f"k{(i * 7 + offset) % 50}"
-                assert cache.facts(key, lambda key=key: TextFacts(False, len(key))).lines == len(key)
+                assert cache.facts(key, functools.partial(TextFacts, False, len(key))).lines == len(key)
                 cache.outline(key, "python", lambda: Outline("lines", []))
         except Exception as exc:  # any failure in a worker fails the test
             errors.append(exc)

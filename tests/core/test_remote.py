@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -244,7 +244,7 @@ def test_a_token_is_read_again_on_every_use_whitespace_dropped(tmp_path, monkeyp
 def test_a_token_source_is_a_file_or_a_variable():
     for wrong in ({}, {"file": Path("/t"), "env": "T"}):
         with pytest.raises(ValueError, match="a file or an environment variable"):
-            TokenSource(**wrong)
+            TokenSource(**cast(dict[str, Any], wrong))
 
 
 def unusable(source: TokenSource) -> BeeError:

@@ -69,7 +69,8 @@ def source_of(server: HostileProvider, within: Deadline | float = 10.0) -> Calla
 
 
 def load(server: HostileProvider, within: Deadline | float = 10.0, skill_path: str = "git-workflow") -> Loaded:
-    return source_of(server, within)(lambda source: source.load(skill_path))
+    loaded: Loaded = source_of(server, within)(lambda source: source.load(skill_path))
+    return loaded
 
 
 def refused(work: Any, *args: Any) -> BeeError:
@@ -185,7 +186,7 @@ def test_a_full_size_skill_body_fits_the_cap_even_when_every_byte_is_escaped(tmp
 
 def test_a_skill_whose_bytes_are_not_its_manifests_size_or_digest_is_hash_mismatch(tmp_path):
     wrong = "sha256:" + hashlib.sha256(b"something else").hexdigest()
-    skills = [
+    skills: list[dict[str, Any]] = [
         {"path": "git-workflow", "body": GOOD, "size": len(GOOD) + 1},
         {"path": "release-notes", "body": skill_md("release-notes"), "digest": wrong},
         {"path": "unsized", "body": skill_md("unsized"), "size": None, "digest": wrong},

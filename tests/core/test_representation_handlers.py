@@ -5,10 +5,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.shapes.core import RepresentationEncodeArgs
 from bee_core.context import CoreContext
 from bee_core.handlers.representation_decode import bee_representation_decode
 from bee_core.handlers.representation_encode import bee_representation_encode
@@ -26,7 +28,9 @@ def ctx(tmp_path):
 
 def encode(ctx, text, **extra):
     args = {"json": text, "encoding": "auto", "tokenizer": "o200k", "budgetBytes": 262144, **extra}
-    return bee_representation_encode(ctx, Call("bee_representation_encode", args, Deadline(30)))
+    return bee_representation_encode(
+        ctx, Call("bee_representation_encode", cast(RepresentationEncodeArgs, args), Deadline(30))
+    )
 
 
 def decode(ctx, packet, budget=262144):

@@ -140,6 +140,7 @@ def test_dates_in_frontmatter_are_text_and_extra_fields_pass(ctx, skills):
 def test_a_body_over_the_limit_fails_unread(ctx, skills):
     write_skill(skills, "huge", skill_md("huge", body="x" * SKILL_BODY_MAX_BYTES))
     error = failure(ctx, "get", path="local/huge")
+    assert error.details is not None
     assert error.code is ErrorCode.RESULT_TOO_LARGE and error.details["limitBytes"] == SKILL_BODY_MAX_BYTES
     assert "local/huge" in [u["path"] for u in call(ctx, "search", query="huge")["unreadable"]]
 

@@ -99,6 +99,7 @@ def test_content_that_fails_its_manifest_digest_is_never_served(tmp_path):
         for tool in ("get", "resolve"):
             error = failure(ctx, tool, path="third/git-workflow")
             assert error.code is ErrorCode.HASH_MISMATCH and "does not match its manifest digest" in error.message
+            assert error.details is not None
             assert error.details["expected"] == wrong and "body" not in error.details
         # The listing itself needs no body, so search still finds it; reading it is what is refused.
         assert [m["path"] for m in call(ctx, "search", query="git")["matches"]] == ["third/git-workflow"]

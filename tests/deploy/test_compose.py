@@ -8,8 +8,10 @@ secrets come from, and that every file it references exists and agrees with it.
 import hashlib
 import re
 import tomllib
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -20,45 +22,46 @@ COMPOSE = ROOT / "compose.yaml"
 VENDOR = resources.files("check_jsonschema.builtin_schemas.vendor")
 
 
-def load(path: Path):
+def load(path: Path) -> Any:
     return YAML(typ="safe", pure=True).load(path.read_text())
 
 
 @pytest.fixture(scope="module")
-def compose():
+def compose() -> Any:
     return load(COMPOSE)
 
 
 @pytest.fixture(scope="module")
-def schema():
+def schema() -> dict[str, Any]:
     import json
 
     text = (VENDOR / "compose-spec.json").read_bytes()
     # The vendored file is exactly the one the release pins (it ships the digest beside it).
     assert hashlib.sha256(text).hexdigest() == (VENDOR / "sha256" / "compose-spec.sha256").read_text().strip()
-    return json.loads(text)
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
 
 
-def test_compose_yaml_is_valid_against_the_compose_specification(compose, schema):
+def test_compose_yaml_is_valid_against_the_compose_specification(compose: Any, schema: dict[str, Any]) -> None:
     validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
     errors = sorted(validator.iter_errors(compose), key=lambda error: list(error.absolute_path))
     assert not errors, [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors]
 
 
-def test_the_schema_catches_a_broken_file(schema):
+def test_the_schema_catches_a_broken_file(schema: dict[str, Any]) -> None:
     # The check can fail: a misspelt key and a wrong type are both reported.
     broken = {"services": {"tracker": {"imagee": "x", "deploy": {"replicas": [2]}}}}
     assert len(list(jsonschema.Draft202012Validator(schema).iter_errors(broken))) >= 2
 
 
-def test_postgresql_keeps_its_data_in_a_named_volume_and_is_health_checked(compose):
+def test_postgresql_keeps_its_data_in_a_named_volume_and_is_health_checked(compose: Any) -> None:
     postgres = compose["services"]["postgres"]
     mounts = {entry.split(":")[1]: entry.split(":")[0] for entry in postgres["volumes"]}
     assert mounts["/var/lib/postgresql/data"] in compose["volumes"]  # a named volume, not a bind mount
     assert postgres["healthcheck"]["test"][:2] == ["CMD", "pg_isready"]
 
 
-def test_two_or_more_tracker_replicas_sit_behind_one_published_address(compose):
+def test_two_or_more_tracker_replicas_sit_behind_one_published_address(compose: Any) -> None:
     services = compose["services"]
     tracker, proxy = services["tracker"], services["proxy"]
     replicas = re.fullmatch(r"\$\{BEE_TRACKER_REPLICAS:-(\d+)\}", str(tracker["deploy"]["replicas"]))
@@ -76,7 +79,7 @@ def test_two_or_more_tracker_replicas_sit_behind_one_published_address(compose):
     assert proxy["ports"] == [f"${{BEE_TRACKER_PORT:-{port}}}:{port}"]
 
 
-def _values(node, path=()):
+def _values(node: object, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], object]]:
     if isinstance(node, dict):
         for key, value in node.items():
             yield from _values(value, (*path, str(key)))
@@ -87,7 +90,7 @@ def _values(node, path=()):
         yield path, node
 
 
-def test_every_secret_comes_from_the_environment_and_none_is_written_down(compose):
+def test_every_secret_comes_from_the_environment_and_none_is_written_down(compose: Any) -> None:
     secretish = re.compile(r"PASSWORD|SECRET|TOKEN|KEY", re.IGNORECASE)
     for service in compose["services"].values():
         for name, value in (service.get("environment") or {}).items():
@@ -102,7 +105,7 @@ def test_every_secret_comes_from_the_environment_and_none_is_written_down(compos
         assert not (isinstance(value, str) and re.search(r"postgresql://[^@/\s]*:[^@/\s]*@", value)), path
 
 
-def test_every_file_compose_yaml_references_exists():
+def test_every_file_compose_yaml_references_exists() -> None:
     compose = load(COMPOSE)
     tracker = compose["services"]["tracker"]
     assert (ROOT / tracker["build"]["context"] / tracker["build"]["dockerfile"]).is_file()
@@ -113,15 +116,17 @@ def test_every_file_compose_yaml_references_exists():
                 assert (ROOT / source).is_file(), entry
 
 
-def test_the_tracker_image_installs_bee_tracker_and_the_bee_packages_it_needs():
+def test_the_tracker_image_installs_bee_tracker_and_the_bee_packages_it_needs() -> None:
     dockerfile = (ROOT / "services/containers/tracker/Dockerfile").read_text()
     copied = set(re.findall(r"^COPY packages/(bee-[a-z]+) ", dockerfile, re.MULTILINE))
 
-    def bee_dependencies(name):
+    def bee_dependencies(name: str) -> set[str]:
         project = tomllib.loads((ROOT / "packages" / name / "pyproject.toml").read_text())["project"]
-        found = {name}
+        found: set[str] = {name}
         for requirement in project["dependencies"]:
-            dependency = re.match(r"[A-Za-z0-9_.-]+", requirement).group(0)
+            name_match = re.match(r"[A-Za-z0-9_.-]+", requirement)
+            assert name_match is not None
+            dependency = name_match.group(0)
             if dependency.startswith("bee-"):
                 found |= bee_dependencies(dependency)
         return found

@@ -1,6 +1,7 @@
 """Manifests: files with sha256, discovered and declared elements, dependencies, digests, cycles."""
 
 import json
+from collections.abc import Mapping
 
 import pytest
 
@@ -12,7 +13,7 @@ from bee_design.digests import of_bytes
 from tests.design.helpers import SHOP
 
 
-def raw(files: dict[str, str | bytes]) -> RawBundle:
+def raw(files: Mapping[str, str | bytes]) -> RawBundle:
     return RawBundle(
         "folder",
         "t",
@@ -169,6 +170,7 @@ def test_a_hostile_web_of_cycles_is_refused_with_a_bounded_message():
         build_manifest(raw(files), "t", "now")
     assert caught.value.code == "invalid_argument" and "(the first 10 shown)" in caught.value.message
     assert len(caught.value.message) < 10_000
+    assert caught.value.details is not None
     assert len(caught.value.details["cycles"]) == 10
 
 

@@ -9,6 +9,7 @@ import struct
 import subprocess
 import zlib
 from pathlib import Path
+from typing import cast
 
 import anyio
 import pytest
@@ -16,6 +17,7 @@ from PIL import Image
 
 from bee_contracts import BeeError, ErrorCode
 from bee_contracts.limits import IMAGE_MAX_BYTES, IMAGE_MAX_PIXELS
+from bee_contracts.shapes.design import VisualReportArgs
 from bee_design.capture.evidence import EVIDENCE_FILE, RECORD_MAX_BYTES
 from bee_design.context import DesignContext
 from bee_design.handlers.visual_report import bee_visual_report
@@ -109,7 +111,7 @@ def test_an_evidence_record_over_its_limit_is_refused_before_it_is_read(root, sp
         file.truncate(RECORD_MAX_BYTES + 1)
     arguments = {"spec": spec, "evidence": "evidence/huge"}
     with pytest.raises(BeeError) as caught:
-        bee_visual_report(DesignContext.open(root), local_call("bee_visual_report", arguments))
+        bee_visual_report(DesignContext.open(root), local_call("bee_visual_report", cast(VisualReportArgs, arguments)))
     assert caught.value.code is ErrorCode.INVALID_ARGUMENT
     assert f"evidence/huge/evidence.json is {RECORD_MAX_BYTES + 1} bytes, over the" in caught.value.message
 

@@ -3,6 +3,7 @@
 import os
 import stat
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -93,7 +94,12 @@ def test_a_zip_bomb_is_refused_from_its_declared_sizes_without_inflating(tmp_pat
                 stream.write(chunk)
     assert archive.stat().st_size < 2 * 1024 * 1024
     inflated: list[str] = []
-    monkeypatch.setattr(reading, "_read_entry", lambda zf, info, source: inflated.append(info.filename) or b"")
+
+    def counted(zf: zipfile.ZipFile, info: zipfile.ZipInfo, source: object) -> bytes:
+        inflated.append(info.filename)
+        return b""
+
+    monkeypatch.setattr(reading, "_read_entry", counted)
     with pytest.raises(BeeError) as caught:
         read_bundle(archive)
     assert caught.value.code == "invalid_argument"
@@ -104,7 +110,12 @@ def test_a_zip_bomb_is_refused_from_its_declared_sizes_without_inflating(tmp_pat
 def test_a_bundle_over_the_total_size_is_refused_before_inflating(tmp_path, monkeypatch):
     monkeypatch.setattr(reading, "MAX_TOTAL_BYTES", 1000)
     inflated: list[str] = []
-    monkeypatch.setattr(reading, "_read_entry", lambda zf, info, source: inflated.append(info.filename) or b"")
+
+    def counted(zf: zipfile.ZipFile, info: zipfile.ZipInfo, source: object) -> bytes:
+        inflated.append(info.filename)
+        return b""
+
+    monkeypatch.setattr(reading, "_read_entry", counted)
     archive = zip_of(tmp_path / "big.zip", {f"f{i}.css": bytes(400) for i in range(3)})
     with pytest.raises(BeeError, match=r"more than 1000 bytes.*zip bomb"):
         read_bundle(archive)
@@ -244,7 +255,7 @@ def swapped(tmp_path, monkeypatch):
     secret = tmp_path / "secret.txt"
     secret.write_text("the secret outside the bundle")
     real = reading._read_file
-    changes = {}
+    changes: dict[str, Callable[[Path], object]] = {}
 
     def read_after_change(root, entry, source):
         if entry.path in changes:
@@ -301,7 +312,12 @@ def test_a_file_changed_after_the_walk_is_refused_as_changed(swapped, change):
 @pytest.mark.timeout(20)  # opening a FIFO for reading without a writer blocks: this must not
 def test_a_file_swapped_for_a_fifo_or_removed_after_the_walk_is_refused(swapped):
     folder, _, changes = swapped
-    changes["styles/a.css"] = lambda path: (path.unlink(), os.mkfifo(path))
+
+    def to_fifo(path: Path) -> None:
+        path.unlink()
+        os.mkfifo(path)
+
+    changes["styles/a.css"] = to_fifo
     refused = refusal(folder)
     assert refused.code == "invalid_argument" and "is a FIFO, not a regular file" in refused.message
     (folder / "styles" / "a.css").unlink()

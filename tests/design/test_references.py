@@ -153,13 +153,13 @@ class _Oracle(HTMLParser):
         self.found: list[tuple[str, str]] = []
 
     def handle_starttag(self, tag, attrs):
-        values = {}
+        values: dict[str, str | None] = {}
         for name, value in attrs:
             values.setdefault(name, value)
-        if tag == "img" and values.get("src"):
-            self.found.append((values["src"], "src"))
-        if tag == "link" and values.get("href"):
-            self.found.append((values["href"], "href"))
+        if tag == "img" and (src := values.get("src")):
+            self.found.append((src, "src"))
+        if tag == "link" and (href := values.get("href")):
+            self.found.append((href, "href"))
 
 
 _VALUE = st.text(st.characters(codec="utf-8", exclude_characters="\"'<>&\x00\r", exclude_categories=["Cs"]))

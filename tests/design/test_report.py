@@ -1,11 +1,13 @@
 """bee_visual_report: decisions, findings per element, viewport and region, and the limitations it owns up to."""
 
 import json
+from typing import cast
 
 import pytest
 from PIL import Image
 
 from bee_contracts import BeeError
+from bee_contracts.shapes.design import VisualReportArgs
 from bee_design import layout
 from bee_design.capture.evidence import EVIDENCE_FILE
 from bee_design.context import DesignContext
@@ -35,7 +37,9 @@ def spec(root):
 
 def report(root, evidence, **args):
     arguments = {"spec": "shop", "evidence": evidence, **args}
-    return bee_visual_report(DesignContext.open(root), local_call("bee_visual_report", arguments))
+    return bee_visual_report(
+        DesignContext.open(root), local_call("bee_visual_report", cast(VisualReportArgs, arguments))
+    )
 
 
 def test_unchanged_evidence_passes_and_is_still_neither_trusted_nor_approval(root, spec):

@@ -24,6 +24,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp_types import TextContent
 
 from bee_contracts import load_catalog
 from bee_tracker import skills as tracker_skills
@@ -265,6 +266,7 @@ async def test_no_core_tool_reaches_what_the_checkout_names(hostile: Scene, tmp_
                 await discovery.call_tool("bee_tool_invoke", {"name": tool, "arguments": arguments}),
             ):
                 assert outcome(result) == EXPECTED[tool], (tool, result)
+                assert isinstance(result.content[0], TextContent)
                 text = result.content[0].text
                 hostile.seen.append(text)
                 if EXPECTED[tool] in ("bridge_not_configured", "binding_not_live"):

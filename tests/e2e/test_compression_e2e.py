@@ -3,6 +3,7 @@
 import hashlib
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,7 +72,7 @@ async def test_every_bad_input_is_a_clear_tool_error(checkout, era):
     bee(checkout, "init")
     bee(checkout, "compression", "enable")
     many_tokens = " ".join(f"w{i}" for i in range(9000))
-    calls = [
+    calls: list[tuple[str, dict[str, Any], str, str]] = [
         ("bee_context_compress", {"text": "x", "contentKind": "code"}, "unsupported", 'only "prose"'),
         ("bee_context_compress", {"text": "x", "contentKind": "prose", "ratePercent": 5}, "invalid_argument", "10–90"),
         ("bee_context_compress", {"text": "x", "contentKind": "prose", "ratePercent": 95}, "invalid_argument", "10–90"),

@@ -100,7 +100,9 @@ def capture(tmp_path: Path) -> Callable[..., Run]:
 
 def colour(path: Path) -> tuple[int, int, int]:
     with Image.open(path) as image:
-        red, green, blue, *_ = image.convert("RGBA").getpixel((300, 190))
+        pixel = image.convert("RGBA").getpixel((300, 190))
+        assert isinstance(pixel, tuple)
+        red, green, blue, *_ = pixel
         return red, green, blue
 
 

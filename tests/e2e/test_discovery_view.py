@@ -53,7 +53,7 @@ def cases(ids: dict[str, str]) -> list[tuple[str, dict[str, Any], str]]:
     packet = {"selections": [{"id": "a", "path": "src/a.py", "representation": "outline"}]}
     missing = {"selections": [{"id": "a", "path": "src/nope.py", "representation": "index"}]}
     rows_query = '{"where": {"path": "a", "op": "gt", "value": 1}}'
-    specific = [
+    specific: list[tuple[str, dict[str, Any], str]] = [
         ("bee_artifact_query", {"id": ids["rows.json"], "queryJson": rows_query}, "ok"),
         ("bee_artifact_query", {"id": ids["log.txt"], "queryJson": "{}"}, "unsupported"),
         ("bee_artifact_query", {"id": "art-0000000000000000", "queryJson": "{}"}, "not_found"),
@@ -87,7 +87,8 @@ def cases(ids: dict[str, str]) -> list[tuple[str, dict[str, Any], str]]:
 
 
 def wire(result: Any) -> dict[str, Any]:
-    return result.model_dump(by_alias=True, mode="json", exclude_none=True, exclude={"meta"})
+    dumped: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_none=True, exclude={"meta"})
+    return dumped
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -170,7 +170,7 @@ async def test_an_endless_drip_ends_at_the_provider_timeout_and_the_host_keeps_s
 
 async def test_bytes_that_do_not_match_the_manifest_are_never_served(checkout, tmp_path):
     wrong = "sha256:" + hashlib.sha256(b"something else").hexdigest()
-    skills = [
+    skills: list[dict[str, Any]] = [
         {"path": "git-workflow", "body": GOOD, "digest": wrong},
         {"path": "release-notes", "body": skill_md("release-notes"), "size": 3},
         {"path": "huge", "body": skill_md("huge"), "size": SKILL_BODY_MAX_BYTES + 1},

@@ -229,7 +229,7 @@ async def test_a_refused_token_is_unauthorized(joined: Joined) -> None:
 async def test_plan_tools_through_the_typescript_sdk_client(joined: Joined) -> None:
     ids = await sample_plan(joined)
     server = node.stdio_server(bee_executable(), "mcp", "serve", cwd=joined.checkout)
-    calls = [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("bee_plan_show", {"planId": ids["plan"]}),
         ("bee_plan_next", {"planId": ids["plan"], "limit": 2}),
         ("bee_plan_show", {"planId": "bd-nope"}),

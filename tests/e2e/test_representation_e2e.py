@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,7 +59,7 @@ async def test_every_bad_input_is_a_clear_tool_error_with_nothing_partial(checko
     async with core_client(checkout, era) as client:
         good = (await client.call_tool("bee_representation_encode", {"json": rows})).structured_content["packet"]
         bomb = "[@a=" + "x" * 1000 + "\n" + "\n" * 20000 + "]"
-        calls = [
+        calls: list[tuple[str, dict[str, Any], str, str]] = [
             ("bee_representation_encode", {"json": "not json"}, "invalid_argument", "not valid JSON"),
             ("bee_representation_encode", {"json": "[NaN]"}, "invalid_argument", "NaN"),
             ("bee_representation_encode", {"json": rows, "budgetBytes": 512}, "budget_exceeded", "budgetBytes is 512"),

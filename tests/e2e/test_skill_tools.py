@@ -62,7 +62,7 @@ async def test_skills_from_a_directory_and_a_tracker(checkout, tmp_path, tracker
             ("local/team/release-notes", NOTES),
         ]
 
-        refusals = [
+        refusals: list[tuple[str, dict[str, Any], str, str]] = [
             ("bee_skill_get", {"path": "local/nope"}, "not_found", "no skill local/nope"),
             ("bee_skill_get", {"path": "local/../etc"}, "outside_root", "climbs out with '..'"),
             ("bee_skill_get", {"path": "local/broken"}, "invalid_argument", "needs a description"),

@@ -4,14 +4,16 @@ a local directory and from a real tracker with a real token, both views."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from bee_contracts import catalog_by_name, load_catalog
 from bee_tracker import skills as tracker_skills
 from tests.conftest import bee_executable
 from tests.e2e.skills_setup import NOTES, TOKEN_ENV, bridge, skills_directory
-from tests.e2e.test_foreign_clients import answered, success, tool_error
 from tests.harness import node
+from tests.harness.node import answered, success, tool_error
 
 pytestmark = [
     pytest.mark.e2e,
@@ -19,7 +21,7 @@ pytestmark = [
 ]
 
 REMOTE = f"team/{tracker_skills.SKILL_NAME}"
-CALLS = [
+CALLS: list[tuple[str, dict[str, Any]]] = [
     ("bee_skill_search", {"query": "release notes backlog", "limit": 20}),
     ("bee_skill_get", {"path": "local/team/release-notes"}),
     ("bee_skill_resolve", {"path": "local/team/release-notes"}),
@@ -30,7 +32,7 @@ CALLS = [
 ]
 
 
-def check(results: list[dict]) -> None:
+def check(results: list[dict[str, Any]]) -> None:
     searched, got, chain, remote, escaping, malformed, out_of_range = (answered(r) for r in results)
     assert [m["path"] for m in success(searched)["matches"]] == ["local/team/release-notes", REMOTE]
     assert success(got)["body"] == NOTES
@@ -49,6 +51,7 @@ def test_skill_tools_through_the_typescript_sdk_client(checkout, tmp_path, track
     server = node.stdio_server(
         bee_executable(), "mcp", "serve", *flags, cwd=checkout, env={TOKEN_ENV: tracker.token("alice@example.com")}
     )
+    calls: list[tuple[str, dict[str, Any]]]
     if view == "direct":
         calls = CALLS
     else:

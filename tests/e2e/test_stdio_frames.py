@@ -29,6 +29,7 @@ def host(checkout):
     yield process
     process.kill()
     process.wait(timeout=10)
+    assert process.stdin is not None and process.stdout is not None
     process.stdin.close()
     process.stdout.close()
 
@@ -218,6 +219,7 @@ def test_the_host_exits_soon_after_stdin_closes_while_a_handler_is_busy(tmp_path
             assert time.monotonic() < give_up, "the handler never started reading"
             time.sleep(0.05)
         closed = time.monotonic()
+        assert process.stdin is not None
         process.stdin.close()
         process.wait(timeout=5)  # a hang detector, not a timing assertion: the design promise is 1 s
         exited = time.monotonic() - closed
@@ -230,5 +232,6 @@ def test_the_host_exits_soon_after_stdin_closes_while_a_handler_is_busy(tmp_path
     finally:
         process.kill()
         process.wait(timeout=10)
+        assert process.stdin is not None and process.stdout is not None
         process.stdin.close()
         process.stdout.close()

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -108,7 +109,7 @@ async def test_32_claimers_over_two_replicas_have_exactly_one_winner_per_trial(
         clients = [await tg.start(hold_client, url, token) for token in tokens(home, CLAIMERS)]
         for trial in range(TRIALS):
             issue_id = f"s-{trial:05d}"
-            outcomes = {}
+            outcomes: dict[int, str | dict[str, Any] | None] = {}
 
             async def claim(n, client, issue_id=issue_id, outcomes=outcomes):
                 result = await client.call_tool("claim", {"id": issue_id})

@@ -27,7 +27,9 @@ def authorized(server) -> dict[str, str]:
 
 def memory_kib(pid: int) -> dict[str, int]:
     status = Path(f"/proc/{pid}/status").read_text()
-    return {key: int(re.search(rf"^{key}:\s+(\d+) kB", status, re.M).group(1)) for key in ("VmRSS", "VmHWM")}
+    found = {key: re.search(rf"^{key}:\s+(\d+) kB", status, re.M) for key in ("VmRSS", "VmHWM")}
+    assert all(found.values()), status
+    return {key: int(match.group(1)) for key, match in found.items() if match is not None}
 
 
 def assert_serves(server) -> None:

@@ -28,14 +28,16 @@ async def call(client, tool: str, **arguments: Any) -> dict[str, Any]:
         return {"error": error_of(result)}
     body = result.structured_content
     assert json.loads(result.content[0].text) == body
-    return body["data"]
+    data: dict[str, Any] = body["data"]
+    return data
 
 
 async def custom(client, method: str, params: dict[str, Any]) -> dict[str, Any]:
     import mcp_types
 
     request = mcp_types.Request[dict[str, Any], str](method=method, params=params)
-    return await client.session.send_request(request, TypeAdapter(dict[str, Any]))
+    answer: dict[str, Any] = await client.session.send_request(request, TypeAdapter(dict[str, Any]))
+    return answer
 
 
 @pytest.mark.parametrize("era", TRACKER_ERAS)

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
 
@@ -43,7 +44,7 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def wait_until(predicate, timeout: float = 30.0) -> bool:
+def wait_until(predicate: Callable[[], bool], timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -110,7 +111,8 @@ async def test_every_worker_answers_and_a_claim_still_has_one_winner(pg_url, tra
                 )
             )
             served_by.append((await http.get(f"http://127.0.0.1:{server.port}/health")).json()["pid"])
-            transport = streamable_http_client(server.url, http_client=http)
+            # httpx's client, which the SDK's transport (typed for httpx2's) drives the same way.
+            transport = streamable_http_client(server.url, http_client=http)  # type: ignore[arg-type]
             clients.append(await stack.enter_async_context(Client(transport, mode="2026-07-28", cache=None)))
         assert len(set(served_by)) == 2, f"every claimer landed on one worker: {served_by}"
 

@@ -206,11 +206,13 @@ def test_an_upgrade_mid_session_restarts_the_host_and_the_session_goes_on(checko
         first = warm.running_host(runtime, serves(checkout))
         calls = 0
 
-        def call() -> None:
+        def call() -> bool:
+            """One call, which must succeed; False, so the wait goes on to its condition."""
             nonlocal calls
             calls += 1
             reply = editor.request(calls, "tools/call", {"name": "bee_context_packet", "arguments": packet()})
             assert reply["result"]["isError"] is False, reply
+            return False
 
         call()
         installed.write_text(json.dumps(version_info(), indent=2))  # new bytes: an upgrade to the supervisor
@@ -353,6 +355,7 @@ def test_a_host_whose_listener_is_another_users_is_never_used(checkout, lonely_r
     finally:
         foreign.kill()
         foreign.wait()
+        assert foreign.stdout is not None
         foreign.stdout.close()
         supervisor.close()
     assert "is uid 65534, not this user" in reason and "refused" in reason

@@ -221,6 +221,7 @@ class Handler:
         head = f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},'
         how = self.spec.misbehave.get(method)
         if how is None:
+            answer: dict[str, Any] | tuple[int, str]
             if method == "server/discover":  # a legacy server: the client falls back to the handshake
                 answer = (-32601, "Method not found")
             else:

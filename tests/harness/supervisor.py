@@ -103,11 +103,12 @@ class SupervisorProcess:
             raise AssertionError(f"{exc}\nstatus: {json.dumps(self.status(), indent=1)}\n{self.output()}") from None
 
     def wait_state(self, service: str, state: str, index: int = 0, timeout: float = 90.0) -> dict[str, Any]:
-        return self.wait_for(
+        replica: dict[str, Any] = self.wait_for(
             lambda s: (r := s.replica(service, index)).get("state") == state and r,
             timeout,
             f"{service}/{index} to be {state}",
         )
+        return replica
 
     def pids(self) -> list[int]:
         return [r["pid"] for r in self.replicas() if r.get("pid")]

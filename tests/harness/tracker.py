@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -101,6 +101,10 @@ class TrackerProcess:
         return completed.stdout.strip()
 
 
+#: The ``tracker_factory`` fixture: ``start(store=None, *extra_args, home=None)`` starts one tracker process.
+TrackerFactory = Callable[..., TrackerProcess]
+
+
 @asynccontextmanager
 async def tracker_client(url: str, token: str | None, era: str = "legacy", **http: Any) -> AsyncIterator[Any]:
     """The official MCP client over Streamable HTTP with ``Authorization: Bearer <token>``."""
@@ -109,6 +113,7 @@ async def tracker_client(url: str, token: str | None, era: str = "legacy", **htt
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(60.0), **http) as client:
-        transport = streamable_http_client(url, http_client=client)
+        # httpx's client, which the SDK's transport (typed for httpx2's) drives the same way: the e2e tests pass it.
+        transport = streamable_http_client(url, http_client=client)  # type: ignore[arg-type]
         async with Client(transport, mode=era, cache=None) as mcp_client:
             yield mcp_client

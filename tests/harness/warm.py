@@ -48,7 +48,9 @@ def host(runtime: Path, serves: str) -> dict[str, Any]:
     return {}
 
 
-def running_host(runtime: Path, serves: str, *, other_than: int | None = None, timeout: float = 120.0) -> dict:
+def running_host(
+    runtime: Path, serves: str, *, other_than: int | None = None, timeout: float = 120.0
+) -> dict[str, Any]:
     """Wait until the host serving ``serves`` runs (with a pid other than ``other_than``); its status entry."""
 
     def ready() -> dict[str, Any] | None:

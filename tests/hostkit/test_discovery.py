@@ -1,12 +1,14 @@
 """The discovery view in process: three tools over a host's catalog, invoking through the host's own call path."""
 
 import threading
+from typing import cast
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode, ToolSpec, load_catalog
 from bee_hostkit import Host, discovery_host
 from bee_hostkit.discovery import summary
+from bee_hostkit.host import Handler
 from tests.hostkit.test_host import SPEC, error_of
 
 pytestmark = pytest.mark.anyio
@@ -86,7 +88,7 @@ async def test_invoking_an_unknown_tool_or_without_a_name_is_a_clear_error(inner
 
 async def test_the_invoked_tool_keeps_its_own_deadline(inner):
     gate = threading.Event()
-    slow = Host("h", [SPEC], {"demo": lambda call: gate.wait(10) or {}}, deadlines={"demo": 0.05})
+    slow = Host("h", [SPEC], {"demo": cast(Handler, lambda call: gate.wait(10) or {})}, deadlines={"demo": 0.05})
     view = discovery_host(slow)
     invoked = await view.call("bee_tool_invoke", {"name": "demo"})
     gate.set()

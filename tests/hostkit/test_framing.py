@@ -16,7 +16,7 @@ from bee_hostkit.framing import (
 
 def frames(limit, *chunks):
     splitter = FrameSplitter(limit)
-    out = []
+    out: list[Frame | Oversized] = []
     for chunk in chunks:
         out.extend(splitter.feed(chunk))
     out.extend(splitter.finish())

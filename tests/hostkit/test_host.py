@@ -2,12 +2,14 @@
 
 import json
 import threading
+from typing import Any, cast
 
 import anyio
 import pytest
 
 from bee_contracts import BeeError, ErrorCode, ToolSpec
 from bee_hostkit import Call, Host
+from bee_hostkit.host import Handler
 
 pytestmark = pytest.mark.anyio
 
@@ -26,13 +28,14 @@ SPEC = ToolSpec(
 )
 
 
-def error_of(wire: dict) -> dict:
+def error_of(wire: dict[str, Any]) -> dict[str, Any]:
     """The envelope of a failed result: JSON text, and never structuredContent (the TypeScript SDK checks that)."""
     assert wire["isError"] is True
     assert "structuredContent" not in wire
     [content] = wire["content"]
     assert content["type"] == "text"
-    return json.loads(content["text"])
+    envelope: dict[str, Any] = json.loads(content["text"])
+    return envelope
 
 
 def test_catalog_and_handlers_must_agree():
@@ -43,9 +46,9 @@ def test_catalog_and_handlers_must_agree():
 
 
 async def test_the_handler_gets_one_call_with_typed_arguments_defaults_deadline_and_caller():
-    seen: list[Call] = []
+    seen: list[Call[Any]] = []
 
-    def handler(call: Call) -> dict:
+    def handler(call: Call[Any]) -> dict[str, Any]:
         seen.append(call)
         return {"ok": True}
 
@@ -68,7 +71,7 @@ async def test_over_the_admission_limit_the_answer_is_busy_at_once():
 
     host = Host("h", [SPEC], {"demo": slow}, max_in_flight=1)
     async with anyio.create_task_group() as tg:
-        first: dict = {}
+        first: dict[str, Any] = {}
 
         async def run_first():
             first.update(await host.call("demo", {}))
@@ -85,7 +88,7 @@ async def test_over_the_admission_limit_the_answer_is_busy_at_once():
 
 async def test_a_handler_past_its_deadline_is_answered_without_it_and_writes_are_outcome_unknown():
     gate = threading.Event()
-    host = Host("h", [SPEC], {"demo": lambda call: gate.wait(10) or {}}, deadlines={"demo": 0.05})
+    host = Host("h", [SPEC], {"demo": cast(Handler, lambda call: gate.wait(10) or {})}, deadlines={"demo": 0.05})
     result = await host.call("demo", {})
     gate.set()
     body = error_of(result)
@@ -116,10 +119,10 @@ async def test_failures_are_the_envelope_as_text_without_structured_content_and_
 
 
 async def test_a_coroutine_handler_runs_on_the_loop_and_is_cancelled_at_its_deadline():
-    async def answering(call: Call) -> dict:
+    async def answering(call: Call[Any]) -> dict[str, Any]:
         return {"ok": call.args["mode"] == "fast"}
 
-    async def hanging(call: Call) -> dict:
+    async def hanging(call: Call[Any]) -> dict[str, Any]:
         await anyio.sleep(60)
         return {"ok": True}
 

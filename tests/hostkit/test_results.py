@@ -1,4 +1,5 @@
 import json
+from typing import Any
 
 import mcp_types as types
 import pytest
@@ -40,7 +41,7 @@ def test_list_items_add_exactly_their_piece_size_plus_separators(items):
 
 
 def test_with_size_is_a_fixed_point():
-    structured = with_size({"text": "x" * 995})
+    structured: dict[str, Any] = with_size({"text": "x" * 995})
     assert structured["resultBytes"] == result_bytes(structured)
 
 
@@ -49,6 +50,7 @@ def test_budget_require_fails_with_sizes():
     with pytest.raises(BeeError) as info:
         budget.require({"text": "y" * 1000})
     assert info.value.code is ErrorCode.BUDGET_EXCEEDED
+    assert info.value.details is not None
     assert info.value.details["budgetBytes"] == 600 and info.value.details["overByBytes"] > 0
 
 

@@ -6,6 +6,7 @@ import os
 import anyio
 import mcp_types as types
 import pytest
+from mcp.shared._context_streams import ContextSendStream
 from mcp.shared.message import SessionMessage
 
 from bee_hostkit.stdio import capped_stdio_server, decode_frame
@@ -23,6 +24,7 @@ async def test_oversized_outbound_response_becomes_an_error_for_its_id():
     huge = types.JSONRPCResponse(jsonrpc="2.0", id=41, result={"blob": "x" * 600_000})
     with anyio.fail_after(20):
         async with capped_stdio_server(stdin, stdout, limit=512 * 1024) as (_read_stream, write_stream):
+            assert isinstance(write_stream, ContextSendStream)  # the function yields its streams as objects
             await write_stream.send(SessionMessage(huge))
             line = await anyio.to_thread.run_sync(reader.readline)
             os.close(in_write)  # end of input ends the transport
@@ -46,6 +48,7 @@ async def test_small_and_large_responses_reach_a_pipe_whole_and_in_order():
     sizes = [10, 5000, 4000, 100_000, 1, 4096, 70_000, 3000] * 4
     with anyio.fail_after(30):
         async with capped_stdio_server(stdin, stdout) as (_read_stream, write_stream):
+            assert isinstance(write_stream, ContextSendStream)  # the function yields its streams as objects
 
             async def send_all() -> None:
                 for number, size in enumerate(sizes):
@@ -71,6 +74,7 @@ async def test_a_client_that_stops_reading_does_not_hold_the_transport_at_shutdo
     stdout = os.fdopen(out_write, "wb", buffering=0)
     with anyio.fail_after(20):
         async with capped_stdio_server(stdin, stdout) as (_read_stream, write_stream):
+            assert isinstance(write_stream, ContextSendStream)  # the function yields its streams as objects
             sent = 0
             for number in range(1000):  # frames of under a page, until the pipe is full and nobody reads it
                 response = types.JSONRPCResponse(jsonrpc="2.0", id=number, result={"blob": "z" * 3900})
@@ -112,6 +116,7 @@ def test_decode_frame_reads_valid_json_past_the_fast_parsers_limits():
     deep = decode_frame(b'{"jsonrpc":"2.0","id":4,"method":"m","params":{"x":' + b"[" * 300 + b"]" * 300 + b"}}")
     assert isinstance(deep, types.JSONRPCRequest) and deep.id == 4
     long = decode_frame(b'{"jsonrpc":"2.0","id":5,"method":"m","params":{"n":' + b"9" * 5000 + b"}}")
+    assert isinstance(long, types.JSONRPCRequest) and long.params is not None
     assert isinstance(long, types.JSONRPCRequest) and isinstance(long.params["n"], OversizedNumber)
     note = decode_frame(b'{"jsonrpc":"2.0","method":"notifications/initialized","params":{"id":null}}')
     assert isinstance(note, types.JSONRPCNotification)

@@ -116,13 +116,17 @@ def measure(store: str, home: Path) -> dict[str, Any]:
     base = server.url.removesuffix("/mcp")
     try:
         with httpx.Client(base_url=base, timeout=60, follow_redirects=False) as http:
-            form = re.search(r'name="form_token" value="([^"]+)"', http.get("/board/signin").text).group(1)
+            form_match = re.search(r'name="form_token" value="([^"]+)"', http.get("/board/signin").text)
+            assert form_match is not None
+            form = form_match.group(1)
             token = bee("token", "--home", str(home), "--actor", ACTOR).strip()
             signed = http.post("/board/signin", data={"form_token": form, "token": token}, headers={"origin": base})
             assert signed.status_code == 303, signed.text
             page = http.get("/board/").text
             counts = dict(re.findall(r'id="col-(\w+)">[^<]*<span class="count">(\d+)</span>', page))
-            poll = re.search(r'hx-get="([^"]+)" hx-trigger', page).group(1).replace("&amp;", "&")
+            poll_match = re.search(r'hx-get="([^"]+)" hx-trigger', page)
+            assert poll_match is not None
+            poll = poll_match.group(1).replace("&amp;", "&")
             epic = "gen-00000"
             results: dict[str, Any] = {"columns": counts, "page_bytes": len(page.encode())}
             results["board page"] = timed(http, "/board/")

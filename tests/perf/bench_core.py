@@ -17,6 +17,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
+
+from bee_contracts.shapes.core import ContextPacketArgs
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import median, verdict, write_report
@@ -82,7 +85,9 @@ def corpus() -> tuple[Path, list[str]]:
     root = Path(tempfile.mkdtemp(prefix="bee-bench-")) / "corpus"
     files: list[str] = []
     for name in PY_PACKAGES:
-        package = Path(importlib.import_module(name).__file__).parent
+        module_file = importlib.import_module(name).__file__
+        assert module_file is not None
+        package = Path(module_file).parent
         for source in sorted(package.rglob("*.py")):
             relative = Path(name) / source.relative_to(package)
             target = root / relative
@@ -150,11 +155,11 @@ def repeated_packet(root: Path, files: list[str]) -> dict[str, float]:
     for _ in range(5):
         ctx = CoreContext.open(root)
         started = time.perf_counter()
-        first = bee_context_packet(ctx, Call("bee_context_packet", args, Deadline(60)))
+        first = bee_context_packet(ctx, Call("bee_context_packet", cast(ContextPacketArgs, args), Deadline(60)))
         firsts.append(time.perf_counter() - started)
         for _ in range(5):
             started = time.perf_counter()
-            again = bee_context_packet(ctx, Call("bee_context_packet", args, Deadline(60)))
+            again = bee_context_packet(ctx, Call("bee_context_packet", cast(ContextPacketArgs, args), Deadline(60)))
             repeats.append(time.perf_counter() - started)
         assert again == first
     source_bytes = sum((root / f).stat().st_size for f in biggest)

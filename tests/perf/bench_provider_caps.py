@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from mcp_types import TextContent
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -89,7 +90,9 @@ async def measure(checkout: Path, server: HostileProvider, call: Any, warm: Any)
             started = time.perf_counter()
             result = await client.call_tool(*call)
             seconds.append(time.perf_counter() - started)
-            codes.append(json.loads(result.content[0].text).get("code", "ok") if result.is_error else "ok")
+            first = result.content[0]
+            assert isinstance(first, TextContent)
+            codes.append(json.loads(first.text).get("code", "ok") if result.is_error else "ok")
         return {
             "callSeconds": median(seconds),
             "codes": sorted(set(codes)),

@@ -100,11 +100,11 @@ def sigkill_to_serving(root: Path, replicas: int, peer: list[float]) -> list[flo
                 os.kill(victim, signal.SIGKILL)
                 health_pid(http, port)
                 samples.append(time.perf_counter() - started)
-                supervisor.wait_for(
-                    lambda s, victim=victim: (r := all_running(s, replicas)) and victim not in {x["pid"] for x in r},
-                    120,
-                    "the replacement",
-                )
+
+                def replaced(s: SupervisorProcess, victim: int = victim) -> object:
+                    return (r := all_running(s, replicas)) and victim not in {x["pid"] for x in r}
+
+                supervisor.wait_for(replaced, 120, "the replacement")
                 if replicas == 1:
                     peer.append(cold_start(http, root / "cold-home"))
     finally:
@@ -131,11 +131,11 @@ def upgrade_to_restarted(root: Path, replicas: int, how: str) -> list[float]:
                 import bee_contracts
 
                 os.utime(Path(bee_contracts.__file__).parent / "_version.py")
-            wait_until(
-                lambda before=before: (r := all_running(supervisor, replicas)) and not before & {x["pid"] for x in r},
-                120,
-                "every replica restarted",
-            )
+
+            def restarted(before: set[int] = before) -> object:
+                return (r := all_running(supervisor, replicas)) and not before & {x["pid"] for x in r}
+
+            wait_until(restarted, 120, "every replica restarted")
             samples.append(time.perf_counter() - started)
     finally:
         supervisor.stop()

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import textwrap
 from collections import Counter
+from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -51,18 +53,21 @@ CHURNER = textwrap.dedent(
 )
 
 
-def bee(checkout, *args, data=None):
+def bee(checkout: Path, *args: str, data: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [str(bee_executable()), *args], cwd=checkout, input=data, capture_output=True, check=True, timeout=120
     )
 
 
-def ingest(checkout, name, data):
-    return json.loads(bee(checkout, "artifact", "add", "-", "--name", name, "--json", data=data).stdout)
+def ingest(checkout: Path, name: str, data: bytes) -> dict[str, Any]:
+    record: dict[str, Any] = json.loads(
+        bee(checkout, "artifact", "add", "-", "--name", name, "--json", data=data).stdout
+    )
+    return record
 
 
 @pytest.mark.timeout(900)
-async def test_searches_while_another_process_adds_and_removes_artifacts(checkout, tmp_path):
+async def test_searches_while_another_process_adds_and_removes_artifacts(checkout: Path, tmp_path: Path) -> None:
     bee(checkout, "init")
     stable = {ingest(checkout, f"stable-{n}.log", data)["id"]: data.count(b"\n") for n, data in enumerate(STABLE)}
     churned_ids = [artifact_id(hashlib.sha256(data).hexdigest()) for data in CHURNED]
@@ -76,7 +81,7 @@ async def test_searches_while_another_process_adds_and_removes_artifacts(checkou
     problems: list[object] = []
     churn_seen = 0
 
-    async def stream(client, number: int) -> None:
+    async def stream(client: Any, number: int) -> None:
         nonlocal churn_seen
         for call in range(SEARCHES // STREAMS):
             named = churned_ids[call % len(churned_ids)]
@@ -123,7 +128,7 @@ async def test_searches_while_another_process_adds_and_removes_artifacts(checkou
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_one_damaged_record_blocks_nothing_over_the_real_host(checkout, era):
+async def test_one_damaged_record_blocks_nothing_over_the_real_host(checkout: Path, era: str) -> None:
     bee(checkout, "init")
     sound = ingest(checkout, "sound.log", b"hit one\nhit two\n")["id"]
     rows = ingest(checkout, "rows.json", b'[{"hit": 1}]')["id"]

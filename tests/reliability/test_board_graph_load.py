@@ -24,11 +24,13 @@ import time
 from collections import Counter
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from bee_tracker.board import drawing
+from tests.harness.tracker import TrackerFactory
 from tests.perf._report import write_report
 
 pytestmark = pytest.mark.e2e
@@ -41,7 +43,7 @@ SAMPLES = 60
 RATIO = 3.0
 
 
-def hostile_epic(prefix: str, rng: random.Random) -> list[dict]:
+def hostile_epic(prefix: str, rng: random.Random) -> list[dict[str, Any]]:
     """An epic, its child, and a chain of issues the child waits for, with forward links across the chain: as many
     links as the board still draws for that many issues."""
     epic, child = f"{prefix}-e", f"{prefix}-c"
@@ -56,12 +58,12 @@ def hostile_epic(prefix: str, rng: random.Random) -> list[dict]:
             waits[chain[a]].add(chain[b])
             links += 1
 
-    def issue(issue_id: str, deps: list[dict], issue_type: str = "task") -> dict:
+    def issue(issue_id: str, deps: list[dict[str, Any]], issue_type: str = "task") -> dict[str, Any]:
         title = f"hostile {issue_id} " + "words " * 6
         fields = {"id": issue_id, "title": title, "status": "open", "priority": 2, "issue_type": issue_type}
         return {**fields, "dependencies": deps}
 
-    def dep(issue_id: str, target: str, kind: str = "blocks") -> dict:
+    def dep(issue_id: str, target: str, kind: str = "blocks") -> dict[str, Any]:
         return {"issue_id": issue_id, "depends_on_id": target, "type": kind}
 
     lines = [issue(epic, [], "epic"), issue(child, [dep(child, epic, "parent-child"), dep(child, chain[0])])]
@@ -103,7 +105,9 @@ def board_page_ms(browser: httpx.Client) -> float:
 
 
 @pytest.mark.timeout(1200)
-def test_eight_hostile_graph_requests_keep_another_persons_board_within_three_times_its_pace(tracker_factory, tmp_path):
+def test_eight_hostile_graph_requests_keep_another_persons_board_within_three_times_its_pace(
+    tracker_factory: TrackerFactory, tmp_path: Path
+) -> None:
     rng = random.Random(16)
     home = tmp_path / "home"
     source = tmp_path / "hostile.jsonl"
@@ -151,6 +155,7 @@ def test_eight_hostile_graph_requests_keep_another_persons_board_within_three_ti
             for thread in threads:
                 thread.start()
             deadline = time.monotonic() + 120  # a give-up guard: Graphviz is at work before anything is measured
+            assert server.process is not None  # started by the factory
             while dot_children(server.process.pid) < drawing.CONCURRENT:
                 assert time.monotonic() < deadline, "the hostile requests never got Graphviz started"
                 time.sleep(0.05)

@@ -11,6 +11,9 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -47,13 +50,15 @@ while True:
 """
 
 
-def packet(path):
+def packet(path: str) -> dict[str, Any]:
     manifest = {"selections": [{"id": "s", "path": path, "representation": "body"}]}
     return {"manifestJson": json.dumps(manifest), "budgetBytes": 8192}
 
 
 @pytest.mark.timeout(1800)  # 3,000 calls on a shared 2-core machine while another process spins
-async def test_a_swapping_adversary_never_gets_the_secret_read_or_a_handler_blocked(tmp_path, record_property):
+async def test_a_swapping_adversary_never_gets_the_secret_read_or_a_handler_blocked(
+    tmp_path: Path, record_property: Callable[[str, object], None]
+) -> None:
     checkout = make_checkout(tmp_path / "checkout")
     swap = checkout / "swap"
     (swap / "real").mkdir(parents=True)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -90,7 +91,9 @@ def checkout(base: Path) -> Path:
 
 
 @pytest.mark.timeout(1800)  # hundreds of 200-file imports on a shared 2-core machine while another process spins
-def test_a_swapping_adversary_never_gets_a_secret_into_a_stored_bundle(tmp_path, record_property):
+def test_a_swapping_adversary_never_gets_a_secret_into_a_stored_bundle(
+    tmp_path: Path, record_property: Callable[[str, object], None]
+) -> None:
     folder = bundle_folder(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -145,8 +148,8 @@ def test_a_swapping_adversary_never_gets_a_secret_into_a_stored_bundle(tmp_path,
     }, summary
     # Both the walk and the read met the adversary's swaps, and some imports landed between them.
     landed = outcomes["imported"] + outcomes["replaced"] + outcomes["unchanged"]
-    at_read = sum(count for kind, count in outcomes.items() if "(at the read)" in kind)
-    assert landed and outcomes["outside_root"] and at_read, summary
+    met_at_read = sum(count for kind, count in outcomes.items() if "(at the read)" in kind)
+    assert landed and outcomes["outside_root"] and met_at_read, summary
 
 
 def bee_import(root: Path, bundle: Path) -> subprocess.CompletedProcess[str]:
@@ -160,7 +163,7 @@ def bee_import(root: Path, bundle: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.e2e
-def test_bee_design_import_refuses_malformed_names_and_depth_with_one_error_line(tmp_path):
+def test_bee_design_import_refuses_malformed_names_and_depth_with_one_error_line(tmp_path: Path) -> None:
     root = checkout(tmp_path)
     named = tmp_path / "named"
     named.mkdir()

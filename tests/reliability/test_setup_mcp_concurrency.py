@@ -12,7 +12,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from importlib.metadata import EntryPoint
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -46,7 +48,9 @@ print(retries)
 
 
 @pytest.mark.timeout(900)  # a shared 2-core machine, two processes rewriting a growing file
-def test_an_editor_saving_while_setup_mcp_writes_loses_nothing(tmp_path, monkeypatch, record_property):
+def test_an_editor_saving_while_setup_mcp_writes_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, record_property: Callable[[str, object], None]
+) -> None:
     project = tmp_path / "repo"
     project.mkdir()
     path = project / ".mcp.json"

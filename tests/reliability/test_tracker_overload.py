@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.harness.tracker import TrackerFactory
 from tests.perf._report import write_report
 
 pytestmark = pytest.mark.e2e
@@ -38,7 +39,7 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 @pytest.mark.timeout(900)
-def test_thousand_clients_are_all_answered_served_or_shed(tracker_factory):
+def test_thousand_clients_are_all_answered_served_or_shed(tracker_factory: TrackerFactory) -> None:
     server = tracker_factory(None, "--max-in-flight", str(MAX_IN_FLIGHT), "--log-level", "warning")
     token = server.token("load@example.com")
     spec = {

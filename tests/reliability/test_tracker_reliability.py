@@ -12,14 +12,17 @@ import base64
 import json
 import os
 import time
+from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
 import jwt
 import pytest
+from anyio.abc import TaskStatus
 
 from tests.conftest import error_of
-from tests.harness.tracker import tracker_client
+from tests.harness.tracker import TrackerFactory, tracker_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -37,13 +40,15 @@ def issues_jsonl(count: int, prefix: str = "r") -> str:
     )
 
 
-async def tool(client, name, **arguments):
+async def tool(client: Any, name: str, **arguments: Any) -> tuple[bool, Any]:
     result = await client.call_tool(name, arguments)
     return result.is_error, error_of(result) if result.is_error else result.structured_content
 
 
 @pytest.mark.timeout(2400)  # 32,000 claims over HTTP: minutes on a shared 2-core machine
-async def test_concurrent_claims_have_exactly_one_winner(store_url, tracker_factory, tmp_path):
+async def test_concurrent_claims_have_exactly_one_winner(
+    store_url: str, tracker_factory: TrackerFactory, tmp_path: Path
+) -> None:
     import subprocess
     import sys
     from pathlib import Path
@@ -85,14 +90,14 @@ async def test_concurrent_claims_have_exactly_one_winner(store_url, tracker_fact
     assert not failures, failures[:5]
 
 
-async def _hold_client(url, token, *, task_status=anyio.TASK_STATUS_IGNORED):
+async def _hold_client(url: str, token: str, *, task_status: TaskStatus[Any] = anyio.TASK_STATUS_IGNORED) -> None:
     # The 2026-07-28 era: one self-contained POST per call, the cheaper path through the SDK.
     async with tracker_client(url, token, "2026-07-28") as client:
         task_status.started(client)
         await anyio.sleep_forever()
 
 
-async def test_concurrent_notes_are_never_lost(store_url, tracker_factory):
+async def test_concurrent_notes_are_never_lost(store_url: str, tracker_factory: TrackerFactory) -> None:
     server = tracker_factory(store_url)
     async with anyio.create_task_group() as tg:
         clients = [await tg.start(_hold_client, server.url, server.token(f"n{n}@example.com")) for n in range(CLAIMERS)]
@@ -115,7 +120,7 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-async def test_jwt_attack_corpus_is_refused_over_http(tracker_factory):
+async def test_jwt_attack_corpus_is_refused_over_http(tracker_factory: TrackerFactory) -> None:
     server = tracker_factory()
     secret = bytes.fromhex((server.home / "signing-key").read_text().strip())
     now = int(time.time())
@@ -155,7 +160,7 @@ async def test_jwt_attack_corpus_is_refused_over_http(tracker_factory):
     assert ok.status_code == 200
 
 
-async def test_overload_is_answered_busy_or_served_and_nothing_hangs(tracker_factory):
+async def test_overload_is_answered_busy_or_served_and_nothing_hangs(tracker_factory: TrackerFactory) -> None:
     server = tracker_factory(None, "--max-in-flight", "4")
     token = server.token("load@example.com")
     request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ready", "arguments": {}}}
@@ -163,7 +168,7 @@ async def test_overload_is_answered_busy_or_served_and_nothing_hangs(tracker_fac
     limits = httpx.Limits(max_connections=400, max_keepalive_connections=400)
     async with httpx.AsyncClient(timeout=60, limits=limits) as http:
 
-        async def one():
+        async def one() -> str:
             response = await http.post(server.url, json=request, headers=headers)
             if response.status_code == 503 and response.headers.get("retry-after"):
                 return "busy"  # shed at the edge, before the request reached the host
@@ -176,7 +181,9 @@ async def test_overload_is_answered_busy_or_served_and_nothing_hangs(tracker_fac
     assert outcomes.count("busy") > 0 and outcomes.count("served") > 0
 
 
-async def test_kill_9_during_a_write_burst_loses_no_acknowledged_write(store_url, tracker_factory):
+async def test_kill_9_during_a_write_burst_loses_no_acknowledged_write(
+    store_url: str, tracker_factory: TrackerFactory
+) -> None:
     server = tracker_factory(store_url)
     token = server.token("writer@example.com")
     acknowledged: list[tuple[str, str]] = []

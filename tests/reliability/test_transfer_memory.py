@@ -2,6 +2,8 @@
 issues; import adds one small entry per id (the last line for an id wins, so the ids seen must be known), far less
 than the lines themselves would take."""
 
+from pathlib import Path
+
 from tests.perf.beads_corpus import write_backup, write_legacy
 from tests.perf.peak import run_tracker
 
@@ -23,7 +25,7 @@ def peak_bytes(*argv: str) -> int:
     return int(measured["peak_mb"] * 1024 * 1024)
 
 
-def test_legacy_import_and_export_take_flat_memory(tmp_path):
+def test_legacy_import_and_export_take_flat_memory(tmp_path: Path) -> None:
     peaks = {}
     for count in (2_000, 20_000):
         source = tmp_path / f"{count}.jsonl"
@@ -40,7 +42,7 @@ def test_legacy_import_and_export_take_flat_memory(tmp_path):
     assert large_export - small_export < _MARGIN_BYTES, peaks
 
 
-def test_backup_import_takes_flat_memory(tmp_path):
+def test_backup_import_takes_flat_memory(tmp_path: Path) -> None:
     peaks = {}
     for count in (2_000, 20_000):
         write_backup(tmp_path / f"backup-{count}", count)

@@ -25,12 +25,10 @@ def test_a_refusal_names_each_field_that_differs_with_both_values():
 
 
 def test_a_missing_triple_or_field_is_refused():
-    assert refusal("the MCP handshake", INSTALLED, None).startswith(
-        "refused: the MCP handshake reports no version triple"
-    )
-    assert "contractVersion missing (installed: 1)" in refusal(
-        "x", INSTALLED, {"version": "0.1.0", "contractDigest": "sha256:aa"}
-    )
+    assert (no_triple := refusal("the MCP handshake", INSTALLED, None)) is not None
+    assert no_triple.startswith("refused: the MCP handshake reports no version triple")
+    assert (no_field := refusal("x", INSTALLED, {"version": "0.1.0", "contractDigest": "sha256:aa"})) is not None
+    assert "contractVersion missing (installed: 1)" in no_field
 
 
 def test_triple_reads_only_the_three_string_fields():

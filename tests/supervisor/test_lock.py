@@ -16,6 +16,7 @@ def test_the_lock_records_its_holder_and_refuses_a_second_one(tmp_path):
     assert running_pid(tmp_path / "state") == os.getpid()
     with pytest.raises(BeeError, match=rf"another supervisor \(pid {os.getpid()}\) is already running") as caught:
         StateLock(tmp_path / "state").acquire()
+    assert caught.value.details is not None
     assert caught.value.code == "conflict" and caught.value.details["pid"] == os.getpid()
     first.release()
     assert running_pid(tmp_path / "state") is None

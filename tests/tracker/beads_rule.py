@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 ORCHESTRATION = ("merge-request", "gate", "molecule", "message", "agent", "role", "rig")
 _ZERO = datetime(1, 1, 1, tzinfo=UTC)
@@ -54,7 +55,7 @@ def go_lower(text: str) -> str:
     return "".join(out)
 
 
-def _flag(record: dict, key: str) -> bool:
+def _flag(record: dict[str, Any], key: str) -> bool:
     return record.get(key) is True or (type(record.get(key)) is int and record.get(key) != 0)
 
 
@@ -92,7 +93,7 @@ class Beads:
 
     @classmethod
     def imported(cls, lines: Iterable[str | bytes]) -> Beads:
-        records: dict[str, dict] = {}
+        records: dict[str, dict[str, Any]] = {}
         for raw in lines:
             text = raw.decode() if isinstance(raw, bytes) else raw
             if not text.strip():

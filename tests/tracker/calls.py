@@ -33,7 +33,8 @@ def refused(store: Any, code: str, tool: str, actor: str = ALICE, /, **args: Any
 
 def new(store: Any, title: str = "Task", actor: str = ALICE, /, **args: Any) -> str:
     """Create an issue; return its id."""
-    return call(store, "create", actor, title=title, **args)["id"]
+    issue_id: str = call(store, "create", actor, title=title, **args)["id"]
+    return issue_id
 
 
 def bee(

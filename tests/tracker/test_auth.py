@@ -27,7 +27,7 @@ def claims(**extra):
     return {"sub": "agent-1", "email": "alice@example.com", "exp": int(time.time()) + 600, **extra}
 
 
-def pem(public_key) -> bytes:
+def pem(public_key: rsa.RSAPublicKey | ec.EllipticCurvePublicKey | ed25519.Ed25519PublicKey) -> bytes:
     return public_key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 

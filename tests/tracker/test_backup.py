@@ -76,7 +76,9 @@ def test_config_is_kept_and_memories_are_written_after_the_issues(store_url):
     load(store)
     config = {row["key"]: row["value"] for row in rows("config")}
     with store.db.read() as tx:
-        kept = json.loads(tx.row("SELECT value FROM meta WHERE key = 'beads_config'")[0])
+        row = tx.row("SELECT value FROM meta WHERE key = 'beads_config'")
+        assert row is not None
+        kept = json.loads(row[0])
     assert kept == {k: v for k, v in config.items() if not k.startswith("kv.memory.")}
     lines = store.export_lines()
     memories = [json.loads(line) for line in lines if line.startswith('{"_type":"memory"')]

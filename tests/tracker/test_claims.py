@@ -19,6 +19,7 @@ def test_another_actor_cannot_take_a_claim_through_update(store):
     issue_id = claimed_by_alice(store)
     for change in ({"assignee": BOB}, {"status": "open", "assignee": None}, {"status": "blocked"}, {"assignee": ""}):
         error = refused(store, "forbidden", "update", BOB, id=issue_id, **change)
+        assert error.details is not None
         assert ALICE in error.message and error.details["holder"] == ALICE, change
     got = call(store, "get", id=issue_id)["issue"]
     assert (got["assignee"], got["status"]) == (ALICE, "in_progress")

@@ -13,6 +13,7 @@ def test_blocks_then_parent_child_back_is_refused_and_spelled_out(store):
     a, b = new(store, "A"), new(store, "B")
     call(store, "link", id=a, target=b)  # A blocks-on B
     error = refused(store, "invalid_argument", "link", id=b, target=a, type="parent-child")
+    assert error.details is not None
     assert error.details["cycle"] == [b, a, b]
     assert error.details["edges"] == [
         {"id": b, "type": "parent-child", "target": a},
@@ -28,6 +29,7 @@ def test_a_longer_mixed_cycle_is_refused(store):
     call(store, "link", id=b, target=c, type="waits-for")
     call(store, "link", id=c, target=d, type="conditional-blocks")
     error = refused(store, "invalid_argument", "link", id=d, target=a, type="parent-child")
+    assert error.details is not None
     assert error.details["cycle"] == [d, a, b, c, d]
     assert [edge["type"] for edge in error.details["edges"]] == [
         "parent-child",

@@ -1,6 +1,7 @@
 """Failures every caller can act on: driver errors mapped once per dialect, a missing actor refused."""
 
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ from bee_contracts import BeeError
 from bee_hostkit import local_call
 from bee_tracker.handlers import handlers
 from bee_tracker.store import SqlStore, open_store
+from bee_tracker.store.db import Database
 from bee_tracker.store.ops import Write
 from bee_tracker.store.sqlite import SqliteDatabase
 from tests.conftest import BACKENDS
@@ -17,6 +19,7 @@ from tests.tracker.calls import ALICE, call, new, refused
 
 def short_lock_store(url):
     """A store that gives up waiting for a lock after 0.2 s."""
+    db: Database
     if url.startswith("postgresql://"):
         from bee_tracker.store.postgres import PostgresDatabase
 
@@ -36,9 +39,9 @@ def hold_lock(url, issue_id):
         other = psycopg.connect(url)
         other.execute("SELECT 1 FROM issues WHERE id = %s FOR UPDATE", [issue_id])
         return other
-    other = sqlite3.connect(url, isolation_level=None)
-    other.execute("BEGIN IMMEDIATE")
-    return other
+    lite = sqlite3.connect(url, isolation_level=None)
+    lite.execute("BEGIN IMMEDIATE")
+    return lite
 
 
 def test_a_lock_held_elsewhere_is_busy_and_retryable(store_url):
@@ -87,7 +90,9 @@ def test_a_call_without_a_verified_actor_is_unauthorized(store):
     with pytest.raises(BeeError) as info:
         handler(local_call("get", {"id": issue_id, "comments_limit": 50}))
     assert info.value.code == "unauthorized"
-    assert handler(local_call("get", {"id": issue_id, "comments_limit": 50}, caller=ALICE))["data"]["issue"]
+    answer = handler(local_call("get", {"id": issue_id, "comments_limit": 50}, caller=ALICE))
+    assert isinstance(answer, Mapping)  # the tracker's handlers are synchronous
+    assert answer["data"]["issue"]
 
 
 def test_in_process_calls_are_validated_like_the_hosts(store):

@@ -15,7 +15,7 @@ from bee_tracker.home import KEY_FILE, read_key
 from tests.tracker.calls import bee
 
 #: No inherited choice of home or instance: each test says where it runs.
-CLEAN = {"BEE_TRACKER_HOME": None, "BEE_INSTANCE_ROOT": None}
+CLEAN: dict[str, str | None] = {"BEE_TRACKER_HOME": None, "BEE_INSTANCE_ROOT": None}
 
 
 def mode(path):

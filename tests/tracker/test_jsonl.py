@@ -193,9 +193,7 @@ def test_a_tombstone_without_an_id_is_kept_and_deletes_nothing(store):
 
 
 def test_a_generated_id_never_takes_an_id_a_later_line_names(store, monkeypatch):
-    import bee_tracker.store.ids
-
-    monkeypatch.setattr(bee_tracker.store.ids.secrets, "choice", lambda alphabet: "0")  # first pick: t-0000
+    monkeypatch.setattr("bee_tracker.store.ids.secrets.choice", lambda alphabet: "0")  # first pick: t-0000
     report = store.import_lines(['{"title":"no id"}', '{"id":"t-0000","title":"named"}'])
     [generated] = report["generatedIds"]
     assert generated["id"] == "t-00000" and (report["imported"], report["replaced"]) == (2, 0)

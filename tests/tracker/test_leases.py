@@ -101,6 +101,7 @@ def test_only_the_holder_renews_or_leaves_a_lease_and_anyone_reads_it(store):
     lease = join(store, ALICE)
     for tool in ("lease_renew", "lease_leave"):
         error = refused(store, "forbidden", tool, BOB, id=lease["id"])
+        assert error.details is not None
         assert ALICE in error.message and error.details["holder"] == ALICE
     seen = call(store, "lease_get", BOB, id=lease["id"])
     assert seen["live"] is True and seen["holder"] == ALICE

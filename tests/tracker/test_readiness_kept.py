@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import threading
 import uuid
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -60,7 +61,7 @@ OPERATIONS = st.one_of(
 )
 
 
-def apply(store, ids: list[str], operation: tuple, actor: str = ACTORS[0]) -> None:
+def apply(store, ids: list[str], operation: tuple[Any, ...], actor: str = ACTORS[0]) -> None:
     """Run one random write; a refused one (a cycle, someone else's claim, a closed issue) changes nothing."""
     kind, *rest = operation
 
@@ -116,7 +117,8 @@ def transitive_ready(store) -> list[str]:
 def fresh_url(backend: str, request, tmp_path) -> str:
     if backend == "sqlite":
         return str(tmp_path / f"{uuid.uuid4().hex}.db")
-    return request.getfixturevalue("postgres_server").create_database()
+    url: str = request.getfixturevalue("postgres_server").create_database()
+    return url
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

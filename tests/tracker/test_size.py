@@ -26,6 +26,7 @@ def get_fits(store, issue_id, **args):
 def test_a_create_that_get_could_never_return_is_refused(store):
     # Schema-valid (65,536 characters), but 852 KiB as get returns it.
     error = refused(store, "invalid_argument", "create", title="huge", description=HEAVY * 65536)
+    assert error.details is not None
     over = error.details["overByBytes"]
     assert over > 0 and error.details["issueBytes"] == ISSUE_MAX_BYTES + over
     assert f"{over} bytes over" in error.message
@@ -49,9 +50,11 @@ def test_writes_that_would_pass_the_cap_are_refused(store):
         ("claim", {}),
     ):
         error = refused(store, "invalid_argument", tool, "x" * 300, id=issue_id, **args)
+        assert error.details is not None
         assert error.details["overByBytes"] > 0, tool
     assert call(store, "get", id=issue_id)["state_revision"] == before  # nothing landed
     note = refused(store, "invalid_argument", "add_note", id=issue_id, text=HEAVY * 8000)
+    assert note.details is not None
     assert note.details["commentBytes"] == COMMENTS_MAX_BYTES + note.details["overByBytes"]
     call(store, "add_note", id=issue_id, text="a short note still fits")  # notes are not part of the issue's cap
 

@@ -1,5 +1,7 @@
 """The store's promises, run against SQLite and PostgreSQL alike, through the tools as the host calls them."""
 
+from typing import Any
+
 import pytest
 
 from bee_contracts import ErrorCode, load_catalog
@@ -122,6 +124,7 @@ def test_claim_is_exclusive_and_idempotent_for_the_holder(store):
     again = call(store, "claim", id=issue_id)
     assert again["already_held"] is True and again["state_revision"] == first["state_revision"]
     error = refused(store, "conflict", "claim", BOB, id=issue_id)
+    assert error.details is not None
     assert error.code is ErrorCode.CONFLICT and error.details["assignee"] == ALICE and ALICE in error.message
 
 
@@ -158,6 +161,7 @@ def test_update_with_expected_revision_is_compare_and_swap(store):
     revision = call(store, "get", id=issue_id)["state_revision"]
     call(store, "update", id=issue_id, priority=0, expected_revision=revision)
     error = refused(store, "conflict", "update", BOB, id=issue_id, priority=4, expected_revision=revision)
+    assert error.details is not None
     assert error.details["state_revision"] == revision + 1
     assert call(store, "get", id=issue_id)["issue"]["priority"] == 0
 
@@ -197,14 +201,17 @@ def test_link_refuses_self_unknown_targets_and_removes(store):
 def test_complete_refuses_blockers_children_gates_and_others_claims(store):
     blocker = new(store, "blocker")
     issue_id = new(store, "x", prerequisites=[blocker])
-    assert refused(store, "blocked", "complete", id=issue_id, summary="done").details["blockers"] == [blocker]
+    blocked = refused(store, "blocked", "complete", id=issue_id, summary="done")
+    assert blocked.details is not None and blocked.details["blockers"] == [blocker]
     epic = new(store, "epic")
     child = new(store, "child", parent=epic)
-    assert refused(store, "blocked", "complete", id=epic).details["children"] == [child]
+    with_children = refused(store, "blocked", "complete", id=epic)
+    assert with_children.details is not None and with_children.details["children"] == [child]
     gate = new(store, "approval", issue_type="gate")
     gated = new(store, "gated")
     call(store, "link", id=gated, target=gate, type="related")
-    assert refused(store, "blocked", "complete", id=gated).details["gates"] == [gate]
+    with_gate = refused(store, "blocked", "complete", id=gated)
+    assert with_gate.details is not None and with_gate.details["gates"] == [gate]
     call(store, "claim", BOB, id=child)
     refused(store, "forbidden", "complete", id=child)
     done = call(store, "complete", BOB, id=child, summary="did it", evidence="pytest -q: 12 passed")
@@ -267,7 +274,7 @@ def test_text_the_store_cannot_hold_is_invalid_not_internal(store, tool, args):
 def test_concurrent_retries_with_one_idempotency_key_act_once_and_all_get_the_first_answer(store):
     import threading
 
-    answers: list[dict] = []
+    answers: list[dict[str, Any]] = []
     failures: list[BaseException] = []
     start = threading.Barrier(8)
 
