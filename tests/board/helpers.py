@@ -9,9 +9,10 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
+from bee_tracker import calls
 from bee_tracker.auth import Verifier, hmac_verifier, mint
 from bee_tracker.config import TrackerConfig
-from bee_tracker.server import build_app
+from bee_tracker.host import build_app
 from bee_tracker.store import SqlStore
 
 SECRET = b"board-tests-" + b"k" * 32
@@ -58,7 +59,7 @@ def post(web: TestClient, path: str, data: dict[str, Any], **headers: str) -> An
 
 
 def created(store: SqlStore, title: str = "a task", actor: str = ALICE, **args: Any) -> str:
-    return str(store.call("create", actor, {"title": title, **args})["data"]["id"])
+    return str(calls.call(store, "create", actor, {"title": title, **args})["data"]["id"])
 
 
 class Elements(HTMLParser):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from bee_tracker import calls
 from bee_tracker.board import dot, drawing
 from bee_tracker.board.drawing import Drawer, Undrawable, most_links
 from bee_tracker.board.graph import Link, Neighbourhood, Node
@@ -90,7 +91,7 @@ def test_a_picture_not_drawn_in_time_is_remembered_and_the_issue_page_lists_it_i
         in page
     )
     # A change makes another picture, which is tried.
-    lite.call("update", "alice@example.com", {"id": first, "title": "first, renamed"})
+    calls.call(lite, "update", "alice@example.com", {"id": first, "title": "first, renamed"})
     assert web.get(f"/board/graph/{second}").status_code == 422 and slow.count() == 2
 
 
@@ -100,7 +101,7 @@ def test_a_dense_neighbourhood_is_listed_in_words_and_never_given_to_graphviz(li
     children = [created(lite, f"child {n}", parent=epic) for n in range(30)]
     for n, child in enumerate(children):  # 30 parent links and 45 others: more than 60 for 31 issues
         for other in children[n + 1 : n + 3]:
-            lite.call("link", "alice@example.com", {"id": child, "target": other, "type": "related"})
+            calls.call(lite, "link", "alice@example.com", {"id": child, "target": other, "type": "related"})
     sign_in(web)
     answer = web.get(f"/board/graph/{epic}")
     assert (

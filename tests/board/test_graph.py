@@ -12,6 +12,7 @@ from xml.etree import ElementTree
 import pytest
 
 from bee_contracts import BeeError
+from bee_tracker import calls
 from bee_tracker.board import dot, graph
 from tests.board.helpers import ALICE, created, sign_in
 from tests.board.test_pages import XSS
@@ -62,13 +63,13 @@ def test_the_critical_path_is_the_longest_chain_of_unfinished_work_before_the_ep
     quick = created(lite, "quick", parent=epic)
     slow = created(lite, "slow", parent=epic)
     done = created(lite, "already done", parent=epic)
-    lite.call("complete", ALICE, {"id": done})
+    calls.call(lite, "complete", ALICE, {"id": done})
     first = created(lite, "first prerequisite")
     second = created(lite, "second prerequisite", prerequisites=[first])
-    lite.call("link", ALICE, {"id": slow, "target": second, "type": "blocks"})
+    calls.call(lite, "link", ALICE, {"id": slow, "target": second, "type": "blocks"})
     finished = created(lite, "finished prerequisite")
-    lite.call("complete", ALICE, {"id": finished})
-    lite.call("link", ALICE, {"id": quick, "target": finished, "type": "blocks"})
+    calls.call(lite, "complete", ALICE, {"id": finished})
+    calls.call(lite, "link", ALICE, {"id": quick, "target": finished, "type": "blocks"})
     found = hood(lite, epic)
     assert found.critical_path == [epic, slow, second, first]
     assert set(found.nodes) == {epic, quick, slow, done, first, second, finished}  # the tree and its blockers

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bee_tracker import calls
 from bee_tracker.board.headers import CONTENT_SECURITY_POLICY
 from bee_tracker.store import open_store
 from tests.board.helpers import ALICE, BOB, SECRET, Elements, client, created, post, sign_in
@@ -64,18 +65,18 @@ def test_the_ready_column_is_the_ready_tools_answer_on_real_beads_exports(tmp_pa
     with client(store, tmp_path) as web:
         sign_in(web)
         page = web.get("/board/").text
-        ready = store.call("ready", ALICE, {"limit": 100})["data"]
+        ready = calls.call(store, "ready", ALICE, {"limit": 100})["data"]
         assert column_ids(page, "ready") == [i["id"] for i in ready["issues"]][:50]
         if not ready["has_more"]:
             assert column_total(page, "ready") == len(ready["issues"])
-        in_progress = store.call("search", ALICE, {"status": ["in_progress"], "limit": 100})["data"]
+        in_progress = calls.call(store, "search", ALICE, {"status": ["in_progress"], "limit": 100})["data"]
         assert column_total(page, "in_progress") == in_progress["total"]
-        closed = store.call("search", ALICE, {"status": ["closed"], "limit": 1})["data"]
+        closed = calls.call(store, "search", ALICE, {"status": ["closed"], "limit": 1})["data"]
         assert column_total(page, "closed") == closed["total"]
         for issue in ready["issues"][:3]:  # a filter narrows the column exactly as the tool's filter does
             priority = issue["priority"]
             filtered = web.get(f"/board/?priority={priority}").text
-            tool = store.call("ready", ALICE, {"limit": 50, "priority": priority})["data"]["issues"]
+            tool = calls.call(store, "ready", ALICE, {"limit": 50, "priority": priority})["data"]["issues"]
             assert column_ids(filtered, "ready") == [i["id"] for i in tool]
     store.close()
 
@@ -85,15 +86,15 @@ def test_the_columns_follow_the_trackers_blocked_and_claim_semantics(store, tmp_
     blocked = created(store, "waits", prerequisites=[blocker])
     epic = created(store, "epic", issue_type="epic")
     child = created(store, "child of a blocked epic", parent=epic)
-    store.call("link", ALICE, {"id": epic, "target": blocker, "type": "blocks"})
+    calls.call(store, "link", ALICE, {"id": epic, "target": blocker, "type": "blocks"})
     held = created(store, "held", labels=["ui"])
-    store.call("claim", BOB, {"id": held})
+    calls.call(store, "claim", BOB, {"id": held})
     stuck = created(store, "held but waiting", priority=3, prerequisites=[blocker])
-    store.call("claim", BOB, {"id": stuck})
+    calls.call(store, "claim", BOB, {"id": stuck})
     done = created(store, "done")
-    store.call("complete", ALICE, {"id": done, "summary": "ok"})
+    calls.call(store, "complete", ALICE, {"id": done, "summary": "ok"})
     deferred = created(store, "deferred")
-    store.call("update", ALICE, {"id": deferred, "status": "deferred"})
+    calls.call(store, "update", ALICE, {"id": deferred, "status": "deferred"})
     gate = created(store, "a gate", issue_type="gate")
     with client(store, tmp_path) as web:
         sign_in(web)
@@ -130,7 +131,7 @@ def test_search_is_the_search_tools_answer(web, lite):
         created(lite, f"needle {n}" if n % 2 else f"hay {n}")
     sign_in(web)
     page = web.get("/board/search?q=needle").text
-    tool = lite.call("search", ALICE, {"query": "needle", "limit": 50})["data"]
+    tool = calls.call(lite, "search", ALICE, {"query": "needle", "limit": 50})["data"]
     assert re.findall(r'<span class="id">(.*?)</span>', page) == [i["id"] for i in tool["issues"]]
     assert "30 issues found; showing 1–30" in page
     by_id = web.get(f"/board/search?q={tool['issues'][0]['id']}").text
@@ -151,10 +152,10 @@ def test_the_issue_page_shows_every_field_comments_dependencies_both_ways_revisi
         external_ref="gh-12",
     )
     dependent = created(lite, "after", prerequisites=[issue])
-    lite.call("add_note", BOB, {"id": issue, "text": "a note from bob"})
+    calls.call(lite, "add_note", BOB, {"id": issue, "text": "a note from bob"})
     sign_in(web)
     page = web.get(f"/board/issues/{issue}").text
-    got = lite.call("get", ALICE, {"id": issue})["data"]
+    got = calls.call(lite, "get", ALICE, {"id": issue})["data"]
     for text in ("the issue", "what", "how we know", "gh-12", "a note from bob", BOB, first, dependent):
         assert text in page
     assert f"<dt>state_revision</dt><dd>{got['state_revision']}</dd>" in page
@@ -166,8 +167,8 @@ def test_the_issue_page_shows_every_field_comments_dependencies_both_ways_revisi
 def test_the_epics_page_shows_each_epics_progress_over_its_children(web, lite):
     epic = created(lite, "ship it", issue_type="epic")
     children = [created(lite, f"step {n}", parent=epic) for n in range(4)]
-    lite.call("complete", ALICE, {"id": children[0]})
-    lite.call("claim", BOB, {"id": children[1]})
+    calls.call(lite, "complete", ALICE, {"id": children[0]})
+    calls.call(lite, "claim", BOB, {"id": children[1]})
     created(lite, "empty epic", issue_type="epic")
     sign_in(web)
     page = web.get("/board/epics").text
@@ -183,8 +184,8 @@ def test_every_piece_of_issue_text_renders_as_text(lite, tmp_path):
     actor = "<script>alert('actor')</script>@example.com"
     epic = created(lite, payload[:500], issue_type="epic", description=payload, labels=XSS, actor=actor)
     child = created(lite, XSS[1], parent=epic, actor=actor)
-    lite.call("add_note", actor, {"id": epic, "text": payload})
-    lite.call("claim", actor, {"id": child})
+    calls.call(lite, "add_note", actor, {"id": epic, "text": payload})
+    calls.call(lite, "claim", actor, {"id": child})
     with client(lite, tmp_path) as web:
         from bee_tracker.auth import mint
 
@@ -274,7 +275,7 @@ def test_the_board_poll_answers_204_until_something_changes(web, lite):
     poll = html.unescape(poll)
     assert web.get(poll).status_code == 204
     assert web.get(poll).status_code == 204
-    lite.call("add_note", BOB, {"id": issue, "text": "activity, not state"})
+    calls.call(lite, "add_note", BOB, {"id": issue, "text": "activity, not state"})
     changed = web.get(poll)
     assert changed.status_code == 200 and 'id="columns"' in changed.text
     fresh = html.unescape(found(r'hx-get="([^"]+)"', changed.text).group(1))
@@ -290,7 +291,7 @@ def test_the_issue_poll_says_when_the_issue_changed(web, lite):
     page = web.get(f"/board/issues/{issue}").text
     poll = html.unescape(found(r'hx-get="(/board/changes/[^"]+)"', page).group(1))
     assert web.get(poll).status_code == 204
-    lite.call("update", BOB, {"id": issue, "priority": 1})
+    calls.call(lite, "update", BOB, {"id": issue, "priority": 1})
     changed = web.get(poll)
     assert changed.status_code == 200 and "This issue changed after you opened this page" in changed.text
 

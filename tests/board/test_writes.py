@@ -2,11 +2,12 @@
 
 import pytest
 
+from bee_tracker import calls
 from tests.board.helpers import ALICE, BOB, Elements, created, post, sign_in
 
 
 def get(store, issue_id):
-    return store.call("get", ALICE, {"id": issue_id})["data"]
+    return calls.call(store, "get", ALICE, {"id": issue_id})["data"]
 
 
 def history(store, issue_id):
@@ -25,7 +26,7 @@ def test_claim_is_the_claim_tool_for_the_signed_in_actor(web, lite):
 
 def test_another_actors_claim_cannot_be_released_from_the_board(web, lite):
     issue = created(lite, "held by alice")
-    lite.call("claim", ALICE, {"id": issue})
+    calls.call(lite, "claim", ALICE, {"id": issue})
     before = get(lite, issue)
     csrf = sign_in(web, BOB)
     page = web.get(f"/board/issues/{issue}")
@@ -51,7 +52,7 @@ def test_a_write_on_a_stale_revision_says_someone_else_changed_it_and_shows_the_
     page = web.get(f"/board/issues/{issue}")
     revision = get(lite, issue)["state_revision"]
     assert f'name="expected_revision" value="{revision}"' in page.text
-    lite.call("update", BOB, {"id": issue, "priority": 0})  # Bob changes it while Alice looks at the page
+    calls.call(lite, "update", BOB, {"id": issue, "priority": 0})  # Bob changes it while Alice looks at the page
     answer = post(
         web, "/board/write/priority", {"csrf": csrf, "id": issue, "priority": "4", "expected_revision": revision}
     )

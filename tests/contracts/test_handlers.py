@@ -2,7 +2,8 @@
 
 The hosts bind handlers by name (:mod:`bee_hostkit.handlers`), so this test is what checks the binding: each
 handler module imports, holds one function named after the tool, and that function is typed
-``(context, call: Call[<Tool>Args]) -> <Tool>Result`` with the shapes generated from the tool's catalog entry.
+``(context, call: Call[<Tool>Args]) -> <Tool>Result`` with the shapes generated from the tool's catalog entry (the
+tracker's: ``(op: Read | Write, args: <Tool>Args) -> <Tool>Data``, a ``Read`` exactly for the read-only tools).
 """
 
 import importlib
@@ -19,6 +20,8 @@ from bee_core.context import CoreContext
 from bee_design.context import DesignContext
 from bee_hostkit import Call
 from bee_hostkit.handlers import handler_module, load_handler
+from bee_tracker.calls import HANDLERS as TRACKER_HANDLERS
+from bee_tracker.store.ops import Read, Write
 
 #: Each stdio host: its handlers package and the context its handlers receive.
 HOSTS = {"core": ("bee_core.handlers", CoreContext), "design": ("bee_design.handlers", DesignContext)}
@@ -48,8 +51,26 @@ def test_the_handler_is_found_from_the_tool_name_with_the_shapes_of_its_tool(hos
     assert hints["return"] is getattr(shapes, f"{stem(tool)}Result")
 
 
+TRACKER = [(spec.name, spec.annotations["readOnlyHint"]) for spec in load_catalog("tracker")]
+
+
+@pytest.mark.parametrize(("tool", "read_only"), TRACKER, ids=[tool for tool, _ in TRACKER])
+def test_the_tracker_handler_is_found_from_the_tool_name_with_the_shapes_of_its_tool(
+    tool: str, read_only: bool
+) -> None:
+    handler = load_handler(TRACKER_HANDLERS, tool)
+    assert handler.__name__ == tool
+    assert handler.__module__ == handler_module(TRACKER_HANDLERS, tool)
+    shapes = importlib.import_module("bee_contracts.shapes.tracker")
+    hints = _hints(handler, "tracker")
+    first, second = inspect.signature(handler).parameters
+    assert hints[first] is (Read if read_only else Write), f"{tool} must take a {'Read' if read_only else 'Write'}"
+    assert hints[second] is getattr(shapes, f"{stem(tool)}Args")
+    assert hints["return"] is getattr(shapes, f"{stem(tool)}Data")
+
+
 def test_every_handler_module_is_a_tool_of_the_catalog() -> None:
     """No handler module without a catalog entry: it would be unreachable code."""
-    for host, (package, _) in HOSTS.items():
+    for host, package in [*((host, package) for host, (package, _) in HOSTS.items()), ("tracker", TRACKER_HANDLERS)]:
         modules = {info.name for info in pkgutil.iter_modules(importlib.import_module(package).__path__)}
         assert modules == {spec.name.removeprefix("bee_") for spec in load_catalog(host)}, host

@@ -122,3 +122,16 @@ def test_no_module_in_packages_is_in_an_import_circle() -> None:
     graph = import_graph()
     assert "bee_tracker.board.pages" in graph and "bee_tracker.board.base" in graph["bee_tracker.board.pages"]
     assert circles(graph) == [], "modules that import each other, directly or through others"
+
+
+def test_the_tracker_store_is_a_leaf_that_knows_none_of_its_callers() -> None:
+    """The store offers read and write; the tools, the host, the board and the CLI call it, never the reverse."""
+    graph = import_graph()
+    store = {module for module in graph if module.startswith("bee_tracker.store")}
+    callers = {
+        f"{module} imports {target}"
+        for module in store
+        for target in graph[module]
+        if target.startswith("bee_tracker") and not target.startswith(("bee_tracker.store", "bee_tracker.model"))
+    }
+    assert callers == set()

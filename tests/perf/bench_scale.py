@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import median, write_report  # noqa: E402
 
+from bee_tracker import calls  # noqa: E402
 from bee_tracker.board import changes, columns  # noqa: E402
 from bee_tracker.model import epoch  # noqa: E402
 from bee_tracker.store import SqlStore, open_database, readiness  # noqa: E402
@@ -299,7 +300,7 @@ def measure(
     beads = set(Beads.imported(lines).ready(now_time))
     offered, offset = set(), 0
     while True:
-        page = store.call("ready", "bench@example.com", {"limit": 100, "offset": offset})["data"]
+        page = calls.call(store, "ready", "bench@example.com", {"limit": 100, "offset": offset})["data"]
         offered |= {i["id"] for i in page["issues"]}
         offset += len(page["issues"])
         if not page["has_more"]:
@@ -311,27 +312,27 @@ def measure(
     result["baseline_beads_ready_not_offered"] = len(beads - before)
 
     def ready(_: int) -> None:
-        store.call("ready", "bench@example.com", {"limit": 50})
+        calls.call(store, "ready", "bench@example.com", {"limit": 50})
 
     result["ready"] = timed(ready)
-    result["ready_total"] = store.call("ready", "bench@example.com", {"limit": 1})["data"]["total"]
+    result["ready_total"] = calls.call(store, "ready", "bench@example.com", {"limit": 1})["data"]["total"]
     # The baseline costs seconds a call at the larger sizes: a few rounds say enough.
     result["baseline_ready_cte"] = timed(lambda _: store.read(old_ready, {"limit": 50}), rounds=BASELINE_ROUNDS)
-    now_first = [i["id"] for i in store.call("ready", "bench@example.com", {"limit": 50})["data"]["issues"]]
+    now_first = [i["id"] for i in calls.call(store, "ready", "bench@example.com", {"limit": 50})["data"]["issues"]]
     result["ready_page_changed_from_baseline"] = now_first != store.read(old_ready, {"limit": 50})[:50]
-    candidates = [i["id"] for i in store.call("ready", "bench@example.com", {"limit": 100})["data"]["issues"]]
+    candidates = [i["id"] for i in calls.call(store, "ready", "bench@example.com", {"limit": 100})["data"]["issues"]]
 
     def claim(n: int) -> None:
-        store.call("claim", f"agent-{n + 1}@example.com", {"id": candidates[n + 1]})
+        calls.call(store, "claim", f"agent-{n + 1}@example.com", {"id": candidates[n + 1]})
 
     result["claim"] = timed(claim, rounds=min(ROUNDS, len(candidates) - 1))
     result["ready_after_claims"] = timed(ready, rounds=10)
     notes = candidates[:10]
     result["add_note"] = timed(
-        lambda n: store.call("add_note", "bench@example.com", {"id": notes[n % 10], "text": "x"})
+        lambda n: calls.call(store, "add_note", "bench@example.com", {"id": notes[n % 10], "text": "x"})
     )
     result["search_stem"] = timed(
-        lambda _: store.call("search", "bench@example.com", {"query": "patr", "limit": 50}), rounds=10
+        lambda _: calls.call(store, "search", "bench@example.com", {"query": "patr", "limit": 50}), rounds=10
     )
     result["board_page_store"] = timed(lambda _: store.read(board_now, {}), rounds=max(5, ROUNDS // 4))
     if size <= BOARD_AT:

@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 
 from bee_contracts import BeeError
+from bee_tracker import calls
 
 ALICE, BOB = "alice@example.com", "bob@example.com"
 
 
 def call(store: Any, tool: str, actor: str = ALICE, /, **args: Any) -> dict[str, Any]:
     """The ``data`` of a successful call of ``tool`` by ``actor`` (an ``actor=`` keyword is a tool argument)."""
-    result: dict[str, Any] = store.call(tool, actor, args)
+    result: dict[str, Any] = calls.call(store, tool, actor, args)
     assert set(result) == {"data"}, result
     data: dict[str, Any] = result["data"]
     return data
@@ -26,7 +27,7 @@ def call(store: Any, tool: str, actor: str = ALICE, /, **args: Any) -> dict[str,
 def refused(store: Any, code: str, tool: str, actor: str = ALICE, /, **args: Any) -> BeeError:
     """The error of a call that must fail with ``code``."""
     with pytest.raises(BeeError) as info:
-        store.call(tool, actor, args)
+        calls.call(store, tool, actor, args)
     assert info.value.code == code, info.value
     return info.value
 

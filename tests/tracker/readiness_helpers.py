@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from bee_tracker import calls
 from bee_tracker.store import SqlStore, open_database, readiness
 from tests.tracker.beads_rule import Beads, go_lower
 from tests.tracker.calls import ALICE
@@ -65,7 +66,7 @@ def every_ready(store: SqlStore, actor: str = ALICE, **filters: Any) -> list[str
     found: list[str] = []
     total = None
     while True:
-        page = store.call("ready", actor, {**filters, "offset": len(found)})["data"]
+        page = calls.call(store, "ready", actor, {**filters, "offset": len(found)})["data"]
         assert total in (None, page["total"])
         total = page["total"]
         found += [issue["id"] for issue in page["issues"]]

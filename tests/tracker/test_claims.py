@@ -5,6 +5,7 @@ import json
 import pytest
 
 from bee_contracts import BeeError
+from bee_tracker import calls
 from bee_tracker.store import open_store
 from tests.tracker.calls import ALICE, BOB, bee, call, new, refused
 
@@ -72,7 +73,7 @@ def test_the_holder_moves_the_claim_and_completing_ends_it(store):
 
 def test_a_forced_release_records_who_and_why(store):
     issue_id = claimed_by_alice(store)
-    released = store.release_forced(issue_id, actor="operator:root", reason="alice left the team")
+    released = calls.release_forced(store, issue_id, actor="operator:root", reason="alice left the team")
     assert (released["assignee"], released["status"]) == (None, "open")
     got = call(store, "get", BOB, id=issue_id)
     last = got["history"][-1]
@@ -81,7 +82,7 @@ def test_a_forced_release_records_who_and_why(store):
     assert last["changes"]["assignee"] == [ALICE, None]
     assert "operator:root" in got["issue"]["comments"][-1]["text"]
     with pytest.raises(BeeError) as info:
-        store.release_forced(issue_id, actor="operator:root", reason="nothing to release")
+        calls.release_forced(store, issue_id, actor="operator:root", reason="nothing to release")
     assert info.value.code == "conflict" and "not claimed" in info.value.message
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from bee_contracts import BeeError
 from bee_hostkit import local_call
-from bee_tracker.handlers import handlers
+from bee_tracker.host import handlers
 from bee_tracker.store import SqlStore, open_store
 from bee_tracker.store.db import Database
 from bee_tracker.store.ops import Write

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bee_contracts import BeeError, ErrorCode
+from bee_tracker import calls
 from bee_tracker.store.readiness import Rule
 from tests.conftest import BACKENDS
 from tests.tracker.beads_rule import Beads
@@ -76,22 +77,22 @@ def apply(store, ids: list[str], operation: tuple[Any, ...], actor: str = ACTORS
                 args["parent"] = pick(parent)
             if prerequisites and ids:
                 args["prerequisites"] = sorted({pick(p) for p in prerequisites})
-            ids.append(store.call("create", actor, args)["data"]["id"])
+            ids.append(calls.call(store, "create", actor, args)["data"]["id"])
         elif kind == "link":
             a, b, link_kind, action = rest
-            store.call("link", actor, {"id": pick(a), "target": pick(b), "type": link_kind, "action": action})
+            calls.call(store, "link", actor, {"id": pick(a), "target": pick(b), "type": link_kind, "action": action})
         elif kind == "status":
-            store.call("update", actor, {"id": pick(rest[0]), "status": rest[1]})
+            calls.call(store, "update", actor, {"id": pick(rest[0]), "status": rest[1]})
         elif kind == "complete":
-            store.call("complete", actor, {"id": pick(rest[0]), "summary": "done"})
+            calls.call(store, "complete", actor, {"id": pick(rest[0]), "summary": "done"})
         elif kind == "defer":
-            store.call("update", actor, {"id": pick(rest[0]), "defer_until": rest[1]})
+            calls.call(store, "update", actor, {"id": pick(rest[0]), "defer_until": rest[1]})
         elif kind == "type":
-            store.call("update", actor, {"id": pick(rest[0]), "issue_type": rest[1]})
+            calls.call(store, "update", actor, {"id": pick(rest[0]), "issue_type": rest[1]})
         elif kind in ("claim", "release"):
-            store.call(kind, rest[1], {"id": pick(rest[0])})
+            calls.call(store, kind, rest[1], {"id": pick(rest[0])})
         else:
-            store.call("add_note", actor, {"id": pick(rest[0]), "text": "note"})
+            calls.call(store, "add_note", actor, {"id": pick(rest[0]), "text": "note"})
     except BeeError as exc:
         if exc.code not in REFUSALS:
             raise

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from bee_tracker import calls
 from tests.conftest import FIXTURES
 from tests.tracker.beads_rule import Beads
 from tests.tracker.calls import ALICE, call, new
@@ -28,7 +29,9 @@ def every_hit(store, query: str, **filters) -> list[str]:
     """Every match of ``query``, page after page, checking that the pages add up to the total."""
     found: list[str] = []
     while True:
-        page = store.call("search", ALICE, {"query": query, "limit": 100, "offset": len(found), **filters})["data"]
+        page = calls.call(store, "search", ALICE, {"query": query, "limit": 100, "offset": len(found), **filters})[
+            "data"
+        ]
         found += [issue["id"] for issue in page["issues"]]
         if not page["has_more"]:
             assert len(found) == page["total"], query

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from bee_tracker import server
+from bee_tracker import host as server
 from bee_tracker.auth import mint
 from bee_tracker.store import open_store
 from tests.board.helpers import ALICE, SECRET, client

@@ -4,22 +4,13 @@ from typing import Any
 
 import pytest
 
-from bee_contracts import ErrorCode, load_catalog
+from bee_contracts import ErrorCode
 from bee_tracker.store.readiness import Rule
-from bee_tracker.tools import READS, WRITES
 from tests.tracker.calls import ALICE, BOB, call, new, refused
 
 
 def ready_ids(store, **filters):
     return [issue["id"] for issue in call(store, "ready", **filters)["issues"]]
-
-
-def test_every_catalog_tool_has_one_function_and_read_only_tools_only_read():
-    catalog = {spec.name: spec.annotations["readOnlyHint"] for spec in load_catalog("tracker")}
-    assert set(READS) | set(WRITES) == set(catalog) and not set(READS) & set(WRITES)
-    assert {name for name, read_only in catalog.items() if read_only} == set(READS)
-    for name, function in {**READS, **WRITES}.items():
-        assert function.__name__ == name and function.__module__ == f"bee_tracker.tools.{name}"
 
 
 def test_create_get_round_trip(store):

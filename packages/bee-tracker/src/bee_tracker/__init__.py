@@ -1,7 +1,7 @@
 """Bee's tracker host: a Beads-compatible task store a team of agents shares over Streamable HTTP with JWTs.
 
 :func:`build_app` makes the ASGI app (``/mcp`` and ``/health``) from a store (:func:`open_store`), a token verifier
-and a :class:`TrackerConfig`; the tools are :mod:`bee_tracker.tools`, one module each. Names load on first use, so
+and a :class:`TrackerConfig`; the tools are :mod:`bee_tracker.handlers`, one module each. Names load on first use, so
 importing the package (as the `bee` command does for its CLI) costs nothing.
 """
 
@@ -12,8 +12,8 @@ from bee_tracker._version import __version__
 
 if TYPE_CHECKING:
     from bee_tracker.config import TrackerConfig
+    from bee_tracker.host import build_app
     from bee_tracker.registry import TRACKER
-    from bee_tracker.server import build_app
     from bee_tracker.store import open_store
 
 __all__ = ["TRACKER", "TrackerConfig", "__version__", "build_app", "open_store"]
@@ -23,7 +23,7 @@ __getattr__, __dir__ = lazy_exports(
     {
         "TRACKER": "bee_tracker.registry",
         "TrackerConfig": "bee_tracker.config",
-        "build_app": "bee_tracker.server",
+        "build_app": "bee_tracker.host",
         "open_store": "bee_tracker.store",
     },
 )

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # PyJWT (and cryptography under it) is imported where a token is read or made, not with this module: it is among the
 # largest imports a tracker would make before it listens, and `/health` need not wait for it (the app's start-up
-# loads it in the background: bee_tracker.server).
+# loads it in the background: bee_tracker.host).
 
 RSA_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512")
 EC_ALGORITHMS = ("ES256", "ES384", "ES512")

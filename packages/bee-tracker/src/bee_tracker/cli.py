@@ -387,9 +387,11 @@ def release(
         )
     if not reason.strip():
         raise click.UsageError("--reason must say why the claim is released")
+    from bee_tracker import calls
+
     store = _local_store(_config(home, store_url))
     try:
-        released = store.release_forced(issue_id, actor=actor or _operator(), reason=reason)
+        released = calls.release_forced(store, issue_id, actor=actor or _operator(), reason=reason)
     finally:
         store.close()
     click.echo(json.dumps(released, indent=2))

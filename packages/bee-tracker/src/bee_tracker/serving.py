@@ -91,7 +91,7 @@ def worker_share(config: TrackerConfig, workers: int) -> TrackerConfig:
 def build(config: TrackerConfig, verifier: Verifier) -> Starlette:
     """The tracker app on a freshly opened store. Not migrated here: the app's startup migrates and checks the
     store before the server listens."""
-    from bee_tracker.server import build_app
+    from bee_tracker.host import build_app
     from bee_tracker.store import open_store
 
     if config.store_in_home:
@@ -127,7 +127,7 @@ def check_store(config: TrackerConfig) -> None:
 
 
 def _limits(config: TrackerConfig) -> EdgeLimits:
-    from bee_tracker.server import edge_limits
+    from bee_tracker.host import edge_limits
 
     try:
         return edge_limits(config)

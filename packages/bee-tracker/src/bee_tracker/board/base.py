@@ -1,7 +1,7 @@
 """What every board page uses: the :class:`Board`, its URLs and templates, the session cookie, the signed-out
 page and the one :class:`BoardError`.
 
-Reads and writes go through the store exactly as the MCP tools do (:meth:`~bee_tracker.store.SqlStore.call` for
+Reads and writes go through the store exactly as the MCP tools do (:func:`bee_tracker.calls.call` for
 the tools, :meth:`~bee_tracker.store.SqlStore.read` for the board's own read functions), in worker threads, at
 most :data:`CONCURRENT_STORE_CALLS` at once; a call that waits longer than the tracker's deadline for a slot is answered
 with a "busy" page. Graph pictures are drawn apart from those slots, with a queue of their own (:mod:`.drawing`).
@@ -27,6 +27,7 @@ from starlette.responses import Response
 from starlette.templating import Jinja2Templates
 
 from bee_contracts import BeeError, ErrorCode
+from bee_tracker import calls
 from bee_tracker.auth import Verifier
 from bee_tracker.board.drawing import Drawer
 from bee_tracker.board.sessions import Session, Sessions
@@ -199,7 +200,7 @@ class Board:
 
     async def call(self, tool: str, actor: str, args: Mapping[str, Any]) -> dict[str, Any]:
         """A tracker tool for ``actor``, validated and run exactly as over MCP; its ``data``."""
-        result = await self.run(self.store.call, tool, actor, args)
+        result = await self.run(calls.call, self.store, tool, actor, args)
         data: dict[str, Any] = result["data"]
         return data
 

@@ -1,7 +1,7 @@
 """The board's four columns, read in one transaction from the tracker's maintained readiness (nothing recomputed).
 
-- **Ready** is exactly what the ``ready`` tool answers: its conditions are :func:`bee_tracker.tools.ready.conditions`,
-  in the tool's order (priority, then newest, then id).
+- **Ready** is exactly what the ``ready`` tool answers: its conditions are
+  :func:`bee_tracker.handlers.ready.conditions`, in the tool's order (priority, then newest, then id).
 - **Blocked** is every active issue (not closed, pinned or a wisp) not in progress that Beads' rule blocks or holds
   (an active blocker, a waits-for spawner with active children, a blocked parent), or whose own status is
   ``blocked`` or ``deferred``, with the reason on each card.
@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from bee_tracker.handlers import ready
 from bee_tracker.model import HOLDING_STATUSES
 from bee_tracker.store import reads
 from bee_tracker.store.blockers import blocked_by_each
 from bee_tracker.store.ops import Read
 from bee_tracker.store.records import SUMMARY_SELECT, listed
-from bee_tracker.tools import ready
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.tracker import ReadyArgs

@@ -1,6 +1,6 @@
 """What a lead does from the board, as writes: each form is one tracker tool, run for the signed-in actor.
 
-A form becomes the tool's arguments and goes through :meth:`~bee_tracker.store.SqlStore.call`, exactly as an MCP
+A form becomes the tool's arguments and goes through :func:`bee_tracker.calls.call`, exactly as an MCP
 call does: the tool's schema, its claim rules, compare-and-swap on ``expected_revision`` (the revision the page
 showed), the history, the idempotency key (a form submitted twice acts once). There is nothing the board can do
 that the tools do not allow; the operator's forced release stays a local command.

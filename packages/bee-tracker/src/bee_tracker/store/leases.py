@@ -1,7 +1,7 @@
 """Leases: a checkout's binding to a collaboration space, held by the tracker and expiring by the tracker's clock.
 
 Bee's own extension, not part of Beads (docs/hosts/tracker.md, "Leases"); its tools are ``lease_join``,
-``lease_renew``, ``lease_get`` and ``lease_leave`` in :mod:`bee_tracker.tools`. A lease is live from its join until
+``lease_renew``, ``lease_get`` and ``lease_leave`` in :mod:`bee_tracker.handlers`. A lease is live from its join until
 ``ttl_seconds`` after its latest join or renewal, or until its holder leaves it. Liveness is always decided here,
 against the time of the call on the tracker; no client clock is ever trusted. A lease that is no longer live never
 becomes live again: joining again makes a new lease with a new id, so whoever still holds the old id sees it dead.

@@ -1,6 +1,6 @@
 """The unit of work a tool function receives: one open transaction, and for a write who acts and what changed.
 
-A tracker tool is its catalog entry plus one function in :mod:`bee_tracker.tools`, taking a :class:`Read` or a
+A tracker tool is its catalog entry plus one function in :mod:`bee_tracker.handlers`, taking a :class:`Read` or a
 :class:`Write` and its arguments. The store (:class:`~bee_tracker.store.sql.SqlStore`) opens the transaction, runs
 the function and finishes the write; the tool function only checks and changes issues through these methods, so
 revisions, history events and size caps are kept the same way by every tool.

@@ -1,9 +1,10 @@
 """The tracker store over a :class:`~.db.Database`: where every tool runs, in one transaction, written once.
 
-A tool is its catalog entry plus one function in :mod:`bee_tracker.tools`. :meth:`SqlStore.run` runs it: a read
-in a read transaction; a write in a write transaction with its idempotency key checked first (over the canonical
+A tool is its catalog entry plus one function in :mod:`bee_tracker.handlers`, run by :mod:`bee_tracker.calls`
+through :meth:`SqlStore.read` or :meth:`SqlStore.write` (the store knows nothing of the tools): a read in a read
+transaction; a write in a write transaction with its idempotency key checked first (over the canonical
 arguments), its history events and size caps checked by :meth:`~.ops.Write.finish`, and its answer remembered for
-retries. Every answer is ``{"data": …}``. Failures are :class:`bee_contracts.BeeError`; the database drivers' own
+retries. Failures are :class:`bee_contracts.BeeError`; the database drivers' own
 errors are mapped to it in one place per dialect (:mod:`.sqlite`, :mod:`.postgres`).
 """
 
@@ -12,15 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from functools import cache
 from typing import Any, TypeVar, cast
 
-from bee_contracts import BeeError, ErrorCode, invalid, load_catalog
+from bee_contracts import BeeError, ErrorCode
 from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, now
 from bee_tracker.store import export, importing, readiness, reads, sources, transfer
 from bee_tracker.store.db import Database, Tx
 from bee_tracker.store.ops import Read, Write
-from bee_tracker.store.text import unstorable
 
 ArgsT = TypeVar("ArgsT", bound=Mapping[str, Any])
 DataT = TypeVar("DataT", bound=Mapping[str, Any])
@@ -35,24 +34,9 @@ def _fingerprint(tool: str, args: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _check_text(args: Mapping[str, Any]) -> None:
-    """Raises: BeeError: ``invalid_argument`` for text the schema admits but the store cannot hold."""
-    for name, value in args.items():
-        problem = unstorable(value)
-        if problem:
-            raise invalid(f"argument {name} holds {problem}, which the tracker cannot store; remove it", argument=name)
-
-
-@cache
-def _validators() -> dict[str, Any]:
-    from bee_hostkit.validation import SchemaValidator
-
-    return {spec.name: SchemaValidator(spec.name, spec.input_schema) for spec in load_catalog("tracker")}
-
-
 class SqlStore:
-    """The Beads store. Tools run through :meth:`run` (or :meth:`call` in-process); JSONL moves through
-    :meth:`import_lines` and :meth:`export_lines`."""
+    """The Beads store. Tool functions run through :meth:`read` and :meth:`write` (:mod:`bee_tracker.calls` finds
+    them); Beads data moves through :meth:`import_from` and :meth:`export_lines`."""
 
     def __init__(self, db: Database, *, prefix: str | None = None, clock: Callable[[], str] = now) -> None:
         self.db = db
@@ -104,33 +88,6 @@ class SqlStore:
 
     # -- tools -----------------------------------------------------------------------------------------------
 
-    def run(self, tool: str, actor: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Run the catalog tool ``tool`` for ``actor`` with arguments already validated against its inputSchema
-        (defaults filled in); return its result ``{"data": …}``.
-
-        Raises:
-            BeeError: the tool's failure; ``invalid_argument`` for text the store cannot hold; ``busy`` when the
-                database is locked (retryable, nothing written).
-        """
-        from bee_tracker.tools import READS, WRITES
-
-        _check_text(args)
-        if tool in READS:
-            return {"data": self.read(READS[tool], args)}
-        return {"data": self.write(tool, actor, args, WRITES[tool])}
-
-    def call(self, tool: str, actor: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        """:meth:`run` after validating ``args`` against the tool's inputSchema, as the host does: for in-process
-        callers (the CLI, tests).
-
-        Raises:
-            BeeError: ``invalid_argument`` for arguments the schema refuses, and whatever :meth:`run` raises.
-        """
-        validator = _validators().get(tool)
-        if validator is None:
-            raise invalid(f"unknown tool {tool!r}; the tracker serves: {', '.join(sorted(_validators()))}")
-        return self.run(tool, actor, validator.validate(args))
-
     def read(self, function: Callable[[Read, ArgsT], DataT], args: ArgsT) -> DataT:
         """Run a read-only tool function in one read transaction."""
         with self.db.read() as tx:
@@ -174,19 +131,6 @@ class SqlStore:
                     [actor, key, tool, fingerprint, json.dumps(data), op.now],
                 )
             return data
-
-    def release_forced(self, issue_id: str, *, actor: str, reason: str) -> dict[str, Any]:
-        """The operator's override: release whoever holds ``issue_id``, recording ``actor`` and ``reason``.
-
-        Raises:
-            BeeError: ``conflict`` when the issue is not claimed; ``not_found``; ``invalid_argument`` for text the
-                store cannot hold.
-        """
-        from bee_tracker.tools.release import ForcedReleaseArgs, release_forced
-
-        args: ForcedReleaseArgs = {"id": issue_id, "reason": reason}
-        _check_text({"actor": actor, **args})
-        return dict(self.write("release --force", actor, args, release_forced))
 
     # -- vocabulary ------------------------------------------------------------------------------------------
 

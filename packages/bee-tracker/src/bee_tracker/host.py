@@ -1,4 +1,9 @@
-"""The tracker host: catalog + handlers over the store, the Skills extension, JWT auth, and the HTTP app.
+"""The tracker host: the catalog bound to its handlers over the store, the Skills extension, JWT auth, and the
+HTTP app.
+
+Each tool's host handler takes the hostkit :class:`~bee_hostkit.Call` (validated arguments, deadline, caller) and
+runs the tool through :func:`bee_tracker.calls.run` for the call's verified actor — never an argument: tools
+accept ``actor`` only for compatibility and ignore it. The tools themselves are in :mod:`bee_tracker.handlers`.
 
 Importing this module costs little: the SDK (most of a second) and the board's libraries load in the background
 once the app has started (:mod:`bee_hostkit.deferred`), so a restarted tracker listens before they are loaded.
@@ -15,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from bee_contracts import load_catalog, version_info
+from bee_contracts import BeeError, ErrorCode, load_catalog, version_info
 from bee_hostkit.deferred import Built, Deferred
 from bee_hostkit.http_app import mcp_http_app
 from bee_hostkit.http_limits import EdgeLimits
@@ -30,7 +35,7 @@ if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from mcp.server.lowlevel.server import Server
 
-    from bee_hostkit import Host
+    from bee_hostkit import Call, Handler, Host
 
 logger = logging.getLogger("bee.tracker")
 
@@ -49,9 +54,34 @@ def _actor_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return actor if isinstance(actor, str) else None
 
 
+def actor_of(call: Call[Any]) -> str:
+    """The verified actor of ``call``.
+
+    Raises:
+        BeeError: ``unauthorized`` when the call carries none (the HTTP edge refuses such requests first).
+    """
+    if not call.caller:
+        raise BeeError(ErrorCode.UNAUTHORIZED, "this request carries no verified actor; send a valid bearer token")
+    return call.caller
+
+
+def _bound(store: SqlStore, tool: str) -> Handler:
+    from bee_tracker import calls
+
+    def handler(call: Call[Any]) -> dict[str, Any]:
+        return calls.run(store, tool, actor_of(call), call.args)
+
+    handler.__name__ = handler.__qualname__ = tool
+    return handler
+
+
+def handlers(store: SqlStore) -> dict[str, Handler]:
+    """One host handler per tool of the tracker catalog, in catalog order."""
+    return {spec.name: _bound(store, spec.name) for spec in load_catalog("tracker")}
+
+
 def build_host(store: SqlStore, config: TrackerConfig) -> Host:
     from bee_hostkit import Host
-    from bee_tracker.handlers import handlers
 
     bound = handlers(store)
     return Host(
