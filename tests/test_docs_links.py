@@ -101,7 +101,8 @@ def broken(page: Path, target: str) -> str | None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[page.relative_to(ROOT).as_posix() for page in PAGES])
-def test_every_link_names_a_file_and_heading_in_the_repository(page):
+def test_every_link_names_a_file_and_heading_in_the_repository(page: Path) -> None:
+
     problems = [
         f"{page.relative_to(ROOT).as_posix()}:{line}: ({target}) {problem}"
         for line, target in links(page)
@@ -110,7 +111,7 @@ def test_every_link_names_a_file_and_heading_in_the_repository(page):
     assert problems == []
 
 
-def test_the_checker_catches_what_it_should(tmp_path, monkeypatch):
+def test_the_checker_catches_what_it_should(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The checker itself: each kind of bad link is caught, code spans are not links, good links pass."""
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
     (tmp_path / "docs").mkdir()

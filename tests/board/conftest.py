@@ -1,18 +1,20 @@
+from pathlib import Path
+
 import pytest
 
-from bee_tracker.store import open_store
+from bee_tracker.store import SqlStore, open_store
 from tests.board.helpers import client
 
 
 @pytest.fixture
-def store(store_url):
+def store(store_url: str):
     opened = open_store(store_url, prefix="t")
     yield opened
     opened.close()
 
 
 @pytest.fixture
-def lite(tmp_path):
+def lite(tmp_path: Path):
     """A SQLite store, for the tests whose subject is the board rather than the store."""
     opened = open_store(str(tmp_path / "tracker.db"), prefix="t")
     yield opened
@@ -20,6 +22,6 @@ def lite(tmp_path):
 
 
 @pytest.fixture
-def web(lite, tmp_path):
+def web(lite: SqlStore, tmp_path: Path):
     with client(lite, tmp_path) as test_client:
         yield test_client

@@ -12,11 +12,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from starlette.testclient import TestClient
 
 from bee_tracker import calls
 from bee_tracker.board import dot, drawing
 from bee_tracker.board.drawing import Drawer, Undrawable, most_links
 from bee_tracker.board.graph import Link, Neighbourhood, Node
+from bee_tracker.store import SqlStore
 from tests.board.helpers import created, sign_in
 
 SVG = '<svg xmlns="http://www.w3.org/2000/svg"><g id="graph0" class="graph"><title>g</title></g></svg>'
@@ -51,7 +53,7 @@ class FakeDot:
 
 
 @pytest.fixture
-def fake_dot(tmp_path, monkeypatch):
+def fake_dot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     def make(**options):
         home = tmp_path / f"dot-{len(list(tmp_path.glob('dot-*')))}"
         home.mkdir()
@@ -63,8 +65,8 @@ def fake_dot(tmp_path, monkeypatch):
 
 
 def test_a_picture_not_drawn_in_time_is_remembered_and_the_issue_page_lists_it_in_words(
-    lite, web, fake_dot, monkeypatch
-):
+    lite: SqlStore, web: TestClient, fake_dot, monkeypatch: pytest.MonkeyPatch
+) -> None:
     slow = fake_dot(hang=True)
     monkeypatch.setattr(dot, "TIMEOUT_SECONDS", 0.5)
     first = created(lite, "first")
@@ -95,7 +97,9 @@ def test_a_picture_not_drawn_in_time_is_remembered_and_the_issue_page_lists_it_i
     assert web.get(f"/board/graph/{second}").status_code == 422 and slow.count() == 2
 
 
-def test_a_dense_neighbourhood_is_listed_in_words_and_never_given_to_graphviz(lite, web, fake_dot):
+def test_a_dense_neighbourhood_is_listed_in_words_and_never_given_to_graphviz(
+    lite: SqlStore, web: TestClient, fake_dot
+) -> None:
     counting = fake_dot(hang=True)
     epic = created(lite, "epic", issue_type="epic")
     children = [created(lite, f"child {n}", parent=epic) for n in range(30)]
@@ -114,7 +118,7 @@ def test_a_dense_neighbourhood_is_listed_in_words_and_never_given_to_graphviz(li
     assert counting.count() == 0
 
 
-def test_a_drawable_graph_is_pictured_with_its_words_folded_away(lite, web):
+def test_a_drawable_graph_is_pictured_with_its_words_folded_away(lite: SqlStore, web: TestClient) -> None:
     first = created(lite, "first")
     second = created(lite, "second", prerequisites=[first])
     sign_in(web)
@@ -123,7 +127,9 @@ def test_a_drawable_graph_is_pictured_with_its_words_folded_away(lite, web):
     assert "The graph in words: 1 link among 2 issues" in page and "is not drawn" not in page
 
 
-def test_a_full_drawing_queue_is_503_with_retry_after_at_once_and_the_rest_of_the_board_is_free(lite, web, fake_dot):
+def test_a_full_drawing_queue_is_503_with_retry_after_at_once_and_the_rest_of_the_board_is_free(
+    lite: SqlStore, web: TestClient, fake_dot
+) -> None:
     gate = fake_dot()
     capacity = drawing.CONCURRENT + drawing.QUEUED
     issues = [created(lite, f"issue {n}") for n in range(capacity + 1)]
@@ -145,7 +151,7 @@ def test_a_full_drawing_queue_is_503_with_retry_after_at_once_and_the_rest_of_th
     assert web.get(f"/board/graph/{issues[1]}").status_code == 200 and gate.count() == capacity  # kept
 
 
-def test_one_picture_asked_for_twice_at_once_is_drawn_once(lite, web, fake_dot):
+def test_one_picture_asked_for_twice_at_once_is_drawn_once(lite: SqlStore, web: TestClient, fake_dot) -> None:
     gate = fake_dot()
     issue = created(lite, "one issue")
     sign_in(web)
@@ -165,7 +171,7 @@ def hood_of(title: str) -> Neighbourhood:
 
 
 @pytest.mark.anyio
-async def test_a_remembered_failure_is_tried_again_once_it_expires(fake_dot, monkeypatch):
+async def test_a_remembered_failure_is_tried_again_once_it_expires(fake_dot, monkeypatch: pytest.MonkeyPatch) -> None:
     slow = fake_dot(hang=True)
     monkeypatch.setattr(dot, "TIMEOUT_SECONDS", 0.5)
     now = [1000.0]
@@ -186,7 +192,9 @@ async def test_a_remembered_failure_is_tried_again_once_it_expires(fake_dot, mon
 
 
 @pytest.mark.anyio
-async def test_graphviz_missing_is_not_remembered_against_the_picture(monkeypatch, tmp_path):
+async def test_graphviz_missing_is_not_remembered_against_the_picture(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv(dot.ENV_DOT, str(tmp_path / "no-such-dot"))
     drawer = Drawer()
     hood = hood_of("any")
@@ -196,5 +204,5 @@ async def test_graphviz_missing_is_not_remembered_against_the_picture(monkeypatc
     assert drawer.refusal(hood) is None
 
 
-def test_most_links_grows_with_the_issues_shown():
+def test_most_links_grows_with_the_issues_shown() -> None:
     assert most_links(1) == most_links(40) == 60 and most_links(150) == 225

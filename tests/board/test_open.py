@@ -1,5 +1,6 @@
 """`bee tracker open`: a link that signs a person in once, within 60 seconds, from the home's signing key."""
 
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -18,7 +19,7 @@ def open_link(home, *args):
     )
 
 
-def test_open_prints_a_link_whose_token_the_tracker_accepts_once_within_a_minute(tmp_path):
+def test_open_prints_a_link_whose_token_the_tracker_accepts_once_within_a_minute(tmp_path: Path) -> None:
     secret, _ = ensure_key(tmp_path / "home")
     result = open_link(tmp_path / "home", "--url", "http://tracker.internal:9000/", "--audience", "bee")
     assert result.exit_code == 0, result.output
@@ -37,7 +38,7 @@ def test_open_prints_a_link_whose_token_the_tracker_accepts_once_within_a_minute
     assert parse_qs(again.query)["token"] != [token]  # every link is new
 
 
-def test_open_needs_the_homes_key_and_a_web_address(tmp_path):
+def test_open_needs_the_homes_key_and_a_web_address(tmp_path: Path) -> None:
     missing = open_link(tmp_path / "nowhere")
     assert missing.exit_code == 1 and "no signing key" in missing.output
     ensure_key(tmp_path / "home")
@@ -46,7 +47,7 @@ def test_open_needs_the_homes_key_and_a_web_address(tmp_path):
 
 
 @pytest.mark.parametrize("actor", ["ann\u2028@example.com", "\ud800", "a" * 321, "ann\x00"])
-def test_token_and_open_refuse_an_actor_no_tracker_would_accept(tmp_path, actor):
+def test_token_and_open_refuse_an_actor_no_tracker_would_accept(tmp_path: Path, actor) -> None:
     ensure_key(tmp_path / "home")
     for command in ("token", "open"):
         result = CliRunner().invoke(
@@ -56,7 +57,7 @@ def test_token_and_open_refuse_an_actor_no_tracker_would_accept(tmp_path, actor)
         assert "--actor" in result.output and "must be printable text of at most 320 characters" in result.output
 
 
-def test_open_with_browser_says_so_when_no_browser_can_be_opened(tmp_path):
+def test_open_with_browser_says_so_when_no_browser_can_be_opened(tmp_path: Path) -> None:
     import os
     import subprocess
 

@@ -6,10 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
+from starlette.testclient import TestClient
 
 from bee_tracker import calls
 from bee_tracker.board.headers import CONTENT_SECURITY_POLICY
-from bee_tracker.store import open_store
+from bee_tracker.store import SqlStore, open_store
 from tests.board.helpers import ALICE, BOB, SECRET, Elements, client, created, post, sign_in
 from tests.conftest import FIXTURES
 
@@ -59,7 +60,7 @@ def column_total(page: str, key: str) -> int:
 
 
 @pytest.mark.parametrize("export", EXPORTS, ids=[p.stem for p in EXPORTS])
-def test_the_ready_column_is_the_ready_tools_answer_on_real_beads_exports(tmp_path, export):
+def test_the_ready_column_is_the_ready_tools_answer_on_real_beads_exports(tmp_path: Path, export) -> None:
     store = open_store(str(tmp_path / "tracker.db"))
     store.import_lines(export.read_bytes().splitlines())
     with client(store, tmp_path) as web:
@@ -81,7 +82,7 @@ def test_the_ready_column_is_the_ready_tools_answer_on_real_beads_exports(tmp_pa
     store.close()
 
 
-def test_the_columns_follow_the_trackers_blocked_and_claim_semantics(store, tmp_path):
+def test_the_columns_follow_the_trackers_blocked_and_claim_semantics(store: SqlStore, tmp_path: Path) -> None:
     blocker = created(store, "blocker")
     blocked = created(store, "waits", prerequisites=[blocker])
     epic = created(store, "epic", issue_type="epic")
@@ -115,7 +116,7 @@ def test_the_columns_follow_the_trackers_blocked_and_claim_semantics(store, tmp_
     assert column_ids(narrowed, "in_progress") == [held] and column_ids(narrowed, "ready") == []
 
 
-def test_claiming_from_the_board_moves_the_card_to_in_progress(web, lite):
+def test_claiming_from_the_board_moves_the_card_to_in_progress(web: TestClient, lite: SqlStore) -> None:
     issue = created(lite, "move me")
     csrf = sign_in(web, BOB)
     page = web.get("/board/").text
@@ -126,7 +127,7 @@ def test_claiming_from_the_board_moves_the_card_to_in_progress(web, lite):
     assert "/board/write/release" in after  # the holder may release it from the card
 
 
-def test_search_is_the_search_tools_answer(web, lite):
+def test_search_is_the_search_tools_answer(web: TestClient, lite: SqlStore) -> None:
     for n in range(60):
         created(lite, f"needle {n}" if n % 2 else f"hay {n}")
     sign_in(web)
@@ -140,7 +141,9 @@ def test_search_is_the_search_tools_answer(web, lite):
     assert "60 issues found; showing 51–60" in paged and 'rel="prev"' in paged
 
 
-def test_the_issue_page_shows_every_field_comments_dependencies_both_ways_revisions_and_history(web, lite):
+def test_the_issue_page_shows_every_field_comments_dependencies_both_ways_revisions_and_history(
+    web: TestClient, lite: SqlStore
+) -> None:
     first = created(lite, "first")
     issue = created(
         lite,
@@ -164,7 +167,7 @@ def test_the_issue_page_shows_every_field_comments_dependencies_both_ways_revisi
     assert f'blocked by <a href="/board/issues/{first}">{first}</a>' in page
 
 
-def test_the_epics_page_shows_each_epics_progress_over_its_children(web, lite):
+def test_the_epics_page_shows_each_epics_progress_over_its_children(web: TestClient, lite: SqlStore) -> None:
     epic = created(lite, "ship it", issue_type="epic")
     children = [created(lite, f"step {n}", parent=epic) for n in range(4)]
     calls.call(lite, "complete", ALICE, {"id": children[0]})
@@ -176,7 +179,7 @@ def test_the_epics_page_shows_each_epics_progress_over_its_children(web, lite):
     assert "0 of 0 closed (0%)" in page
 
 
-def test_every_piece_of_issue_text_renders_as_text(lite, tmp_path):
+def test_every_piece_of_issue_text_renders_as_text(lite: SqlStore, tmp_path: Path) -> None:
     """Titles, descriptions, labels, comments and even the actor's name carry the corpus; no page runs or adds any
     of it: the only script is the vendored htmx, no element gets an event handler or a javascript: link, and the
     text reads back exactly."""
@@ -218,7 +221,7 @@ def test_every_piece_of_issue_text_renders_as_text(lite, tmp_path):
     assert actor in Elements(pages["/board/"].text).all_text()
 
 
-def test_every_page_and_answer_carries_the_security_headers(web, lite):
+def test_every_page_and_answer_carries_the_security_headers(web: TestClient, lite: SqlStore) -> None:
     issue = created(lite)
     sign_in(web)
     for path in (
@@ -245,7 +248,7 @@ def test_every_page_and_answer_carries_the_security_headers(web, lite):
     assert "sandbox" in graph.headers["content-security-policy"]
 
 
-def test_the_templates_hold_no_inline_script_or_style_no_unescaped_output_and_no_third_party_address():
+def test_the_templates_hold_no_inline_script_or_style_no_unescaped_output_and_no_third_party_address() -> None:
     for template in TEMPLATES.glob("*.html"):
         text = template.read_text()
         assert "|safe" not in text.replace(" ", "") and "autoescape" not in text, template.name
@@ -254,7 +257,7 @@ def test_the_templates_hold_no_inline_script_or_style_no_unescaped_output_and_no
         assert not re.search(r"(src|href|action)=\"(https?:)?//", text), template.name
 
 
-def test_bad_queries_get_a_400_page_and_nothing_else_runs(web, lite):
+def test_bad_queries_get_a_400_page_and_nothing_else_runs(web: TestClient, lite: SqlStore) -> None:
     sign_in(web)
     for path, words in (
         ("/board/?priority=9", "priority parameter must be a whole number from 0 to 4"),
@@ -267,7 +270,7 @@ def test_bad_queries_get_a_400_page_and_nothing_else_runs(web, lite):
     assert web.get("/board/columns?since=" + "f" * 65).status_code == 400
 
 
-def test_the_board_poll_answers_204_until_something_changes(web, lite):
+def test_the_board_poll_answers_204_until_something_changes(web: TestClient, lite: SqlStore) -> None:
     issue = created(lite, "watched")
     sign_in(web)
     page = web.get("/board/").text
@@ -285,7 +288,7 @@ def test_the_board_poll_answers_204_until_something_changes(web, lite):
     assert ended.status_code == 401 and "Your session has ended" in ended.text
 
 
-def test_the_issue_poll_says_when_the_issue_changed(web, lite):
+def test_the_issue_poll_says_when_the_issue_changed(web: TestClient, lite: SqlStore) -> None:
     issue = created(lite, "watched")
     sign_in(web)
     page = web.get(f"/board/issues/{issue}").text
@@ -296,7 +299,9 @@ def test_the_issue_poll_says_when_the_issue_changed(web, lite):
     assert changed.status_code == 200 and "This issue changed after you opened this page" in changed.text
 
 
-def test_an_empty_board_says_how_to_create_or_import_issues_and_the_first_issue_ends_it(web, lite):
+def test_an_empty_board_says_how_to_create_or_import_issues_and_the_first_issue_ends_it(
+    web: TestClient, lite: SqlStore
+) -> None:
     sign_in(web, ALICE)
     empty = web.get("/board/").text
     assert "This tracker holds no issues yet" in empty
@@ -306,7 +311,7 @@ def test_an_empty_board_says_how_to_create_or_import_issues_and_the_first_issue_
     assert "This tracker holds no issues yet" not in web.get("/board/").text
 
 
-def test_a_favicon_is_served_so_browsers_log_no_404(web):
+def test_a_favicon_is_served_so_browsers_log_no_404(web: TestClient) -> None:
     redirected = web.get("/favicon.ico", follow_redirects=False)
     assert redirected.status_code == 308 and redirected.headers["location"] == "/board/static/favicon.svg"
     icon = web.get("/board/static/favicon.svg")

@@ -1,20 +1,22 @@
 """A lead's writes from the board: each form is a tracker tool for the signed-in actor, under the same rules."""
 
 import pytest
+from starlette.testclient import TestClient
 
 from bee_tracker import calls
+from bee_tracker.store import SqlStore
 from tests.board.helpers import ALICE, BOB, Elements, created, post, sign_in
 
 
-def get(store, issue_id):
+def get(store: SqlStore, issue_id):
     return calls.call(store, "get", ALICE, {"id": issue_id})["data"]
 
 
-def history(store, issue_id):
+def history(store: SqlStore, issue_id):
     return [(event["actor"], event["tool"]) for event in get(store, issue_id)["history"]]
 
 
-def test_claim_is_the_claim_tool_for_the_signed_in_actor(web, lite):
+def test_claim_is_the_claim_tool_for_the_signed_in_actor(web: TestClient, lite: SqlStore) -> None:
     issue = created(lite, "claim me")
     csrf = sign_in(web, BOB)
     answer = post(web, "/board/write/claim", {"csrf": csrf, "id": issue, "next": "/board/?type=task", "actor": ALICE})
@@ -24,7 +26,7 @@ def test_claim_is_the_claim_tool_for_the_signed_in_actor(web, lite):
     assert history(lite, issue)[-1] == (BOB, "claim")  # the session decides, never a form field
 
 
-def test_another_actors_claim_cannot_be_released_from_the_board(web, lite):
+def test_another_actors_claim_cannot_be_released_from_the_board(web: TestClient, lite: SqlStore) -> None:
     issue = created(lite, "held by alice")
     calls.call(lite, "claim", ALICE, {"id": issue})
     before = get(lite, issue)
@@ -46,7 +48,9 @@ def test_another_actors_claim_cannot_be_released_from_the_board(web, lite):
     assert get(lite, issue)["issue"]["status"] == "in_progress"
 
 
-def test_a_write_on_a_stale_revision_says_someone_else_changed_it_and_shows_the_current_state(web, lite):
+def test_a_write_on_a_stale_revision_says_someone_else_changed_it_and_shows_the_current_state(
+    web: TestClient, lite: SqlStore
+) -> None:
     issue = created(lite, "contested", priority=2)
     csrf = sign_in(web, ALICE)
     page = web.get(f"/board/issues/{issue}")
@@ -72,7 +76,9 @@ def test_a_write_on_a_stale_revision_says_someone_else_changed_it_and_shows_the_
     ],
     ids=["missing", "forged", "cross-origin"],
 )
-def test_a_write_without_the_sessions_csrf_token_changes_nothing(web, lite, data, headers):
+def test_a_write_without_the_sessions_csrf_token_changes_nothing(
+    web: TestClient, lite: SqlStore, data, headers
+) -> None:
     issue = created(lite, "protected")
     csrf = sign_in(web, BOB)
     form = {"id": issue, "text": "sneaky", **{k: v if v is not None else csrf for k, v in data.items()}}
@@ -81,7 +87,7 @@ def test_a_write_without_the_sessions_csrf_token_changes_nothing(web, lite, data
     assert get(lite, issue)["comment_count"] == 0 and history(lite, issue) == [(ALICE, "create")]
 
 
-def test_a_write_with_an_ended_session_changes_nothing_and_says_so(web, lite):
+def test_a_write_with_an_ended_session_changes_nothing_and_says_so(web: TestClient, lite: SqlStore) -> None:
     issue = created(lite, "after sign-out")
     csrf = sign_in(web, BOB)
     post(web, "/board/signout", {"csrf": csrf})
@@ -90,7 +96,7 @@ def test_a_write_with_an_ended_session_changes_nothing_and_says_so(web, lite):
     assert get(lite, issue)["issue"].get("assignee") is None
 
 
-def test_unknown_ids_and_actions_get_a_404_page(web, lite):
+def test_unknown_ids_and_actions_get_a_404_page(web: TestClient, lite: SqlStore) -> None:
     csrf = sign_in(web)
     missing = post(web, "/board/write/claim", {"csrf": csrf, "id": "t-nope"})
     assert missing.status_code == 404 and "no issue &#39;t-nope&#39;" in missing.text
@@ -99,7 +105,7 @@ def test_unknown_ids_and_actions_get_a_404_page(web, lite):
     assert web.get("/board/graph/t-nope").status_code == 404
 
 
-def test_create_comment_labels_and_complete_go_through_the_tools(web, lite):
+def test_create_comment_labels_and_complete_go_through_the_tools(web: TestClient, lite: SqlStore) -> None:
     epic = created(lite, "the epic", issue_type="epic")
     csrf = sign_in(web, BOB)
     answer = post(
@@ -144,7 +150,9 @@ def test_create_comment_labels_and_complete_go_through_the_tools(web, lite):
     assert [tool for _, tool in history(lite, issue)] == ["create", "add_note", "update", "complete"]
 
 
-def test_completing_an_epic_with_open_children_is_refused_with_the_tools_reason(web, lite):
+def test_completing_an_epic_with_open_children_is_refused_with_the_tools_reason(
+    web: TestClient, lite: SqlStore
+) -> None:
     epic = created(lite, "parent", issue_type="epic")
     created(lite, "child", parent=epic)
     csrf = sign_in(web)
@@ -154,7 +162,7 @@ def test_completing_an_epic_with_open_children_is_refused_with_the_tools_reason(
     assert get(lite, epic)["issue"]["status"] == "open"
 
 
-def test_a_create_the_tool_refuses_shows_the_form_again_with_what_was_typed(web, lite):
+def test_a_create_the_tool_refuses_shows_the_form_again_with_what_was_typed(web: TestClient, lite: SqlStore) -> None:
     csrf = sign_in(web)
     answer = post(web, "/board/write/create", {"csrf": csrf, "title": "", "priority": "2", "description": "kept <b>"})
     assert answer.status_code == 400 and "Nothing was created" in answer.text
@@ -162,7 +170,7 @@ def test_a_create_the_tool_refuses_shows_the_form_again_with_what_was_typed(web,
     assert post(web, "/board/write/create", {"csrf": csrf, "title": "x", "priority": "nine"}).status_code == 400
 
 
-def test_forms_other_than_the_boards_own_are_refused(web, lite):
+def test_forms_other_than_the_boards_own_are_refused(web: TestClient, lite: SqlStore) -> None:
     issue = created(lite)
     csrf = sign_in(web)
     as_json = web.post(
@@ -176,7 +184,7 @@ def test_forms_other_than_the_boards_own_are_refused(web, lite):
     assert get(lite, issue)["comment_count"] == 0
 
 
-def test_every_write_form_on_every_page_carries_the_csrf_token(web, lite):
+def test_every_write_form_on_every_page_carries_the_csrf_token(web: TestClient, lite: SqlStore) -> None:
     epic = created(lite, "epic", issue_type="epic")
     created(lite, "child", parent=epic)
     csrf = sign_in(web)

@@ -1,6 +1,7 @@
 """Fixtures of the `bee setup-mcp` tests: the host registry they see, a project folder and a home folder."""
 
 from importlib.metadata import EntryPoint
+from pathlib import Path
 
 import pytest
 
@@ -13,13 +14,13 @@ CORE_AND_TRACKER = [
 
 
 @pytest.fixture
-def hosts(monkeypatch):
+def hosts(monkeypatch: pytest.MonkeyPatch) -> None:
     """The registry these tests see: core and tracker, whatever else happens to be installed."""
     monkeypatch.setattr(registry, "entry_points", lambda group: list(CORE_AND_TRACKER))
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     folder = tmp_path / "home"
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
@@ -29,7 +30,7 @@ def home(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def project(tmp_path):
+def project(tmp_path: Path):
     folder = tmp_path / "repo"
     folder.mkdir()
     return folder

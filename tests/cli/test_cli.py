@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import click
 import pytest
@@ -15,7 +16,7 @@ def cli():
     return make_cli([register_cli, register_core])
 
 
-def test_version_text_and_json(cli):
+def test_version_text_and_json(cli) -> None:
     runner = CliRunner()
     text = runner.invoke(cli, ["--version"])
     assert text.exit_code == 0
@@ -25,7 +26,7 @@ def test_version_text_and_json(cli):
     assert json.loads(as_json.output) == info
 
 
-def test_plugins_contribute_commands_and_absent_ones_add_nothing():
+def test_plugins_contribute_commands_and_absent_ones_add_nothing() -> None:
     bare = make_cli([])
     assert set(bare.commands) == set()
 
@@ -37,7 +38,7 @@ def test_plugins_contribute_commands_and_absent_ones_add_nothing():
     assert CliRunner().invoke(make_cli([plugin]), ["hello"]).output == "hi\n"
 
 
-def test_two_packages_adding_the_same_command_is_an_error_at_start_up():
+def test_two_packages_adding_the_same_command_is_an_error_at_start_up() -> None:
     def first(group: click.Group) -> None:
         @group.command(name="hello")
         def greet() -> None:
@@ -52,7 +53,7 @@ def test_two_packages_adding_the_same_command_is_an_error_at_start_up():
         make_cli([first, second])
 
 
-def test_a_coded_failure_in_any_command_is_one_line_and_exit_status_1():
+def test_a_coded_failure_in_any_command_is_one_line_and_exit_status_1() -> None:
     def plugin(group: click.Group) -> None:
         @group.group()
         def things() -> None:
@@ -67,11 +68,11 @@ def test_a_coded_failure_in_any_command_is_one_line_and_exit_status_1():
     assert result.output == "Error: no thing named x; `bee things list` shows them\n"
 
 
-def test_installed_entry_points_provide_the_core_commands():
+def test_installed_entry_points_provide_the_core_commands() -> None:
     assert {"init", "mcp", "doctor"} <= set(make_cli().commands)
 
 
-def test_init_creates_the_instance_and_is_idempotent(cli, tmp_path):
+def test_init_creates_the_instance_and_is_idempotent(cli, tmp_path: Path) -> None:
     runner = CliRunner()
     first = runner.invoke(cli, ["init", "--checkout", str(tmp_path)])
     assert first.exit_code == 0 and "Created" in first.output
@@ -82,7 +83,7 @@ def test_init_creates_the_instance_and_is_idempotent(cli, tmp_path):
     assert again.exit_code == 0 and "Already initialised" in again.output
 
 
-def test_init_honours_instance_root_and_env(cli, tmp_path, monkeypatch):
+def test_init_honours_instance_root_and_env(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runner = CliRunner()
     elsewhere = tmp_path / "state"
     assert runner.invoke(cli, ["init", "--checkout", str(tmp_path), "--instance-root", str(elsewhere)]).exit_code == 0
@@ -92,11 +93,11 @@ def test_init_honours_instance_root_and_env(cli, tmp_path, monkeypatch):
     assert (tmp_path / "from-env" / "instance.json").is_file()
 
 
-def test_init_refuses_a_missing_checkout(cli, tmp_path):
+def test_init_refuses_a_missing_checkout(cli, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["init", "--checkout", str(tmp_path / "missing")])
     assert result.exit_code != 0 and "is not a directory" in result.output
 
 
-def test_serve_refuses_a_missing_checkout(cli, tmp_path):
+def test_serve_refuses_a_missing_checkout(cli, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["mcp", "serve", "--checkout", str(tmp_path / "missing")])
     assert result.exit_code != 0 and "is not a directory" in result.output

@@ -1,6 +1,7 @@
 """`bee compression setup|enable|disable|status` through the click entry points."""
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -10,7 +11,7 @@ from bee_core.cli import register as register_core
 
 
 @pytest.fixture
-def run(tmp_path):
+def run(tmp_path: Path):
     cli = make_cli([register_core])
 
     def invoke(*args):
@@ -19,7 +20,7 @@ def run(tmp_path):
     return invoke
 
 
-def test_setup_says_what_is_missing_without_an_instance(run):
+def test_setup_says_what_is_missing_without_an_instance(run) -> None:
     result = run("compression", "setup")
     assert result.exit_code == 1
     assert "[missing] instance" in result.output and "bee init" in result.output
@@ -28,7 +29,7 @@ def test_setup_says_what_is_missing_without_an_instance(run):
     assert refused.exit_code == 1 and "not enabled" in refused.output
 
 
-def test_setup_enable_status_disable(run, tmp_path):
+def test_setup_enable_status_disable(run, tmp_path: Path) -> None:
     assert run("init").exit_code == 0
     setup = run("compression", "setup", "--json")
     assert setup.exit_code == 0 and json.loads(setup.output)["ready"] is True
@@ -41,12 +42,12 @@ def test_setup_enable_status_disable(run, tmp_path):
     assert "Compression: disabled" in run("compression", "status").output
 
 
-def test_disable_and_status_without_an_instance(run):
+def test_disable_and_status_without_an_instance(run) -> None:
     assert "already off" in run("compression", "disable").output
     assert "not initialised" in run("compression", "status").output
 
 
-def test_status_reports_a_damaged_settings_file(run, tmp_path):
+def test_status_reports_a_damaged_settings_file(run, tmp_path: Path) -> None:
     run("init")
     run("compression", "enable")
     (tmp_path / ".bee" / "compression" / "settings.json").write_text("[]")

@@ -20,7 +20,7 @@ def repo(tmp_path: Path) -> Path:
     return (tmp_path / "repo").resolve()
 
 
-def test_the_core_command_lines_an_editor_writes_are_served_warm(repo, monkeypatch):
+def test_the_core_command_lines_an_editor_writes_are_served_warm(repo, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(repo)
     env = {"HOME": "/home/a"}
     assert target(["mcp", "serve"], env) == {
@@ -38,7 +38,7 @@ def test_the_core_command_lines_an_editor_writes_are_served_warm(repo, monkeypat
     assert target(["mcp", "serve"], {"BEE_LOG_LEVEL": "info"})["logLevel"] == "info"  # type: ignore[index]
 
 
-def test_the_design_command_line_is_served_warm(repo):
+def test_the_design_command_line_is_served_warm(repo) -> None:
     found = target(["design", "mcp", "--stdio", "--root", str(repo)], {})
     assert found is not None and (found["view"], found["checkout"], found["instance"]) == ("design", str(repo), "")
     assert target(["design", "mcp", "--root", str(repo)], {}) is not None
@@ -61,19 +61,19 @@ def test_the_design_command_line_is_served_warm(repo):
         ["design", "mcp", "--stdio", "--root", "/no/such/root"],
     ],
 )
-def test_anything_else_goes_the_click_way(args, repo, monkeypatch):
+def test_anything_else_goes_the_click_way(args, repo, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(repo)
     assert target(args, {}) is None
 
 
-def test_a_checkout_the_host_would_refuse_goes_the_click_way_so_its_error_is_the_hosts(repo):
+def test_a_checkout_the_host_would_refuse_goes_the_click_way_so_its_error_is_the_hosts(repo) -> None:
     (repo / "file").write_text("x")
     assert target(["mcp", "serve", "--checkout", str(repo / "missing")], {}) is None
     assert target(["mcp", "serve", "--checkout", str(repo / "file")], {}) is None
     assert target(["mcp", "serve", "--checkout", str(repo), "--instance-root", str(repo / "file")], {}) is None
 
 
-def test_a_dot_bee_linking_out_of_the_checkout_goes_the_click_way_which_refuses_it(repo, tmp_path):
+def test_a_dot_bee_linking_out_of_the_checkout_goes_the_click_way_which_refuses_it(repo, tmp_path: Path) -> None:
     # Resolved by the front end and handed to a warm host as --instance-root, the link would be followed.
     elsewhere = tmp_path / "other" / ".bee"
     elsewhere.mkdir(parents=True)
@@ -89,7 +89,7 @@ def test_a_dot_bee_linking_out_of_the_checkout_goes_the_click_way_which_refuses_
     assert inside is not None and inside["instance"] == str(repo / "state")
 
 
-def test_the_command_line_refuses_a_dot_bee_linking_out_of_the_checkout_whatever_the_mode(repo, tmp_path):
+def test_the_command_line_refuses_a_dot_bee_linking_out_of_the_checkout_whatever_the_mode(repo, tmp_path: Path) -> None:
     elsewhere = tmp_path / "other" / ".bee"
     elsewhere.mkdir(parents=True)
     (repo / ".bee").symlink_to(elsewhere)
@@ -110,14 +110,14 @@ def test_the_command_line_refuses_a_dot_bee_linking_out_of_the_checkout_whatever
     assert not (runtime / "bee").exists()  # no warm host was asked for
 
 
-def test_the_wait_is_bounded_and_a_bad_value_keeps_the_default():
+def test_the_wait_is_bounded_and_a_bad_value_keeps_the_default() -> None:
     assert wait_seconds({}) == 10.0
     assert wait_seconds({"BEE_WARM_WAIT_SECONDS": "2.5"}) == 2.5
     for bad in ("0", "-1", "soon", "inf", "nan"):
         assert wait_seconds({"BEE_WARM_WAIT_SECONDS": bad}) == 10.0
 
 
-def test_the_front_end_imports_only_the_standard_library():
+def test_the_front_end_imports_only_the_standard_library() -> None:
     # What the console script imports before it relays: no click, no SDK, no pydantic, not even typing.
     code = (
         "import sys, json; import bee_cli.main, bee_cli.frontend, bee_cli.attach, bee_cli.relay; "
@@ -130,7 +130,7 @@ def test_the_front_end_imports_only_the_standard_library():
     assert ours == {"bee_cli", "bee_contracts"}
 
 
-def test_bee_warm_0_serves_cold_without_a_warm_supervisor(repo, tmp_path):
+def test_bee_warm_0_serves_cold_without_a_warm_supervisor(repo, tmp_path: Path) -> None:
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
     env = {**os.environ, "BEE_WARM": "0", "XDG_RUNTIME_DIR": str(runtime)}

@@ -36,7 +36,7 @@ LINED = '{\n    "a": 1, // one\n    "b": [1E2]\n}\n'
         ('{\r\n  "a": 1\r\n}\r\n', False, '{\r\n  "a": 1,\r\n  "k": {\r\n    "x": "y"\r\n  }\r\n}\r\n'),
     ],
 )
-def test_a_new_entry_follows_the_layout_and_taking_it_out_gives_back_the_bytes(text, jsonc, after):
+def test_a_new_entry_follows_the_layout_and_taking_it_out_gives_back_the_bytes(text, jsonc, after) -> None:
     assert edited(text, ("put", ("k",), {"x": "y"}), jsonc=jsonc) == after
     # A blank file became an empty object, which stays; every other text comes back byte for byte.
     restored = (
@@ -45,7 +45,7 @@ def test_a_new_entry_follows_the_layout_and_taking_it_out_gives_back_the_bytes(t
     assert edited(after, ("delete", ("k",)), jsonc=jsonc) == restored
 
 
-def test_items_are_appended_and_removed_the_same_way():
+def test_items_are_appended_and_removed_the_same_way() -> None:
     assert edited("[1,]", ("append", (), "x"), jsonc=True) == '[1, "x",]'
     assert edited("[\n  1\n]", ("append", (), {"a": True})) == '[\n  1,\n  {\n    "a": true\n  }\n]'
     assert edited('[\n  1,\n  {\n    "a": true\n  }\n]', ("delete", (1,))) == "[\n  1\n]"
@@ -65,11 +65,11 @@ def test_items_are_appended_and_removed_the_same_way():
         ('{"a": 1, "b": 2, "c": 3}', "b", '{"a": 1, "c": 3}'),
     ],
 )
-def test_taking_an_entry_out_keeps_every_comment(text, key, after):
+def test_taking_an_entry_out_keeps_every_comment(text, key, after) -> None:
     assert edited(text, ("delete", (key,)), jsonc=True) == after
 
 
-def test_a_value_is_replaced_where_it_stands_and_an_equal_one_is_not_touched():
+def test_a_value_is_replaced_where_it_stands_and_an_equal_one_is_not_touched() -> None:
     text = '{"a": {"b": 1.50, "c": "old"}, "z": 0.10000000000000000555}'
     document = JsonText(text, jsonc=False)
     assert not document.put(("a", "b"), Lexeme("1.50"))  # the same number, as spelled
@@ -80,7 +80,7 @@ def test_a_value_is_replaced_where_it_stands_and_an_equal_one_is_not_touched():
     assert not JsonText(text, jsonc=False).changed
 
 
-def test_lookups_say_what_is_not_there():
+def test_lookups_say_what_is_not_there() -> None:
     document = JsonText('{"a": [1, {"b": null}], "s": "text"}', jsonc=False)
     assert document.get(("a", 1, "b")) is None and document.has(("a", 1, "b"))
     for where in [("x",), ("a", 2), ("a", "0"), ("s", 0)]:
@@ -96,7 +96,7 @@ def test_lookups_say_what_is_not_there():
     assert not document.delete(("a", 1, "c"))
 
 
-def test_an_edit_that_does_not_give_what_it_should_is_refused(monkeypatch):
+def test_an_edit_that_does_not_give_what_it_should_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     document = JsonText('{"a": 1}', jsonc=False)
     # A splice that lands one character off: the text still parses, but holds other values.
     monkeypatch.setattr(JsonText, "_insert", lambda self, parent, key, value: [(2, 3, "x")])

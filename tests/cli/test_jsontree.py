@@ -26,7 +26,7 @@ _layouts = st.sampled_from(
 )
 
 
-def _refuse(name):
+def _refuse(name) -> None:
     raise ValueError(name)
 
 
@@ -56,7 +56,7 @@ def spans(node, text, found):
 
 @settings(max_examples=300)
 @given(value=_values, layout=_layouts)
-def test_valid_json_gives_the_standard_librarys_values_and_spans_that_parse_alone(value, layout):
+def test_valid_json_gives_the_standard_librarys_values_and_spans_that_parse_alone(value, layout) -> None:
     text = json.dumps(value, **layout)
     node = parse(text, jsonc=False)
     assert node is not None and (node.start, node.end) == (0, len(text))
@@ -77,7 +77,7 @@ def test_valid_json_gives_the_standard_librarys_values_and_spans_that_parse_alon
     ),
     replace=st.booleans(),
 )
-def test_broken_json_is_refused_exactly_when_the_standard_library_refuses_it(value, layout, edits, replace):
+def test_broken_json_is_refused_exactly_when_the_standard_library_refuses_it(value, layout, edits, replace) -> None:
     text = json.dumps(value, **layout)
     for offset, piece in edits:
         at = offset % (len(text) + 1)
@@ -99,7 +99,7 @@ def test_broken_json_is_refused_exactly_when_the_standard_library_refuses_it(val
 @pytest.mark.parametrize(
     "number", ["1e400", "1E2", "0.10000000000000000555", "-0", "1.50", "123456789012345678901234567890", "-0.0e-0"]
 )
-def test_numbers_keep_their_spelling(number):
+def test_numbers_keep_their_spelling(number) -> None:
     text = f'{{"n": {number}}}'
     assert (tree := parse(text, jsonc=False)) is not None
     assert plain(tree, text) == {"n": Lexeme(number)}
@@ -112,7 +112,7 @@ def test_numbers_keep_their_spelling(number):
     comments=st.lists(st.sampled_from(["// a line\n", "/* a block */", "/* two\nlines */", "/**/", "//\n"])),
     seed=st.randoms(use_true_random=False),
 )
-def test_jsonc_comments_and_trailing_commas_are_read_as_nothing(value, layout, comments, seed):
+def test_jsonc_comments_and_trailing_commas_are_read_as_nothing(value, layout, comments, seed) -> None:
     text = json.dumps(value, **layout)
     node = parse(text, jsonc=False)
     # Comments go where whitespace may, a trailing comma after the last entry of any object or array.
@@ -165,14 +165,14 @@ def _last_entries(node):
         ('{"a": ', False, "the text ends where a value should be", 1, 7),
     ],
 )
-def test_what_is_wrong_is_said_with_its_line_and_column(text, jsonc, problem, line, column):
+def test_what_is_wrong_is_said_with_its_line_and_column(text, jsonc, problem, line, column) -> None:
     with pytest.raises(JsonSyntaxError) as raised:
         parse(text, jsonc=jsonc)
     assert raised.value.problem.startswith(problem)
     assert (raised.value.line, raised.value.column) == (line, column)
 
 
-def test_nesting_is_bounded_and_whitespace_alone_is_no_value():
+def test_nesting_is_bounded_and_whitespace_alone_is_no_value() -> None:
     assert parse(" \n\t", jsonc=False) is None
     assert parse("// nothing\n/* here */", jsonc=True) is None
     fine = "[" * MAX_DEPTH + "]" * MAX_DEPTH
@@ -192,6 +192,6 @@ def test_nesting_is_bounded_and_whitespace_alone_is_no_value():
         ('{"a": 1' + " " * (1 << 20) + "x", False),  # spaces, then junk
     ],
 )
-def test_hostile_input_fails_in_one_pass(text, jsonc):
+def test_hostile_input_fails_in_one_pass(text, jsonc) -> None:
     with pytest.raises(JsonSyntaxError):
         parse(text, jsonc=jsonc)

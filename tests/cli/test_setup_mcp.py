@@ -54,7 +54,7 @@ EXPECTED_TRACKER = {
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_each_editor_gets_its_own_format(tool, project, home):
+def test_each_editor_gets_its_own_format(tool, project: Path, home: Path) -> None:
     result = run("--tool", tool, "--project", str(project), "--tracker-url", URL)
     assert result.exit_code == 0, result.output
     written = json.loads(config_path(tool, project, home).read_text())
@@ -68,7 +68,7 @@ def test_each_editor_gets_its_own_format(tool, project, home):
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_without_a_tracker_url_only_the_stdio_hosts_are_written(tool, project, home):
+def test_without_a_tracker_url_only_the_stdio_hosts_are_written(tool, project: Path, home: Path) -> None:
     result = run("--tool", tool, "--project", str(project))
     assert result.exit_code == 0, result.output
     written = json.loads(config_path(tool, project, home).read_text())
@@ -77,14 +77,16 @@ def test_without_a_tracker_url_only_the_stdio_hosts_are_written(tool, project, h
     assert "skipped   bee-tracker" in result.output
 
 
-def test_the_tracker_url_can_come_from_the_environment(project, home):
+def test_the_tracker_url_can_come_from_the_environment(project: Path, home: Path) -> None:
     result = run("--tool", "claude", "--project", str(project), env={"BEE_TRACKER_URL": URL})
     assert result.exit_code == 0, result.output
     assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["bee-tracker"]["url"] == URL
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_merging_keeps_other_servers_unknown_keys_their_order_and_the_indentation(tool, project, home):
+def test_merging_keeps_other_servers_unknown_keys_their_order_and_the_indentation(
+    tool, project: Path, home: Path
+) -> None:
     path = config_path(tool, project, home)
     path.parent.mkdir(parents=True, exist_ok=True)
     key = "servers" if tool == "vscode" else "mcpServers"
@@ -120,7 +122,7 @@ def test_merging_keeps_other_servers_unknown_keys_their_order_and_the_indentatio
     assert "updated   bee-core" in result.output
 
 
-def test_a_header_the_user_added_to_the_tracker_entry_stays(project, home):
+def test_a_header_the_user_added_to_the_tracker_entry_stays(project: Path, home: Path) -> None:
     path = project / ".mcp.json"
     entry = {"type": "http", "url": "http://old/mcp", "headers": {"X-Team": "blue", "Authorization": "Bearer x"}}
     path.write_text(json.dumps({"mcpServers": {"bee-tracker": entry}}))
@@ -130,7 +132,7 @@ def test_a_header_the_user_added_to_the_tracker_entry_stays(project, home):
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_running_again_changes_nothing(tool, project, home):
+def test_running_again_changes_nothing(tool, project: Path, home: Path) -> None:
     args = ("--tool", tool, "--project", str(project), "--tracker-url", URL)
     assert run(*args).exit_code == 0
     path = config_path(tool, project, home)
@@ -141,7 +143,7 @@ def test_running_again_changes_nothing(tool, project, home):
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_remove_takes_out_only_bees_entries(tool, project, home):
+def test_remove_takes_out_only_bees_entries(tool, project: Path, home: Path) -> None:
     path = config_path(tool, project, home)
     path.parent.mkdir(parents=True, exist_ok=True)
     key = "servers" if tool == "vscode" else "mcpServers"
@@ -157,7 +159,7 @@ def test_remove_takes_out_only_bees_entries(tool, project, home):
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_remove_never_creates_a_file(tool, project, home):
+def test_remove_never_creates_a_file(tool, project: Path, home: Path) -> None:
     result = run("--tool", tool, "--project", str(project), "--remove")
     assert result.exit_code == 0, result.output
     assert "does not exist" in result.output
@@ -174,7 +176,9 @@ INVALID = {
 
 @pytest.mark.parametrize("tool", ["claude", "cursor", "windsurf"])
 @pytest.mark.parametrize("case", sorted(INVALID))
-def test_invalid_json_is_reported_with_line_and_column_and_never_overwritten(tool, case, project, home):
+def test_invalid_json_is_reported_with_line_and_column_and_never_overwritten(
+    tool, case, project: Path, home: Path
+) -> None:
     text, line, column = INVALID[case]
     path = config_path(tool, project, home)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -186,7 +190,7 @@ def test_invalid_json_is_reported_with_line_and_column_and_never_overwritten(too
         assert path.read_text() == text
 
 
-def test_vscode_files_with_comments_are_edited_around_them(project, home):
+def test_vscode_files_with_comments_are_edited_around_them(project: Path, home: Path) -> None:
     path = project / ".vscode" / "mcp.json"
     path.parent.mkdir()
     text = (
@@ -213,7 +217,7 @@ def test_vscode_files_with_comments_are_edited_around_them(project, home):
     )
 
 
-def test_vscode_trailing_commas_are_accepted_and_kept(project, home):
+def test_vscode_trailing_commas_are_accepted_and_kept(project: Path, home: Path) -> None:
     path = project / ".vscode" / "mcp.json"
     path.parent.mkdir()
     text = '{\n  "servers": {\n    "github": {"command": "npx", "args": ["a,]", "b",],},\n  },\n}\n'
@@ -238,7 +242,7 @@ def test_vscode_trailing_commas_are_accepted_and_kept(project, home):
         ('{"timeout": NaN}', "NaN is not JSON"),
     ],
 )
-def test_a_file_bee_cannot_merge_faithfully_is_refused_and_left_alone(text, problem, project, home):
+def test_a_file_bee_cannot_merge_faithfully_is_refused_and_left_alone(text, problem, project: Path, home: Path) -> None:
     path = project / ".mcp.json"
     path.write_text(text)
     result = run("--tool", "claude", "--project", str(project))
@@ -246,14 +250,14 @@ def test_a_file_bee_cannot_merge_faithfully_is_refused_and_left_alone(text, prob
     assert path.read_text() == text
 
 
-def test_an_empty_file_is_an_empty_configuration(project, home):
+def test_an_empty_file_is_an_empty_configuration(project: Path, home: Path) -> None:
     (project / ".mcp.json").write_text("\n")
     assert run("--tool", "claude", "--project", str(project)).exit_code == 0
     assert list(json.loads((project / ".mcp.json").read_text())["mcpServers"]) == ["bee-core"]
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_the_token_is_a_reference_unless_asked_for_and_never_printed(tool, project, home):
+def test_the_token_is_a_reference_unless_asked_for_and_never_printed(tool, project: Path, home: Path) -> None:
     path = config_path(tool, project, home)
     env = {"BEE_TRACKER_TOKEN": TOKEN}
     result = run("--tool", tool, "--project", str(project), "--tracker-url", URL, env=env)
@@ -268,7 +272,7 @@ def test_the_token_is_a_reference_unless_asked_for_and_never_printed(tool, proje
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
-def test_the_token_variable_can_be_named(project, home):
+def test_the_token_variable_can_be_named(project: Path, home: Path) -> None:
     result = run("--tool", "cursor", "--project", str(project), "--tracker-url", URL, "--tracker-token-env", "TEAM_JWT")
     assert result.exit_code == 0, result.output
     entry = json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["bee-tracker"]
@@ -289,7 +293,9 @@ def test_the_token_variable_can_be_named(project, home):
         (["--tracker-token-env", "NOT-A-NAME"], {}, "'NOT-A-NAME' is not an environment variable name"),
     ],
 )
-def test_bad_token_settings_are_refused_before_anything_is_written(args, env, problem, project, home):
+def test_bad_token_settings_are_refused_before_anything_is_written(
+    args, env, problem, project: Path, home: Path
+) -> None:
     result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL, *args, env=env)
     assert result.exit_code == 1 and problem in result.output
     assert "two words" not in result.output
@@ -297,13 +303,13 @@ def test_bad_token_settings_are_refused_before_anything_is_written(args, env, pr
 
 
 @pytest.mark.parametrize("url", ["127.0.0.1:8765/mcp", "ftp://host/mcp", "http:///mcp", "http://host /mcp"])
-def test_a_tracker_url_that_is_not_http_is_refused(url, project, home):
+def test_a_tracker_url_that_is_not_http_is_refused(url, project: Path, home: Path) -> None:
     result = run("--tool", "claude", "--project", str(project), "--tracker-url", url)
     assert result.exit_code == 1 and "is not an http:// or https:// URL" in result.output
     assert not (project / ".mcp.json").exists()
 
 
-def test_the_entries_come_from_the_host_registry(project, home, monkeypatch):
+def test_the_entries_come_from_the_host_registry(project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from bee_contracts.hosts import HostEntry
 
     design = HostEntry("design", "stdio", ("design", "mcp", "--stdio", "--root", "{checkout}"), "mcp")
@@ -342,7 +348,7 @@ _names = st.text(min_size=1, max_size=8).filter(lambda name: not name.startswith
     extra=st.dictionaries(st.text(max_size=6).filter(lambda k: k not in ("mcpServers", "servers", "inputs")), _values),
     indent=st.sampled_from([2, 4, "\t"]),
 )
-def test_setting_up_then_removing_gives_back_every_other_byte_of_meaning(tool, others, extra, indent):
+def test_setting_up_then_removing_gives_back_every_other_byte_of_meaning(tool, others, extra, indent) -> None:
     import tempfile
 
     from bee_cli.setup_mcp import EDITORS as FORMATS
@@ -369,7 +375,9 @@ def test_setting_up_then_removing_gives_back_every_other_byte_of_meaning(tool, o
         assert list(restored) == list(original) and list(restored[editor.servers_key]) == list(others)
 
 
-def test_a_checkout_without_an_instance_is_warned_with_the_command_that_creates_one(project, home, monkeypatch):
+def test_a_checkout_without_an_instance_is_warned_with_the_command_that_creates_one(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("BEE_INSTANCE_ROOT", raising=False)
     bare = run("--tool", "claude", "--project", str(project))
     assert bare.exit_code == 0, bare.output
@@ -379,6 +387,6 @@ def test_a_checkout_without_an_instance_is_warned_with_the_command_that_creates_
     assert again.exit_code == 0 and "no Bee instance" not in again.output + again.stderr
 
 
-def test_the_token_hint_leaves_no_empty_token_exported_when_minting_fails(project, home):
+def test_the_token_hint_leaves_no_empty_token_exported_when_minting_fails(project: Path, home: Path) -> None:
     result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL)
     assert "BEE_TRACKER_TOKEN=$(bee tracker token --actor you@example.com) && export BEE_TRACKER_TOKEN" in result.output

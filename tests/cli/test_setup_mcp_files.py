@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -29,7 +30,7 @@ THEIRS = """{
 """
 
 
-def test_every_number_spelling_and_every_untouched_byte_survive(project, home):
+def test_every_number_spelling_and_every_untouched_byte_survive(project: Path, home: Path) -> None:
     path = project / ".mcp.json"
     path.write_text(THEIRS)
     result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL)
@@ -48,7 +49,7 @@ def test_every_number_spelling_and_every_untouched_byte_survive(project, home):
     assert path.read_text() == THEIRS
 
 
-def test_in_bees_own_entry_only_bees_values_change(project, home):
+def test_in_bees_own_entry_only_bees_values_change(project: Path, home: Path) -> None:
     path = project / ".mcp.json"
     entry = '{"command": "old", "timeout": 1e400, "args": [ "x" ], "env": {"A": "caf\\u00e9"}}'
     text = '{"mcpServers": {"bee-core": ' + entry + "}}"
@@ -65,7 +66,7 @@ def test_in_bees_own_entry_only_bees_values_change(project, home):
     assert path.read_text() == expected
 
 
-def test_line_endings_byte_order_mark_and_tabs_are_kept(project, home):
+def test_line_endings_byte_order_mark_and_tabs_are_kept(project: Path, home: Path) -> None:
     path = project / ".mcp.json"
     original = b'\xef\xbb\xbf{\r\n\t"mcpServers": {\r\n\t\t"x": {"command": "y"}\r\n\t}\r\n}\r\n'
     path.write_bytes(original)
@@ -77,7 +78,7 @@ def test_line_endings_byte_order_mark_and_tabs_are_kept(project, home):
     assert path.read_bytes() == original
 
 
-def test_a_file_that_is_not_utf8_is_refused(project, home):
+def test_a_file_that_is_not_utf8_is_refused(project: Path, home: Path) -> None:
     path = project / ".mcp.json"
     path.write_bytes(b'{"mcpServers": {"x": {"command": "caf\xe9"}}}')
     result = run("--tool", "claude", "--project", str(project))
@@ -85,7 +86,7 @@ def test_a_file_that_is_not_utf8_is_refused(project, home):
     assert path.read_bytes() == b'{"mcpServers": {"x": {"command": "caf\xe9"}}}'
 
 
-def test_nesting_too_deep_is_a_clear_error(project, home):
+def test_nesting_too_deep_is_a_clear_error(project: Path, home: Path) -> None:
     path = project / ".mcp.json"
     text = '{"deep": ' + "[" * 5000 + "]" * 5000 + "}"
     path.write_text(text)
@@ -94,7 +95,7 @@ def test_nesting_too_deep_is_a_clear_error(project, home):
     assert path.read_text() == text
 
 
-def test_a_file_over_the_size_limit_is_refused_without_parsing(project, home):
+def test_a_file_over_the_size_limit_is_refused_without_parsing(project: Path, home: Path) -> None:
     path = project / ".mcp.json"
     with path.open("w") as stream:
         stream.write('{"padding": "')
@@ -108,7 +109,9 @@ def test_a_file_over_the_size_limit_is_refused_without_parsing(project, home):
 # -- where Bee writes ------------------------------------------------------------------------------------------
 
 
-def test_a_dangling_symlink_from_the_checkout_creates_nothing_outside(project, home, tmp_path):
+def test_a_dangling_symlink_from_the_checkout_creates_nothing_outside(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "outside"
     (project / ".mcp.json").symlink_to("../outside/deep/er/mcp.json")
     for extra in ([], ["--remove"]):
@@ -119,7 +122,9 @@ def test_a_dangling_symlink_from_the_checkout_creates_nothing_outside(project, h
     assert (project / ".mcp.json").is_symlink()
 
 
-def test_a_symlink_to_a_file_outside_is_refused_and_the_file_left_alone(project, home, tmp_path):
+def test_a_symlink_to_a_file_outside_is_refused_and_the_file_left_alone(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
     secret = tmp_path / "elsewhere.json"
     secret.write_text('{"mcpServers": {}}')
     (project / ".mcp.json").symlink_to(secret)
@@ -129,7 +134,7 @@ def test_a_symlink_to_a_file_outside_is_refused_and_the_file_left_alone(project,
 
 
 @pytest.mark.parametrize("target", ["../elsewhere", "/proc/self"])
-def test_a_symlinked_folder_leading_outside_is_refused(target, project, home, tmp_path):
+def test_a_symlinked_folder_leading_outside_is_refused(target, project: Path, home: Path, tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
     (project / ".vscode").symlink_to(target)
     result = run("--tool", "vscode", "--project", str(project))
@@ -137,7 +142,7 @@ def test_a_symlinked_folder_leading_outside_is_refused(target, project, home, tm
     assert list((tmp_path / "elsewhere").iterdir()) == []
 
 
-def test_a_symlink_into_the_repositorys_internals_is_refused(project, home):
+def test_a_symlink_into_the_repositorys_internals_is_refused(project: Path, home: Path) -> None:
     (project / ".git").mkdir()
     (project / ".mcp.json").symlink_to(".git/mcp.json")
     result = run("--tool", "claude", "--project", str(project))
@@ -145,7 +150,7 @@ def test_a_symlink_into_the_repositorys_internals_is_refused(project, home):
     assert list((project / ".git").iterdir()) == []
 
 
-def test_a_symlink_inside_the_project_is_written_through(project, home):
+def test_a_symlink_inside_the_project_is_written_through(project: Path, home: Path) -> None:
     shared = project / "config" / "mcp.json"
     shared.parent.mkdir()
     shared.write_text('{"mcpServers": {"mine": {"command": "x"}}}')
@@ -160,20 +165,20 @@ def test_a_symlink_inside_the_project_is_written_through(project, home):
     assert "bee-core" in json.loads((project / "config" / "cursor.json").read_text())["mcpServers"]
 
 
-def test_no_folder_is_created_for_a_symlinks_target(project, home):
+def test_no_folder_is_created_for_a_symlinks_target(project: Path, home: Path) -> None:
     (project / ".mcp.json").symlink_to("not/yet/there.json")
     result = run("--tool", "claude", "--project", str(project))
     assert result.exit_code == 1 and "Bee creates no folders for a symlink" in result.output
     assert sorted(os.listdir(project)) == [".mcp.json"]
 
 
-def test_a_symlink_loop_is_a_clear_error(project, home):
+def test_a_symlink_loop_is_a_clear_error(project: Path, home: Path) -> None:
     (project / ".mcp.json").symlink_to(".mcp.json")
     result = run("--tool", "claude", "--project", str(project))
     assert result.exit_code == 1 and "is a symlink Bee cannot follow" in result.output, result.output
 
 
-def test_a_per_user_file_follows_links_inside_the_home_folder_only(project, home, tmp_path):
+def test_a_per_user_file_follows_links_inside_the_home_folder_only(project: Path, home: Path, tmp_path: Path) -> None:
     dotfiles = home / "dotfiles" / "mcp_config.json"
     dotfiles.parent.mkdir()
     dotfiles.write_text('{"mcpServers": {"mine": {"command": "x"}}}')
@@ -193,7 +198,7 @@ def test_a_per_user_file_follows_links_inside_the_home_folder_only(project, home
 # -- what Bee replaces -----------------------------------------------------------------------------------------
 
 
-def test_a_read_only_file_is_refused_not_replaced(project, home):
+def test_a_read_only_file_is_refused_not_replaced(project: Path, home: Path) -> None:
     path = project / ".mcp.json"
     path.write_text('{"mcpServers": {}}')
     path.chmod(0o444)
@@ -214,7 +219,7 @@ def test_a_read_only_file_is_refused_not_replaced(project, home):
     assert removing.exit_code == 1 and "is read-only" in removing.output
 
 
-def test_the_files_permission_bits_and_owner_are_kept(project, home):
+def test_the_files_permission_bits_and_owner_are_kept(project: Path, home: Path) -> None:
     path = project / ".mcp.json"
     path.write_text("{}")
     path.chmod(0o640)
@@ -228,21 +233,21 @@ def test_the_files_permission_bits_and_owner_are_kept(project, home):
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder"])
-def test_something_other_than_a_file_is_refused_without_blocking(kind, project, home):
+def test_something_other_than_a_file_is_refused_without_blocking(kind, project: Path, home: Path) -> None:
     path = project / ".mcp.json"
     os.mkfifo(path) if kind == "fifo" else path.mkdir()
     result = run("--tool", "claude", "--project", str(project))
     assert result.exit_code == 1 and "is not a regular file" in result.output, result.output
 
 
-def test_a_file_in_the_way_of_a_folder_is_a_clear_error(project, home):
+def test_a_file_in_the_way_of_a_folder_is_a_clear_error(project: Path, home: Path) -> None:
     (project / ".cursor").write_text("not a folder")
     result = run("--tool", "cursor", "--project", str(project))
     assert result.exit_code == 1 and f"{project / '.cursor'} is not a folder: move it away" in result.output
     assert (project / ".cursor").read_text() == "not a folder"
 
 
-def test_a_folder_that_cannot_be_written_is_a_clear_error(project, home):
+def test_a_folder_that_cannot_be_written_is_a_clear_error(project: Path, home: Path) -> None:
     folder = project / ".cursor"
     folder.mkdir()
     chattr = shutil.which("chattr")
@@ -260,7 +265,7 @@ def test_a_folder_that_cannot_be_written_is_a_clear_error(project, home):
 # -- another program saving at the same time -------------------------------------------------------------------
 
 
-def editor_saves(path, monkeypatch, *, times):
+def editor_saves(path, monkeypatch: pytest.MonkeyPatch, *, times):
     """Make another program save ``path`` (adding an entry of its own) just before each of Bee's first ``times``
     writes: the real write then finds the file changed since Bee read it."""
     real = files.write_if_unchanged
@@ -278,7 +283,9 @@ def editor_saves(path, monkeypatch, *, times):
     return saves
 
 
-def test_a_save_while_bee_writes_is_kept_and_bee_makes_its_change_again(project, home, monkeypatch):
+def test_a_save_while_bee_writes_is_kept_and_bee_makes_its_change_again(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = project / ".mcp.json"
     path.write_text('{"mcpServers": {"mine": {"command": "x"}}}')
     saves = editor_saves(path, monkeypatch, times=3)
@@ -288,7 +295,9 @@ def test_a_save_while_bee_writes_is_kept_and_bee_makes_its_change_again(project,
     assert list(json.loads(path.read_text())["mcpServers"]) == ["mine", "user-0", "user-1", "user-2", "bee-core"]
 
 
-def test_a_file_that_keeps_changing_is_refused_with_nothing_written(project, home, monkeypatch):
+def test_a_file_that_keeps_changing_is_refused_with_nothing_written(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = project / ".mcp.json"
     path.write_text('{"mcpServers": {}}')
     editor_saves(path, monkeypatch, times=jsonfile.ATTEMPTS)
@@ -300,7 +309,9 @@ def test_a_file_that_keeps_changing_is_refused_with_nothing_written(project, hom
     assert sorted(os.listdir(project)) == [".mcp.json"]
 
 
-def test_an_edit_bee_cannot_make_faithfully_writes_nothing(project, home, monkeypatch):
+def test_an_edit_bee_cannot_make_faithfully_writes_nothing(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from bee_cli.jsonedit import JsonText
 
     path = project / ".mcp.json"
@@ -312,7 +323,7 @@ def test_an_edit_bee_cannot_make_faithfully_writes_nothing(project, home, monkey
     assert path.read_text() == '{"mcpServers": {"mine": {"command": "x"}}}'
 
 
-def test_a_project_whose_path_is_not_utf8_is_refused(tmp_path, home):
+def test_a_project_whose_path_is_not_utf8_is_refused(tmp_path: Path, home: Path) -> None:
     project = tmp_path / os.fsdecode(b"caf\xe9")
     project.mkdir()
     result = run("--tool", "claude", "--project", str(project))

@@ -6,6 +6,7 @@ file is opened or checked, by wrapping that step.
 """
 
 import json
+from pathlib import Path
 from typing import cast
 
 import pytest
@@ -22,7 +23,7 @@ from tests.core.artifacts_helpers import add, add_elsewhere, blob, damage, initi
 
 
 @pytest.fixture
-def ctx(tmp_path):
+def ctx(tmp_path: Path):
     return initialised(tmp_path)
 
 
@@ -56,7 +57,7 @@ def three(ctx):
 # -- damaged records ---------------------------------------------------------------------------------------------
 
 
-def test_a_search_over_all_artifacts_skips_a_damaged_record_and_says_so(ctx, three):
+def test_a_search_over_all_artifacts_skips_a_damaged_record_and_says_so(ctx, three) -> None:
     damage(ctx, three[1])
     result = search(ctx, "hit")
     assert result["damagedSkipped"] == 1 and result["artifactsSearched"] == 2
@@ -65,12 +66,12 @@ def test_a_search_over_all_artifacts_skips_a_damaged_record_and_says_so(ctx, thr
     assert search(ctx, "hit", ids=[three[0].id])["damagedSkipped"] == 0
 
 
-def test_a_sound_store_skips_nothing(ctx, three):
+def test_a_sound_store_skips_nothing(ctx, three) -> None:
     assert search(ctx, "hit")["damagedSkipped"] == 0
 
 
 @pytest.mark.parametrize("tool", ["search", "read", "query"])
-def test_naming_a_damaged_artifact_is_an_internal_error_that_is_not_retryable(ctx, three, tool):
+def test_naming_a_damaged_artifact_is_an_internal_error_that_is_not_retryable(ctx, three, tool) -> None:
     path = damage(ctx, three[1])
     call = {"search": lambda: search(ctx, "hit", ids=[three[0].id, three[1].id])}.get(tool)
     call = call or (lambda: {"read": read, "query": query}[tool](ctx, three[1].id))
@@ -85,7 +86,7 @@ def test_naming_a_damaged_artifact_is_an_internal_error_that_is_not_retryable(ct
 # -- rm during a call ----------------------------------------------------------------------------------------------
 
 
-def _removing_before(monkeypatch, ctx, owner, name, victim):
+def _removing_before(monkeypatch: pytest.MonkeyPatch, ctx, owner, name, victim):
     """Wrap ``owner.name`` so that the victim is removed (really, by another store) just before its first call."""
     real = getattr(owner, name)
     done: list[bool] = []
@@ -113,7 +114,9 @@ STAGES = {
 
 
 @pytest.mark.parametrize("stage", STAGES)
-def test_an_artifact_removed_during_a_search_over_all_is_left_out(ctx, three, monkeypatch, stage):
+def test_an_artifact_removed_during_a_search_over_all_is_left_out(
+    ctx, three, monkeypatch: pytest.MonkeyPatch, stage
+) -> None:
     owner, name = STAGES[stage](ctx)
     done = _removing_before(monkeypatch, ctx, owner, name, three[0])
     result = search(ctx, "hit")
@@ -124,14 +127,18 @@ def test_an_artifact_removed_during_a_search_over_all_is_left_out(ctx, three, mo
 
 
 @pytest.mark.parametrize("stage", STAGES)
-def test_an_artifact_named_and_removed_during_a_search_is_not_found(ctx, three, monkeypatch, stage):
+def test_an_artifact_named_and_removed_during_a_search_is_not_found(
+    ctx, three, monkeypatch: pytest.MonkeyPatch, stage
+) -> None:
     owner, name = STAGES[stage](ctx)
     _removing_before(monkeypatch, ctx, owner, name, three[0])
     error = failure(search, ctx, "hit", [three[0].id, three[1].id])
     assert error.code is ErrorCode.NOT_FOUND and three[0].id in error.message
 
 
-def test_an_artifact_removed_and_added_again_during_a_search_is_searched_in_its_new_form(ctx, three, monkeypatch):
+def test_an_artifact_removed_and_added_again_during_a_search_is_searched_in_its_new_form(
+    ctx, three, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real = ripgrep.listing
     rounds = []
 
@@ -153,7 +160,7 @@ def test_an_artifact_removed_and_added_again_during_a_search_is_searched_in_its_
 
 
 @pytest.mark.parametrize("tool", [read, query])
-def test_an_artifact_removed_during_read_or_query_is_not_found(ctx, monkeypatch, tool):
+def test_an_artifact_removed_during_read_or_query_is_not_found(ctx, monkeypatch: pytest.MonkeyPatch, tool) -> None:
     record = add(ctx, "rows.json", json.dumps([{"a": 1}]).encode())
     _removing_before(monkeypatch, ctx, ctx.artifacts.verifier, "read" if tool is read else "check", record)
     error = failure(tool, ctx, record.id)
@@ -163,14 +170,16 @@ def test_an_artifact_removed_during_read_or_query_is_not_found(ctx, monkeypatch,
 # -- what is still a hash mismatch ---------------------------------------------------------------------------------
 
 
-def test_bytes_lost_while_the_record_stays_are_still_a_hash_mismatch(ctx, three):
+def test_bytes_lost_while_the_record_stays_are_still_a_hash_mismatch(ctx, three) -> None:
     blob(ctx, three[1]).unlink()
     for call in (lambda: search(ctx, "hit"), lambda: read(ctx, three[1].id)):
         error = failure(call)
         assert error.code is ErrorCode.HASH_MISMATCH and "missing" in error.message
 
 
-def test_bytes_changed_while_a_search_runs_are_still_a_hash_mismatch(ctx, three, monkeypatch):
+def test_bytes_changed_while_a_search_runs_are_still_a_hash_mismatch(
+    ctx, three, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real = ripgrep.listing
 
     def tampering(*args, **kwargs):

@@ -1,6 +1,7 @@
 """The artifact query language and bee_artifact_query in process: semantics, paging, budgets and bad queries."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +23,7 @@ ROWS = [
 
 
 @pytest.fixture
-def ctx(tmp_path):
+def ctx(tmp_path: Path):
     return initialised(tmp_path)
 
 
@@ -95,18 +96,18 @@ def where(test):
         ({"or": [{"path": "name", "op": "eq", "value": "b"}, {"path": "count", "op": "exists"}]}, ["b", "e"]),
     ],
 )
-def test_operators(ctx, table, condition, expected):
+def test_operators(ctx, table, condition, expected) -> None:
     result = query(ctx, table.id, where(condition))
     assert names(result) == expected
     assert result["matchedRows"] == len(expected) and result["totalRows"] == len(ROWS)
 
 
-def test_array_form_paths_reach_keys_with_dots(ctx, table):
+def test_array_form_paths_reach_keys_with_dots(ctx, table) -> None:
     result = query(ctx, table.id, {"where": {"path": ["name"], "op": "eq", "value": "f.g"}, "select": [["name"]]})
     assert result["rows"] == [{"index": 5, "value": {"name": "f.g"}}]
 
 
-def test_select_projects_and_leaves_missing_fields_out(ctx, table):
+def test_select_projects_and_leaves_missing_fields_out(ctx, table) -> None:
     result = query(ctx, table.id, {"select": ["name", {"path": "meta.retries", "as": "retries"}], "limit": 3})
     assert [row["value"] for row in result["rows"]] == [
         {"name": "a", "retries": 2},
@@ -116,7 +117,7 @@ def test_select_projects_and_leaves_missing_fields_out(ctx, table):
     assert [row["index"] for row in result["rows"]] == [0, 1, 2]
 
 
-def test_order_by_several_keys_with_mixed_types(ctx, table):
+def test_order_by_several_keys_with_mixed_types(ctx, table) -> None:
     result = query(ctx, table.id, {"orderBy": ["seconds", {"path": "name", "direction": "desc"}], "select": ["name"]})
     # missing first, then true, then numbers ascending; ties by name descending
     assert names(result) == ["d", "e", "b", "f.g", "a", "c"]
@@ -124,7 +125,7 @@ def test_order_by_several_keys_with_mixed_types(ctx, table):
     assert names(down) == ["c", "a", "f.g", "b", "e", "d"]  # stable: a before f.g as in the artifact
 
 
-def test_paging_and_counts(ctx, table):
+def test_paging_and_counts(ctx, table) -> None:
     first = query(ctx, table.id, {"limit": 4})
     assert (first["returned"], first["nextOffset"], first["matchedRows"]) == (4, 4, 6)
     rest = query(ctx, table.id, {"limit": 4, "offset": 4})
@@ -132,7 +133,7 @@ def test_paging_and_counts(ctx, table):
     assert rest["resultBytes"] == result_bytes(rest)
 
 
-def test_jsonl_rows_carry_line_numbers(ctx):
+def test_jsonl_rows_carry_line_numbers(ctx) -> None:
     record = add(ctx, "events.jsonl", b'{"n": 1}\n\n{"n": 2, "big": 123456789012345678901234567890}\n{"n": 3}\n')
     result = query(ctx, record.id, {"where": {"path": "n", "op": "gte", "value": 2}})
     assert result["kind"] == "jsonl" and result["totalRows"] == 3
@@ -142,7 +143,7 @@ def test_jsonl_rows_carry_line_numbers(ctx):
     ]
 
 
-def test_from_names_the_rows_of_a_nested_array(ctx):
+def test_from_names_the_rows_of_a_nested_array(ctx) -> None:
     record = add(ctx, "report.json", json.dumps({"summary": {"total": 2}, "tests": ROWS[:2]}).encode())
     assert names(query(ctx, record.id, {"from": "tests"})) == ["a", "b"]
     error = fail(ctx, record.id, {})
@@ -151,14 +152,14 @@ def test_from_names_the_rows_of_a_nested_array(ctx):
     assert "is missing" in fail(ctx, record.id, {"from": "nope"}).message
 
 
-def test_query_against_text_or_binary_is_unsupported(ctx):
+def test_query_against_text_or_binary_is_unsupported(ctx) -> None:
     for data in (b"just a log line\n", b"\x00\x01\x02"):
         record = add(ctx, "x", data)
         error = fail(ctx, record.id, {})
         assert error.code is ErrorCode.UNSUPPORTED and "bee_artifact_search" in error.message
 
 
-def test_from_on_jsonl_is_refused(ctx):
+def test_from_on_jsonl_is_refused(ctx) -> None:
     record = add(ctx, "e.jsonl", b"{}\n{}\n")
     assert "from applies to json" in fail(ctx, record.id, {"from": "x"}).message
 
@@ -195,20 +196,20 @@ def test_from_on_jsonl_is_refused(ctx):
         ('{"where": {"path": "a", "op": "eq", "value": 1e400}}', "field where.value is 1e400, a number too large"),
     ],
 )
-def test_bad_queries_say_what_to_change(ctx, table, bad, message):
+def test_bad_queries_say_what_to_change(ctx, table, bad, message) -> None:
     error = fail(ctx, table.id, bad)
     assert error.code is ErrorCode.INVALID_ARGUMENT
     assert message in error.message, error.message
 
 
-def test_integers_past_2_to_the_53_are_data_here_not_refused(ctx):
+def test_integers_past_2_to_the_53_are_data_here_not_refused(ctx) -> None:
     # Query values are compared exactly with the rows' numbers, which keep every digit.
     record = add(ctx, "ids.json", json.dumps([{"id": 2**64 + 1}, {"id": 2**64}]).encode())
     result = query(ctx, record.id, where({"path": "id", "op": "eq", "value": 2**64 + 1}))
     assert [row["index"] for row in result["rows"]] == [0]
 
 
-def test_query_over_64_kib_is_refused(ctx, table):
+def test_query_over_64_kib_is_refused(ctx, table) -> None:
     big = json.dumps({"where": {"path": "name", "op": "in", "value": ["x" * 100] * 700}})
     assert len(big.encode()) > 65536
     error = fail(ctx, table.id, big)
@@ -220,19 +221,19 @@ def test_query_over_64_kib_is_refused(ctx, table):
     parse_query(json.dumps({"where": {"path": "name", "op": "in", "value": ["x" * 100] * 600}}))
 
 
-def test_budget_exceeded_names_a_limit_that_fits(ctx, table):
+def test_budget_exceeded_names_a_limit_that_fits(ctx, table) -> None:
     error = fail(ctx, table.id, {}, budget=1024)
     assert error.code is ErrorCode.BUDGET_EXCEEDED and "Lower limit in queryJson to" in error.message
     fits = int(error.message.split("Lower limit in queryJson to ")[1].split()[0])
     assert query(ctx, table.id, {"limit": fits}, budget=1024)["resultBytes"] <= 1024
 
 
-def test_unknown_artifact_and_tampering(ctx, table):
+def test_unknown_artifact_and_tampering(ctx, table) -> None:
     assert fail(ctx, "art-0000000000000000", {}).code is ErrorCode.NOT_FOUND
     query(ctx, table.id, {})  # parsed rows cached now
     tamper(blob(ctx, table), json.dumps(ROWS[:1]).encode())
     assert fail(ctx, table.id, {}).code is ErrorCode.HASH_MISMATCH
 
 
-def test_deadline(ctx, table):
+def test_deadline(ctx, table) -> None:
     assert fail(ctx, table.id, {}, deadline=Deadline(0)).code is ErrorCode.DEADLINE_EXCEEDED

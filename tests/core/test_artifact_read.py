@@ -3,6 +3,7 @@
 import base64
 import hashlib
 import os
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,7 @@ from tests.core.artifacts_helpers import add, blob, initialised, tamper
 
 
 @pytest.fixture
-def ctx(tmp_path):
+def ctx(tmp_path: Path):
     return initialised(tmp_path)
 
 
@@ -23,7 +24,7 @@ def read(ctx, artifact, offset=0, length=65536):
     )
 
 
-def test_pages_reassemble_the_exact_bytes(ctx):
+def test_pages_reassemble_the_exact_bytes(ctx) -> None:
     data = os.urandom(200_001)
     record = add(ctx, "random.bin", data)
     pieces, offset = [], 0
@@ -38,7 +39,7 @@ def test_pages_reassemble_the_exact_bytes(ctx):
     assert page["sourceSha256"] == "sha256:" + hashlib.sha256(whole).hexdigest()
 
 
-def test_a_short_page_in_the_middle_and_the_last_byte(ctx):
+def test_a_short_page_in_the_middle_and_the_last_byte(ctx) -> None:
     record = add(ctx, "t", b"0123456789")
     middle = read(ctx, record.id, 3, 4)
     assert base64.b64decode(middle["base64"]) == b"3456" and middle["nextOffsetBytes"] == 7
@@ -46,14 +47,14 @@ def test_a_short_page_in_the_middle_and_the_last_byte(ctx):
     assert base64.b64decode(last["base64"]) == b"9" and last["nextOffsetBytes"] is None
 
 
-def test_an_empty_artifact_has_one_empty_page(ctx):
+def test_an_empty_artifact_has_one_empty_page(ctx) -> None:
     record = add(ctx, "empty", b"")
     page = read(ctx, record.id)
     assert (page["base64"], page["lengthBytes"], page["nextOffsetBytes"]) == ("", 0, None)
 
 
 @pytest.mark.parametrize("offset", [10, 11, 10**9])
-def test_offset_past_the_end(ctx, offset):
+def test_offset_past_the_end(ctx, offset) -> None:
     record = add(ctx, "t", b"0123456789")
     with pytest.raises(BeeError) as info:
         read(ctx, record.id, offset)
@@ -61,7 +62,7 @@ def test_offset_past_the_end(ctx, offset):
     assert "past the end" in info.value.message and "nextOffsetBytes" in info.value.message
 
 
-def test_a_tampered_artifact_serves_no_page(ctx):
+def test_a_tampered_artifact_serves_no_page(ctx) -> None:
     record = add(ctx, "t", b"original content\n")
     read(ctx, record.id)
     tamper(blob(ctx, record), b"original CONTENT\n")
@@ -70,7 +71,7 @@ def test_a_tampered_artifact_serves_no_page(ctx):
     assert info.value.code is ErrorCode.HASH_MISMATCH
 
 
-def test_unknown_and_malformed_ids(ctx):
+def test_unknown_and_malformed_ids(ctx) -> None:
     with pytest.raises(BeeError) as info:
         read(ctx, "art-ffffffffffffffff")
     assert info.value.code is ErrorCode.NOT_FOUND

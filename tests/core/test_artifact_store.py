@@ -4,6 +4,7 @@ import hashlib
 import io
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,11 +19,11 @@ from tests.core.artifacts_helpers import add, blob, initialised, tamper
 
 
 @pytest.fixture
-def ctx(tmp_path):
+def ctx(tmp_path: Path):
     return initialised(tmp_path)
 
 
-def test_add_copies_the_bytes_and_records_what_they_are(ctx):
+def test_add_copies_the_bytes_and_records_what_they_are(ctx) -> None:
     data = b"one\ntwo\nthree"
     record = add(ctx, "log.txt", data)
     sha = hashlib.sha256(data).hexdigest()
@@ -56,26 +57,26 @@ def test_add_copies_the_bytes_and_records_what_they_are(ctx):
         (b"", "text", "text/plain"),
     ],
 )
-def test_kinds(ctx, data, kind, media):
+def test_kinds(ctx, data, kind, media) -> None:
     record = add(ctx, "noext", data)
     assert (record.kind, record.media_type.split(";")[0]) == (kind, media)
 
 
-def test_media_type_comes_from_the_name_or_the_option(ctx):
+def test_media_type_comes_from_the_name_or_the_option(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     assert add(ctx, "page.html", b"<p>hi</p>\n").media_type == "text/html"
     chosen = store.add(io.BytesIO(b"x,y\n"), name="t", media_type="text/csv").record
     assert chosen.media_type == "text/csv"
 
 
-def test_line_counts():
+def test_line_counts() -> None:
     for data, lines in [(b"", 0), (b"a", 1), (b"a\n", 1), (b"a\nb", 2), (b"\n\n", 2), (b"a\r\nb\r\n", 2)]:
         scanner = ContentScanner()
         scanner.update(data)
         assert scanner.finish().lines == lines, data
 
 
-def test_utf8_split_across_chunks_is_still_text():
+def test_utf8_split_across_chunks_is_still_text() -> None:
     scanner = ContentScanner()
     for chunk in (b"caf\xc3", b"\xa9 ok\n"):
         scanner.update(chunk)
@@ -85,13 +86,13 @@ def test_utf8_split_across_chunks_is_still_text():
     assert truncated.finish().text is False
 
 
-def test_large_json_is_retained_as_text(ctx, monkeypatch):
+def test_large_json_is_retained_as_text(ctx, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("bee_core.artifacts.content.MAX_JSON_BYTES", 10)
     assert add(ctx, "big.json", b"[1, 2, 3, 4, 5, 6]").kind == "text"
     assert MAX_JSON_BYTES == 64 * 1024 * 1024
 
 
-def test_adding_the_same_bytes_twice_is_one_artifact(ctx):
+def test_adding_the_same_bytes_twice_is_one_artifact(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     first = store.add(io.BytesIO(b"same\n"), name="a")
     again = store.add(io.BytesIO(b"same\n"), name="b")
@@ -101,7 +102,7 @@ def test_adding_the_same_bytes_twice_is_one_artifact(ctx):
     assert list(store.tmp.iterdir()) == []
 
 
-def test_list_is_oldest_first_and_rm_forgets_record_and_bytes(ctx):
+def test_list_is_oldest_first_and_rm_forgets_record_and_bytes(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     records = [add(ctx, f"f{i}", f"content {i}\n".encode()) for i in range(3)]
     assert [r.id for r in store.list().records] == [r.id for r in records]
@@ -117,7 +118,7 @@ def test_list_is_oldest_first_and_rm_forgets_record_and_bytes(ctx):
     assert info.value.code is ErrorCode.NOT_FOUND
 
 
-def test_malformed_ids_are_refused_before_touching_files(ctx):
+def test_malformed_ids_are_refused_before_touching_files(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     for bad in ["../../etc/passwd", "art-XYZ", "art-0123", ""]:
         with pytest.raises(BeeError) as info:
@@ -126,7 +127,7 @@ def test_malformed_ids_are_refused_before_touching_files(ctx):
         assert "art-0123456789abcdef" in info.value.message
 
 
-def test_a_failed_add_leaves_nothing_visible(ctx):
+def test_a_failed_add_leaves_nothing_visible(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
 
     class Broken(io.RawIOBase):
@@ -149,7 +150,7 @@ def test_a_failed_add_leaves_nothing_visible(ctx):
     assert list(store.blobs.iterdir()) == []
 
 
-def test_stale_temp_files_of_dead_processes_are_swept(ctx):
+def test_stale_temp_files_of_dead_processes_are_swept(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     add(ctx, "first", b"x\n")
     dead = store.tmp / "999999999-deadbeef.part"
@@ -160,7 +161,7 @@ def test_stale_temp_files_of_dead_processes_are_swept(ctx):
     assert not dead.exists() and live.exists()
 
 
-def test_tampering_is_detected_and_a_readd_repairs_it(ctx):
+def test_tampering_is_detected_and_a_readd_repairs_it(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"original bytes\n")
     path = blob(ctx, record)
@@ -179,7 +180,7 @@ def test_tampering_is_detected_and_a_readd_repairs_it(ctx):
     assert path.read_bytes() == b"original bytes\n"
 
 
-def test_same_size_rewrite_with_restored_mtime_is_still_detected(ctx):
+def test_same_size_rewrite_with_restored_mtime_is_still_detected(ctx) -> None:
     record = add(ctx, "log", b"abcdef\n")
     path = blob(ctx, record)
     before = path.stat()
@@ -190,7 +191,7 @@ def test_same_size_rewrite_with_restored_mtime_is_still_detected(ctx):
     assert info.value.code is ErrorCode.HASH_MISMATCH
 
 
-def test_a_status_change_without_a_content_change_is_rehashed_once(ctx):
+def test_a_status_change_without_a_content_change_is_rehashed_once(ctx) -> None:
     record = add(ctx, "log", b"stable\n")
     path = blob(ctx, record)
     verifier = Verifier()
@@ -202,7 +203,7 @@ def test_a_status_change_without_a_content_change_is_rehashed_once(ctx):
     assert verifier.rehashes == 1
 
 
-def test_bytes_lost_while_the_record_stays_are_a_hash_mismatch(ctx):
+def test_bytes_lost_while_the_record_stays_are_a_hash_mismatch(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     blob(ctx, record).unlink()
@@ -214,7 +215,7 @@ def test_bytes_lost_while_the_record_stays_are_a_hash_mismatch(ctx):
     assert info.value.retryable is False
 
 
-def test_records_keep_a_line_index_that_numbers_lines_like_a_scan(ctx, tmp_path):
+def test_records_keep_a_line_index_that_numbers_lines_like_a_scan(ctx, tmp_path: Path) -> None:
     lines = [f"line {i} " + "x" * (i % 97) for i in range(20000)]
     data = ("\n".join(lines) + "\n").encode()
     assert len(data) > 3 * BLOCK_BYTES
@@ -234,7 +235,7 @@ def test_records_keep_a_line_index_that_numbers_lines_like_a_scan(ctx, tmp_path)
         os.close(fd)
 
 
-def test_a_damaged_record_can_be_removed_or_overwritten_by_adding_again(ctx):
+def test_a_damaged_record_can_be_removed_or_overwritten_by_adding_again(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     (store.records / f"{record.id}.json").write_text("{not json")
@@ -273,7 +274,7 @@ DAMAGE = [
 
 
 @pytest.mark.parametrize(("damage", "problem"), [(d[1], d[2]) for d in DAMAGE], ids=[d[0] for d in DAMAGE])
-def test_a_damaged_record_is_reported_and_the_rest_stay_available(ctx, damage, problem):
+def test_a_damaged_record_is_reported_and_the_rest_stay_available(ctx, damage, problem) -> None:
     store = ctx.artifacts.store(ctx.instance)
     sound = add(ctx, "sound.log", b"still here\n")
     record = add(ctx, "log", b"bytes\n")
@@ -298,7 +299,7 @@ def test_a_damaged_record_is_reported_and_the_rest_stay_available(ctx, damage, p
         assert fresh.get(sound.id) == sound
 
 
-def test_a_stray_file_in_records_is_reported_with_how_to_remove_it(ctx):
+def test_a_stray_file_in_records_is_reported_with_how_to_remove_it(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     sound = add(ctx, "sound.log", b"x\n")
     stray = store.records / "notes.json"
@@ -312,7 +313,7 @@ def test_a_stray_file_in_records_is_reported_with_how_to_remove_it(ctx):
     )
 
 
-def test_a_damaged_record_is_removed_with_rm_and_repaired_by_adding_again(ctx):
+def test_a_damaged_record_is_removed_with_rm_and_repaired_by_adding_again(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     (store.records / f"{record.id}.json").write_text("{not json")
@@ -322,7 +323,7 @@ def test_a_damaged_record_is_removed_with_rm_and_repaired_by_adding_again(ctx):
     assert again.outcome == "added" and store.get(record.id).name == "log again"
 
 
-def test_bytes_removed_under_a_reader_mean_not_found(ctx):
+def test_bytes_removed_under_a_reader_mean_not_found(ctx) -> None:
     """rm deletes the record, then the bytes: a reader that loaded the record first finds the bytes gone."""
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
@@ -336,7 +337,7 @@ def test_bytes_removed_under_a_reader_mean_not_found(ctx):
     assert info.value.code is ErrorCode.NOT_FOUND and record.id in info.value.message
 
 
-def test_bytes_removed_and_added_again_under_a_reader_are_read_in_their_new_form(ctx):
+def test_bytes_removed_and_added_again_under_a_reader_are_read_in_their_new_form(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     other = ArtifactStore(store.root)  # another process
@@ -355,12 +356,12 @@ def test_bytes_removed_and_added_again_under_a_reader_are_read_in_their_new_form
     assert store.recheck(record) == seen[1]
 
 
-def test_an_artifact_replaced_again_and_again_under_a_reader_is_a_retryable_conflict(ctx):
+def test_an_artifact_replaced_again_and_again_under_a_reader_is_a_retryable_conflict(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     other = ArtifactStore(store.root)
 
-    def read(current, path):
+    def read(current, path) -> None:
         other.remove(record.id)
         other.add(io.BytesIO(b"bytes\n"), name="churn")
         raise BytesMissing(current)
@@ -371,7 +372,7 @@ def test_an_artifact_replaced_again_and_again_under_a_reader_is_a_retryable_conf
     assert f"{REPLACED_RETRIES + 1} times" in info.value.message
 
 
-def test_a_damaged_record_found_on_recheck_is_reported(ctx):
+def test_a_damaged_record_found_on_recheck_is_reported(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     blob(ctx, record).unlink()
@@ -381,7 +382,7 @@ def test_a_damaged_record_found_on_recheck_is_reported(ctx):
     assert info.value.code is ErrorCode.INTERNAL and info.value.retryable is False
 
 
-def test_lost_bytes_are_repaired_by_adding_again(ctx):
+def test_lost_bytes_are_repaired_by_adding_again(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     blob(ctx, record).unlink()
@@ -389,7 +390,7 @@ def test_lost_bytes_are_repaired_by_adding_again(ctx):
     assert again.outcome == "repaired" and blob(ctx, record).read_bytes() == b"bytes\n"
 
 
-def test_recheck_of_bytes_that_are_back_or_changed_under_an_unchanged_record(ctx):
+def test_recheck_of_bytes_that_are_back_or_changed_under_an_unchanged_record(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     assert store.recheck(record) == record  # found missing a moment ago, there and intact now: read it again
@@ -401,7 +402,7 @@ def test_recheck_of_bytes_that_are_back_or_changed_under_an_unchanged_record(ctx
     assert info.value.details["foundSha256"] == "sha256:" + hashlib.sha256(b"other\n").hexdigest()
 
 
-def test_the_parsed_records_of_removed_artifacts_are_forgotten_by_the_next_listing(ctx):
+def test_the_parsed_records_of_removed_artifacts_are_forgotten_by_the_next_listing(ctx) -> None:
     store = ctx.artifacts.store(ctx.instance)
     kept, gone = add(ctx, "kept", b"a\n"), add(ctx, "gone", b"b\n")
     store.list()
@@ -411,7 +412,9 @@ def test_the_parsed_records_of_removed_artifacts_are_forgotten_by_the_next_listi
     assert set(store._cache) == {f"{kept.id}.json"}
 
 
-def test_a_record_path_that_is_no_regular_file_is_damaged_and_never_blocks(ctx, tmp_path, monkeypatch):
+def test_a_record_path_that_is_no_regular_file_is_damaged_and_never_blocks(
+    ctx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     path = store.records / f"{record.id}.json"

@@ -50,7 +50,9 @@ def private_token(path: Path, text: str = TOKEN + "\n") -> Path:
     return path
 
 
-def test_a_saved_binding_reads_back_exactly_and_names_only_where_the_token_is(instance, tmp_path, bee_user):
+def test_a_saved_binding_reads_back_exactly_and_names_only_where_the_token_is(
+    instance, tmp_path: Path, bee_user: dict[str, str]
+) -> None:
     token_file = private_token(tmp_path / "token")
     saved = bindings.save(instance, sample(token_file))
     assert saved == bindings.binding_path(instance) == UserSettings(instance.root).path("collab.json")
@@ -65,7 +67,7 @@ def test_a_saved_binding_reads_back_exactly_and_names_only_where_the_token_is(in
     assert bindings.load_optional(instance) is None
 
 
-def test_a_binding_the_checkout_ships_is_never_read_and_the_error_says_how_to_adopt_it(instance):
+def test_a_binding_the_checkout_ships_is_never_read_and_the_error_says_how_to_adopt_it(instance) -> None:
     shipped = instance.path("collab.json")
     shipped.write_text(json.dumps(sample().to_json()))
     assert bindings.load_optional(instance) is None
@@ -76,7 +78,7 @@ def test_a_binding_the_checkout_ships_is_never_read_and_the_error_says_how_to_ad
     assert error.details == {"binding": None, "shipped": str(shipped), "adopt": "bee collab trust"}
 
 
-def test_a_missing_or_damaged_binding_is_not_live_and_says_what_to_run(instance, tmp_path):
+def test_a_missing_or_damaged_binding_is_not_live_and_says_what_to_run(instance, tmp_path: Path) -> None:
     error = refused(bindings.load, instance)
     assert error.code == "binding_not_live" and "bee collab join --tracker URL --space SPACE" in error.message
     uninitialised = refused(bindings.load, Instance(tmp_path / "nowhere"))
@@ -94,7 +96,9 @@ def test_a_missing_or_damaged_binding_is_not_live_and_says_what_to_run(instance,
         assert error.code == "binding_not_live" and "is damaged" in error.message, damage
 
 
-def test_the_token_comes_from_the_named_file_else_from_the_environment(tmp_path, monkeypatch):
+def test_the_token_comes_from_the_named_file_else_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(ENV_TOKEN, "from-the-environment")
     token_file = private_token(tmp_path / "token", f"  {TOKEN}\n")
     assert sample(token_file).token() == TOKEN  # the file wins, whitespace dropped
@@ -114,7 +118,7 @@ def test_the_token_comes_from_the_named_file_else_from_the_environment(tmp_path,
         (0o644, "group or others may read or write it (mode 0644); chmod 600 {file}"),
     ],
 )
-def test_an_unusable_token_file_is_unauthorized(tmp_path, content, expected):
+def test_an_unusable_token_file_is_unauthorized(tmp_path: Path, content, expected) -> None:
     token_file = tmp_path / "token"
     if isinstance(content, int):
         private_token(token_file).chmod(content)
@@ -125,7 +129,7 @@ def test_an_unusable_token_file_is_unauthorized(tmp_path, content, expected):
     assert TOKEN not in error.message
 
 
-def test_no_token_anywhere_is_unauthorized_and_names_both_ways(monkeypatch):
+def test_no_token_anywhere_is_unauthorized_and_names_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV_TOKEN, raising=False)
     error = refused(sample(None).token)
     assert error.code == "unauthorized" and f"${ENV_TOKEN}" in error.message and "--token-file" in error.message
@@ -140,12 +144,12 @@ def test_no_token_anywhere_is_unauthorized_and_names_both_ways(monkeypatch):
         ("https://user:secret@tracker/mcp", "must not carry credentials"),
     ],
 )
-def test_tracker_urls_are_checked(url, expected):
+def test_tracker_urls_are_checked(url, expected) -> None:
     error = refused(bindings.checked_tracker_url, url)
     assert error.code == "invalid_argument" and expected in error.message
     assert "secret" not in error.message  # a credential in the URL is never echoed
 
 
-def test_checkout_ids_are_fresh_and_say_nothing_about_the_machine():
+def test_checkout_ids_are_fresh_and_say_nothing_about_the_machine() -> None:
     first, second = bindings.new_checkout_id(), bindings.new_checkout_id()
     assert first != second and first.startswith("chk-") and len(first) == len("chk-") + 16

@@ -42,7 +42,7 @@ a stalled upload. See https://example.org/issues/4821 for the full discussion of
 
 
 @pytest.mark.parametrize("rate", [10, 25, 50, 75, 90])
-def test_output_shrinks_towards_the_rate_and_is_deterministic(rate):
+def test_output_shrinks_towards_the_rate_and_is_deterministic(rate) -> None:
     result = compress(DESIGN, rate, count_tokens)
     assert result.input_tokens == count_tokens(DESIGN)
     assert result.output_tokens == count_tokens(result.text) < result.input_tokens
@@ -50,7 +50,7 @@ def test_output_shrinks_towards_the_rate_and_is_deterministic(rate):
     assert compress(DESIGN, rate, count_tokens) == result
 
 
-def test_protected_text_is_never_altered():
+def test_protected_text_is_never_altered() -> None:
     result = compress(SAMPLE, 50, count_tokens)
     protected = [
         "`UPLOAD_RETRIES=0`",
@@ -67,7 +67,7 @@ def test_protected_text_is_never_altered():
         assert number in SAMPLE
 
 
-def test_pruning_removes_predictable_words_but_keeps_negations_and_first_words():
+def test_pruning_removes_predictable_words_but_keeps_negations_and_first_words() -> None:
     text = (
         "The cache is not used for the requests that are sent by the worker to the queue. "
         "It is the case that none of the jobs in the queue are retried by the scheduler."
@@ -79,19 +79,19 @@ def test_pruning_removes_predictable_words_but_keeps_negations_and_first_words()
     assert set(result.text.split()) <= set(text.split())
 
 
-def test_code_blocks_are_kept_whole_or_left_out_whole():
+def test_code_blocks_are_kept_whole_or_left_out_whole() -> None:
     block = "```python\ndef upload(path, retries=3):\n    return client.put(path, retries=retries)\n```"
     for rate in (10, 50, 90):
         text = compress(SAMPLE, rate, count_tokens).text
         assert block in text or "def upload" not in text
 
 
-def test_a_text_with_nothing_to_remove_comes_back_as_is():
+def test_a_text_with_nothing_to_remove_comes_back_as_is() -> None:
     assert compress("Done.", 10, count_tokens).text == "Done."
 
 
 @pytest.fixture
-def ctx(tmp_path):
+def ctx(tmp_path: Path):
     checkout = tmp_path / "co"
     checkout.mkdir()
     context = CoreContext.open(checkout)
@@ -111,7 +111,7 @@ def fail(call, *args):
     return info.value
 
 
-def test_disabled_by_default_and_without_an_instance(ctx, tmp_path):
+def test_disabled_by_default_and_without_an_instance(ctx, tmp_path: Path) -> None:
     result = call_compress(ctx)
     assert result["text"] == DESIGN and result["enabled"] is False and result["compressed"] is False
     bare = tmp_path / "bare"
@@ -121,7 +121,7 @@ def test_disabled_by_default_and_without_an_instance(ctx, tmp_path):
     assert not (bare / ".bee").exists()  # nothing was written
 
 
-def test_enabled_compression_retains_then_recovers_the_exact_original(ctx):
+def test_enabled_compression_retains_then_recovers_the_exact_original(ctx) -> None:
     save_settings(ctx.instance, enabled=True, method=METHOD)
     result = call_compress(ctx, rate=30)
     assert result["compressed"] is True and result["semanticRisk"] is True and result["id"].startswith("cmp_")
@@ -138,7 +138,7 @@ def test_enabled_compression_retains_then_recovers_the_exact_original(ctx):
     assert RetentionStore(ctx.instance).usage() == (1, len(DESIGN.encode()))
 
 
-def test_recover_refuses_tampered_or_missing_originals(ctx):
+def test_recover_refuses_tampered_or_missing_originals(ctx) -> None:
     record = RetentionStore(ctx.instance).retain("The original text.", METHOD)
     text_path = ctx.instance.path("compression", "originals", f"{record.id}.txt")
     meta_path = ctx.instance.path("compression", "originals", f"{record.id}.json")
@@ -173,7 +173,7 @@ def test_recover_refuses_tampered_or_missing_originals(ctx):
     )
 
 
-def test_recover_budget_and_missing_instance(ctx, tmp_path):
+def test_recover_budget_and_missing_instance(ctx, tmp_path: Path) -> None:
     record = RetentionStore(ctx.instance).retain(GPL[:5000], METHOD)
     error = fail(
         bee_compression_recover,
@@ -191,7 +191,7 @@ def test_recover_budget_and_missing_instance(ctx, tmp_path):
     assert error.code is ErrorCode.NOT_INITIALIZED
 
 
-def test_bad_inputs(ctx):
+def test_bad_inputs(ctx) -> None:
     save_settings(ctx.instance, enabled=True, method=METHOD)
     assert fail(call_compress, ctx, "x", "json").code is ErrorCode.UNSUPPORTED
     assert fail(call_compress, ctx, "é" * 33000).code is ErrorCode.INVALID_ARGUMENT
@@ -200,7 +200,7 @@ def test_bad_inputs(ctx):
     call_compress(ctx, "alpha " * 8000)  # 8,001 tokens: within the limit
 
 
-def test_damaged_settings_are_reported_not_guessed(ctx):
+def test_damaged_settings_are_reported_not_guessed(ctx) -> None:
     save_settings(ctx.instance, enabled=True, method=METHOD)
     ctx.instance.path("compression", "settings.json").write_text('{"enabled": "yes"}')
     with pytest.raises(ValueError, match="not a compression settings object"):

@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -17,7 +18,7 @@ from tests.conftest import make_checkout
 
 
 @pytest.fixture
-def ctx(tmp_path):
+def ctx(tmp_path: Path):
     return CoreContext.open(make_checkout(tmp_path / "co"))
 
 
@@ -32,7 +33,7 @@ def fail(ctx, *selections, budget=32768):
     return info.value
 
 
-def test_index_reports_file_facts(ctx):
+def test_index_reports_file_facts(ctx) -> None:
     data = (ctx.checkout / "src/a.py").read_bytes()
     result = run(ctx, {"id": "i", "path": "src/a.py", "representation": "index"})
     [item] = result["items"]
@@ -42,12 +43,12 @@ def test_index_reports_file_facts(ctx):
     assert "text" not in item and "symbols" not in item
 
 
-def test_result_bytes_is_the_exact_size(ctx):
+def test_result_bytes_is_the_exact_size(ctx) -> None:
     result = run(ctx, {"id": "o", "path": "src/a.rs", "representation": "outline"})
     assert result["resultBytes"] == result_bytes(result)
 
 
-def test_outline_whole_file_and_one_symbol(ctx):
+def test_outline_whole_file_and_one_symbol(ctx) -> None:
     whole = run(ctx, {"id": "o", "path": "src/a.py", "representation": "outline"})["items"][0]
     assert whole["outlineSource"] == "tree-sitter"
     assert [s["name"] for s in whole["symbols"]] == ["f", "A", "af"]
@@ -55,7 +56,7 @@ def test_outline_whole_file_and_one_symbol(ctx):
     assert one["symbol"] == "A" and [c["name"] for c in one["symbols"][0]["children"]] == ["p", "am", "Inner"]
 
 
-def test_body_whole_symbol_and_range(ctx):
+def test_body_whole_symbol_and_range(ctx) -> None:
     text = (ctx.checkout / "src/a.py").read_text()
     whole = run(ctx, {"id": "b", "path": "src/a.py", "representation": "body"})["items"][0]
     assert whole["text"] == text and (whole["startLine"], whole["endLine"]) == (1, 11)
@@ -65,13 +66,13 @@ def test_body_whole_symbol_and_range(ctx):
     assert lines["items"][0]["text"] == "".join(text.splitlines(keepends=True)[1:3])
 
 
-def test_binary_files_are_reported_as_binary_without_content(ctx):
+def test_binary_files_are_reported_as_binary_without_content(ctx) -> None:
     for representation in ("index", "outline", "body"):
         [item] = run(ctx, {"id": "x", "path": "logo.bin", "representation": representation})["items"]
         assert item["binary"] is True and "text" not in item and "symbols" not in item
 
 
-def test_hash_pin_matches_and_mismatch_names_both_hashes(ctx):
+def test_hash_pin_matches_and_mismatch_names_both_hashes(ctx) -> None:
     digest = hashlib.sha256((ctx.checkout / "src/a.go").read_bytes()).hexdigest()
     ok = run(ctx, {"id": "g", "path": "src/a.go", "representation": "index", "hash": digest.upper()})
     assert ok["status"] == "complete"
@@ -80,7 +81,7 @@ def test_hash_pin_matches_and_mismatch_names_both_hashes(ctx):
     assert "selection 'g'" in failure.message and "0" * 64 in failure.message and digest in failure.message
 
 
-def test_dependency_order_in_items(ctx):
+def test_dependency_order_in_items(ctx) -> None:
     result = run(
         ctx,
         {"id": "use", "path": "src/a.py", "representation": "body", "symbol": "f", "dependsOn": ["def"]},
@@ -89,7 +90,7 @@ def test_dependency_order_in_items(ctx):
     assert [item["id"] for item in result["items"]] == ["def", "use"]
 
 
-def test_optional_selection_that_does_not_fit_is_listed_not_delivered(ctx):
+def test_optional_selection_that_does_not_fit_is_listed_not_delivered(ctx) -> None:
     big = {"id": "big", "path": "src/a.ts", "representation": "body", "required": False}
     small = {"id": "small", "path": "src/a.py", "representation": "index"}
     result = run(ctx, small, big, budget=1500)
@@ -100,7 +101,7 @@ def test_optional_selection_that_does_not_fit_is_listed_not_delivered(ctx):
     assert result["resultBytes"] <= 1500
 
 
-def test_omitted_dependency_omits_its_dependents(ctx):
+def test_omitted_dependency_omits_its_dependents(ctx) -> None:
     result = run(
         ctx,
         {"id": "small", "path": "src/a.py", "representation": "index"},
@@ -112,7 +113,7 @@ def test_omitted_dependency_omits_its_dependents(ctx):
     assert reasons == {"big": "budget", "after": "dependency_omitted"}
 
 
-def test_required_content_that_does_not_fit_needs_refinement_and_delivers_nothing(ctx):
+def test_required_content_that_does_not_fit_needs_refinement_and_delivers_nothing(ctx) -> None:
     result = run(
         ctx,
         {"id": "big", "path": "src/a.ts", "representation": "body"},
@@ -131,7 +132,7 @@ def test_required_content_that_does_not_fit_needs_refinement_and_delivers_nothin
     assert fits["items"] and fits["items"][0]["id"] == "big"
 
 
-def test_a_required_dependency_of_a_required_selection_is_required(ctx):
+def test_a_required_dependency_of_a_required_selection_is_required(ctx) -> None:
     result = run(
         ctx,
         {"id": "dep", "path": "src/a.ts", "representation": "body", "required": False},
@@ -141,7 +142,7 @@ def test_a_required_dependency_of_a_required_selection_is_required(ctx):
     assert result["status"] == "needs_refinement"
 
 
-def test_budget_so_small_that_even_the_listing_fails(ctx):
+def test_budget_so_small_that_even_the_listing_fails(ctx) -> None:
     selections = [{"id": f"s{i}", "path": "src/a.ts", "representation": "body"} for i in range(20)]
     failure = fail(ctx, *selections, budget=512)
     assert failure.code is ErrorCode.BUDGET_EXCEEDED and failure.details["budgetBytes"] == 512
@@ -165,19 +166,19 @@ def test_budget_so_small_that_even_the_listing_fails(ctx):
         ),
     ],
 )
-def test_bad_selections(ctx, selection, code, text):
+def test_bad_selections(ctx, selection, code, text) -> None:
     failure = fail(ctx, {"id": "x", **selection})
     assert failure.code is code
     assert text in failure.message
 
 
-def test_symlink_out_of_the_checkout_is_refused(ctx, tmp_path):
+def test_symlink_out_of_the_checkout_is_refused(ctx, tmp_path: Path) -> None:
     (tmp_path / "secret.py").write_text("TOKEN = 1\n")
     os.symlink(tmp_path / "secret.py", ctx.checkout / "src" / "secret.py")
     assert fail(ctx, {"id": "x", "path": "src/secret.py", "representation": "body"}).code is ErrorCode.OUTSIDE_ROOT
 
 
-def test_bee_state_is_never_served(ctx):
+def test_bee_state_is_never_served(ctx) -> None:
     # The exploit this guards: the tracker's signing key lives under .bee/, and a packet used to return it.
     key = ctx.checkout / ".bee" / "tracker" / "signing-key"
     key.parent.mkdir(parents=True)
@@ -188,7 +189,7 @@ def test_bee_state_is_never_served(ctx):
         assert failure.code is ErrorCode.OUTSIDE_ROOT and ".bee" in failure.message, path
 
 
-def test_an_instance_root_selected_inside_the_checkout_is_never_served(tmp_path):
+def test_an_instance_root_selected_inside_the_checkout_is_never_served(tmp_path: Path) -> None:
     checkout = make_checkout(tmp_path / "co")
     ctx = CoreContext.open(checkout, checkout / "state" / "bee")
     ctx.instance.init()
@@ -200,13 +201,15 @@ def test_an_instance_root_selected_inside_the_checkout_is_never_served(tmp_path)
 
 
 @pytest.mark.timeout(20)  # before race-free reads, a FIFO could block the handler thread for ever
-def test_special_files_are_refused_without_blocking(ctx):
+def test_special_files_are_refused_without_blocking(ctx) -> None:
     os.mkfifo(ctx.checkout / "src" / "pipe")
     failure = fail(ctx, {"id": "x", "path": "src/pipe", "representation": "index"})
     assert failure.code is ErrorCode.INVALID_ARGUMENT and "FIFO" in failure.message
 
 
-def test_a_file_over_the_source_cap_is_hashed_as_a_stream_and_only_indexed(ctx, monkeypatch):
+def test_a_file_over_the_source_cap_is_hashed_as_a_stream_and_only_indexed(
+    ctx, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from bee_core.packet import source
 
     monkeypatch.setattr(source, "MAX_SOURCE_BYTES", 64)
@@ -218,13 +221,13 @@ def test_a_file_over_the_source_cap_is_hashed_as_a_stream_and_only_indexed(ctx, 
     assert failure.code is ErrorCode.INVALID_ARGUMENT and "too large" in failure.message
 
 
-def test_expired_deadline_delivers_nothing(ctx):
+def test_expired_deadline_delivers_nothing(ctx) -> None:
     with pytest.raises(BeeError) as info:
         run(ctx, {"id": "x", "path": "src/a.py", "representation": "index"}, deadline=Deadline(0))
     assert info.value.code is ErrorCode.DEADLINE_EXCEEDED
 
 
-def test_cache_serves_repeats_and_never_stale_content(ctx):
+def test_cache_serves_repeats_and_never_stale_content(ctx) -> None:
     selection = {"id": "o", "path": "src/a.py", "representation": "outline"}
     run(ctx, selection)
     run(ctx, selection)
@@ -234,7 +237,7 @@ def test_cache_serves_repeats_and_never_stale_content(ctx):
     assert [s["name"] for s in item["symbols"]] == ["renamed"]
 
 
-def test_outlines_parse_once_per_content_hash_across_calls_and_paths(ctx):
+def test_outlines_parse_once_per_content_hash_across_calls_and_paths(ctx) -> None:
     (ctx.checkout / "src/copy_of_a.py").write_bytes((ctx.checkout / "src/a.py").read_bytes())
     selections = [
         {"id": "a", "path": "src/a.py", "representation": "outline"},
@@ -248,7 +251,7 @@ def test_outlines_parse_once_per_content_hash_across_calls_and_paths(ctx):
     assert first["items"][0]["symbols"] == first["items"][1]["symbols"]
 
 
-def test_whole_file_and_line_range_bodies_never_parse(ctx):
+def test_whole_file_and_line_range_bodies_never_parse(ctx) -> None:
     run(
         ctx,
         {"id": "whole", "path": "src/a.py", "representation": "body"},
@@ -275,7 +278,7 @@ MIXED: list[dict[str, Any]] = [
 
 
 @pytest.mark.parametrize("budget", [512, 700, 900, 1200, 1600, 2000, 2600, 3500, 5000, 8000, 32768])
-def test_counted_sizes_are_exact_and_never_over_budget_for_every_packing(ctx, budget):
+def test_counted_sizes_are_exact_and_never_over_budget_for_every_packing(ctx, budget) -> None:
     result = attempt(ctx, *MIXED, budget=budget)
     if isinstance(result, BeeError):  # not even the listing of the six selections fits
         assert result.details is not None

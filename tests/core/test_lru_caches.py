@@ -36,7 +36,7 @@ class Maker:
         return make
 
 
-def test_content_cache_keeps_four_times_as_many_facts_as_outlines_and_evicts_the_least_recent():
+def test_content_cache_keeps_four_times_as_many_facts_as_outlines_and_evicts_the_least_recent() -> None:
     cache, maker = ContentCache(capacity=2), Maker()
     for key in "abcdefgh":  # 8 facts: exactly the capacity of the facts cache
         cache.facts(key, maker.facts(key))
@@ -54,7 +54,7 @@ def test_content_cache_keeps_four_times_as_many_facts_as_outlines_and_evicts_the
     assert (cache.hits, cache.misses) == (1, 4)
 
 
-def test_content_cache_under_threads_stays_bounded_and_consistent():
+def test_content_cache_under_threads_stays_bounded_and_consistent() -> None:
     cache = ContentCache(capacity=8)
     errors = []
 
@@ -81,7 +81,7 @@ def matches(size: int) -> Matches:
     return Matches(1, b"x" * (size - 129) + b"\n")
 
 
-def test_search_cache_is_bounded_by_bytes_and_evicts_the_least_recently_used():
+def test_search_cache_is_bounded_by_bytes_and_evicts_the_least_recently_used() -> None:
     assert SearchCache().max_bytes == CACHE_BYTES == 64 * 1024 * 1024
     cache = SearchCache(max_bytes=1000)
     cache.put("a", "sha1", matches(400))
@@ -95,7 +95,7 @@ def test_search_cache_is_bounded_by_bytes_and_evicts_the_least_recently_used():
     assert len(cache) == 2
 
 
-def test_search_cache_forgets_evicted_texts_when_looking_for_a_broader_one():
+def test_search_cache_forgets_evicted_texts_when_looking_for_a_broader_one() -> None:
     cache = SearchCache(max_bytes=1000)
     cache.put("ERROR", "sha1", Matches(1, b"0:ERROR disk\n"))
     assert cache.broader("ERROR disk", "sha1") == ("ERROR", Matches(1, b"0:ERROR disk\n"))
@@ -105,7 +105,7 @@ def test_search_cache_forgets_evicted_texts_when_looking_for_a_broader_one():
     assert cache._texts == {"sha1": {"other"}}
 
 
-def test_search_cache_keeps_an_entry_larger_than_the_bound_alone_until_the_next():
+def test_search_cache_keeps_an_entry_larger_than_the_bound_alone_until_the_next() -> None:
     cache = SearchCache(max_bytes=1000)
     cache.put("small", "sha1", matches(200))
     cache.put("huge", "sha1", matches(5000))
@@ -118,7 +118,7 @@ def rows(count: int) -> tuple[Row, ...]:
     return tuple(Row(i, None, i) for i in range(count))
 
 
-def test_rows_cache_is_bounded_by_source_bytes_and_evicts_the_least_recently_used():
+def test_rows_cache_is_bounded_by_source_bytes_and_evicts_the_least_recently_used() -> None:
     assert RowsCache().max_source_bytes == CACHE_SOURCE_BYTES == 64 * 1024 * 1024
     cache = RowsCache(max_source_bytes=100)
     cache.put(("sha1", None), 40, rows(1))

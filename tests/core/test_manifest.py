@@ -21,13 +21,13 @@ def failure(text):
     return info.value.message
 
 
-def test_dependency_first_order_keeps_manifest_order_otherwise():
+def test_dependency_first_order_keeps_manifest_order_otherwise() -> None:
     parsed = parse_manifest(manifest(sel("c", dependsOn=["b"]), sel("a"), sel("b", dependsOn=["a"])))
     assert [s.id for s in parsed.ordered] == ["a", "b", "c"]
     assert [s.id for s in parsed.selections] == ["c", "a", "b"]
 
 
-def test_required_defaults_to_true_and_propagates_to_dependencies():
+def test_required_defaults_to_true_and_propagates_to_dependencies() -> None:
     parsed = parse_manifest(
         manifest(sel("base", required=False), sel("top", dependsOn=["base"]), sel("x", required=False))
     )
@@ -76,5 +76,5 @@ def test_required_defaults_to_true_and_propagates_to_dependencies():
         ('{"selections": [NaN]}', "manifestJson is not valid JSON (NaN is not JSON)"),
     ],
 )
-def test_bad_manifests_say_what_to_change(text, expected):
+def test_bad_manifests_say_what_to_change(text, expected) -> None:
     assert expected in failure(text)

@@ -60,14 +60,14 @@ def names(path):
         ("src/a.cpp", ["ns", "ns.C", "ns.C.m", "ns::C::m", "tf", "S.sm"]),
     ],
 )
-def test_tree_sitter_outlines_find_the_declarations(path, expected):
+def test_tree_sitter_outlines_find_the_declarations(path, expected) -> None:
     result, qualified = names(path)
     assert result.source == "tree-sitter"
     missing = [name for name in expected if name not in qualified]
     assert not missing, f"{path}: missing {missing} in {qualified}"
 
 
-def test_python_kinds_lines_and_signatures():
+def test_python_kinds_lines_and_signatures() -> None:
     result, _ = names("src/a.py")
     first, cls = result.symbols[0], result.symbols[1]
     assert first == {"kind": "function", "name": "f", "startLine": 2, "endLine": 4, "signature": "def f(a)"}
@@ -75,7 +75,7 @@ def test_python_kinds_lines_and_signatures():
     assert cls["children"][0]["startLine"] == 7  # the decorator line counts
 
 
-def test_markdown_headings_nest_and_ignore_fences():
+def test_markdown_headings_nest_and_ignore_fences() -> None:
     result, qualified = names("README.md")
     assert result.source == "headings"
     assert qualified == [
@@ -88,7 +88,7 @@ def test_markdown_headings_nest_and_ignore_fences():
     assert layout["endLine"] == notes["startLine"] - 1
 
 
-def test_other_text_gets_a_line_scan():
+def test_other_text_gets_a_line_scan() -> None:
     text = "proc build {} {\n}\nsub helper {\n}\n"
     result = outline("text", text.encode())
     assert result.source == "lines"
@@ -98,7 +98,7 @@ def test_other_text_gets_a_line_scan():
     ]
 
 
-def test_find_prefers_qualified_names_and_reports_ambiguity():
+def test_find_prefers_qualified_names_and_reports_ambiguity() -> None:
     result, _ = names("src/a.cs")
     assert [name for name, _ in result.find("M")] == ["N.C.M", "N.I.M"]
     assert [name for name, _ in result.find("N.C.M")] == ["N.C.M"]

@@ -58,7 +58,7 @@ def stand_in() -> MCPError:
         (500, ErrorCode.UNAVAILABLE, "answered HTTP 500: token expired; check the URL names its MCP endpoint"),
     ],
 )
-def test_a_refusal_maps_by_its_status_naming_the_server_and_its_reason(status, code, words):
+def test_a_refusal_maps_by_its_status_naming_the_server_and_its_reason(status, code, words) -> None:
     exchange = Exchange(SERVER, 10.0)
     answered(exchange, status, {"error": "invalid_token", "error_description": "token expired"})
     error = exchange.failure(ExceptionGroup("task group", [stand_in()]))
@@ -69,13 +69,13 @@ def test_a_refusal_maps_by_its_status_naming_the_server_and_its_reason(status, c
         assert error.details["retryAfterSeconds"] == 1
 
 
-def test_a_refusal_without_a_token_or_a_readable_reason_says_so():
+def test_a_refusal_without_a_token_or_a_readable_reason_says_so() -> None:
     exchange = Exchange(Server(URL, "the server"), 10.0)
     answered(exchange, 401, b"<html>nope</html>")
     assert exchange.failure(stand_in()).message == "the server refused a request without a token (HTTP 401)"
 
 
-def test_only_a_refusal_of_the_latest_request_explains_a_failure():
+def test_only_a_refusal_of_the_latest_request_explains_a_failure() -> None:
     exchange = Exchange(SERVER, 10.0)
     answered(exchange, 400, {"error": "bad"})  # e.g. a legacy server refusing the server/discover probe
     answered(exchange, 200, {})  # … and answering the handshake that followed
@@ -83,7 +83,7 @@ def test_only_a_refusal_of_the_latest_request_explains_a_failure():
     assert error.code is ErrorCode.UNAVAILABLE and "did not answer within 9 seconds" in error.message
 
 
-def test_a_refused_get_stream_and_a_json_rpc_error_body_are_not_refusals():
+def test_a_refused_get_stream_and_a_json_rpc_error_body_are_not_refusals() -> None:
     exchange = Exchange(SERVER, 10.0)
     answered(exchange, 405, {"error": "no stream"}, method="GET")
     assert exchange.refusal is None
@@ -93,7 +93,7 @@ def test_a_refused_get_stream_and_a_json_rpc_error_body_are_not_refusals():
     assert error.code is ErrorCode.UNAVAILABLE and "answered with an error (no such method)" in error.message
 
 
-def test_running_out_of_the_callers_deadline_is_deadline_exceeded():
+def test_running_out_of_the_callers_deadline_is_deadline_exceeded() -> None:
     error = Exchange(SERVER, Deadline(3)).failure(ExceptionGroup("task group", [TimeoutError()]))
     assert (error.code, error.retryable) == (ErrorCode.DEADLINE_EXCEEDED, True)
     assert error.message == (
@@ -102,7 +102,7 @@ def test_running_out_of_the_callers_deadline_is_deadline_exceeded():
     )
 
 
-def test_running_out_of_the_servers_own_time_limit_is_unavailable():
+def test_running_out_of_the_servers_own_time_limit_is_unavailable() -> None:
     error = Exchange(SERVER, 2.0).failure(TimeoutError())
     assert (error.code, error.retryable) == (ErrorCode.UNAVAILABLE, True)
     assert error.message == f"the server at {URL} did not answer within 2 seconds; retry later"
@@ -112,14 +112,14 @@ def test_running_out_of_the_servers_own_time_limit_is_unavailable():
     ("seconds", "expected"),
     [(60.0, "did not answer within 10 seconds"), (2.0, "did not answer within 1.8 seconds")],
 )
-def test_one_request_without_an_answer_is_unavailable_before_the_whole_bound(seconds, expected):
+def test_one_request_without_an_answer_is_unavailable_before_the_whole_bound(seconds, expected) -> None:
     exchange = Exchange(SERVER, seconds)
     for silent in (httpx2.ReadTimeout("timed out"), MCPError(code=types.REQUEST_TIMEOUT, message="timed out")):
         error = exchange.failure(silent)
         assert (error.code, error.retryable) == (ErrorCode.UNAVAILABLE, True) and expected in error.message
 
 
-def test_a_server_that_cannot_be_reached_is_unavailable_and_says_why():
+def test_a_server_that_cannot_be_reached_is_unavailable_and_says_why() -> None:
     error = Exchange(SERVER, 10.0).failure(httpx2.ConnectError("[Errno 111] Connection refused"))
     assert (error.code, error.retryable) == (ErrorCode.UNAVAILABLE, True)
     assert error.message == (
@@ -129,7 +129,7 @@ def test_a_server_that_cannot_be_reached_is_unavailable_and_says_why():
     assert error.details == {"server": URL}
 
 
-def test_exception_groups_are_flattened_and_a_bee_error_inside_them_wins():
+def test_exception_groups_are_flattened_and_a_bee_error_inside_them_wins() -> None:
     mine = BeeError(ErrorCode.NOT_FOUND, "no such thing")
     nested = ExceptionGroup("outer", [ExceptionGroup("inner", [httpx2.ConnectError("refused")]), mine])
     exchange = Exchange(SERVER, 10.0)
@@ -137,7 +137,7 @@ def test_exception_groups_are_flattened_and_a_bee_error_inside_them_wins():
     assert exchange.failure(nested) is mine  # the caller's own error, even over a refusal
 
 
-def test_a_stopped_exchange_is_its_outcome_whatever_else_failed_after():
+def test_a_stopped_exchange_is_its_outcome_whatever_else_failed_after() -> None:
     exchange = Exchange(SERVER, Deadline(10))
     too_large = exchange.stop(exchange.too_large())
     assert too_large.code is ErrorCode.RESULT_TOO_LARGE and too_large.details == {
@@ -150,7 +150,7 @@ def test_a_stopped_exchange_is_its_outcome_whatever_else_failed_after():
     assert exchange.stop(BeeError(ErrorCode.UNSUPPORTED, "later")) is too_large  # the first outcome stays
 
 
-def test_the_callers_reading_of_an_answer_comes_before_the_generic_one():
+def test_the_callers_reading_of_an_answer_comes_before_the_generic_one() -> None:
     unsupported = BeeError(ErrorCode.UNSUPPORTED, "not MCP")
     reading = Exchange(SERVER, 10.0, lambda leaf: unsupported if isinstance(leaf, ValueError) else None)
     assert reading.failure(ExceptionGroup("g", [ValueError("garbage")])) is unsupported
@@ -205,7 +205,7 @@ def busy() -> Iterator[_CannedServer]:
 
 
 @pytest.mark.parametrize("mode", ["auto", "2026-07-28"])
-def test_a_session_sends_the_token_and_maps_a_refusal(busy, mode):
+def test_a_session_sends_the_token_and_maps_a_refusal(busy, mode) -> None:
     async def open_session(token: str | None) -> None:
         async with session(Server(busy.url, "the busy server"), token, within=Deadline(10), mode=mode) as client:
             await client.list_tools()  # the first request of a 2026-07-28 session; "auto" probes before it
@@ -229,7 +229,7 @@ def private(path: Path, content: bytes) -> Path:
     return path
 
 
-def test_a_token_is_read_again_on_every_use_whitespace_dropped(tmp_path, monkeypatch):
+def test_a_token_is_read_again_on_every_use_whitespace_dropped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     token_file = private(tmp_path / "token", f"  {TOKEN}\n".encode())
     source = TokenSource(file=token_file)
     assert source.read() == TOKEN and source.where == str(token_file)
@@ -241,7 +241,7 @@ def test_a_token_is_read_again_on_every_use_whitespace_dropped(tmp_path, monkeyp
     assert len(source.read()) == MAX_TOKEN_FILE_BYTES  # the bound itself is still a token
 
 
-def test_a_token_source_is_a_file_or_a_variable():
+def test_a_token_source_is_a_file_or_a_variable() -> None:
     for wrong in ({}, {"file": Path("/t"), "env": "T"}):
         with pytest.raises(ValueError, match="a file or an environment variable"):
             TokenSource(**cast(dict[str, Any], wrong))
@@ -266,7 +266,7 @@ def unusable(source: TokenSource) -> BeeError:
         (b"x" * (MAX_TOKEN_FILE_BYTES + 1), "cannot use its token file {file}: it holds more than a token"),
     ],
 )
-def test_an_unusable_token_file_is_unauthorized_naming_owner_file_and_remedy(tmp_path, content, problem):
+def test_an_unusable_token_file_is_unauthorized_naming_owner_file_and_remedy(tmp_path: Path, content, problem) -> None:
     token_file = tmp_path / "token"
     if content is not None:
         private(token_file, content)
@@ -279,7 +279,7 @@ def test_an_unusable_token_file_is_unauthorized_naming_owner_file_and_remedy(tmp
 
 
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o620, 0o602, 0o610])
-def test_a_token_file_others_may_read_or_write_is_refused_saying_chmod_600(tmp_path, mode):
+def test_a_token_file_others_may_read_or_write_is_refused_saying_chmod_600(tmp_path: Path, mode) -> None:
     token_file = private(tmp_path / "token", TOKEN.encode())
     token_file.chmod(mode)
     error = unusable(TokenSource(file=token_file, whose="its"))
@@ -293,14 +293,14 @@ def test_a_token_file_others_may_read_or_write_is_refused_saying_chmod_600(tmp_p
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
-def test_a_token_file_of_another_user_is_refused_even_when_private(tmp_path):
+def test_a_token_file_of_another_user_is_refused_even_when_private(tmp_path: Path) -> None:
     token_file = private(tmp_path / "token", TOKEN.encode())
     os.chown(token_file, 65534, 65534)
     error = unusable(TokenSource(file=token_file))
     assert f"refuses the token file {token_file}: it is owned by uid 65534, not by you (uid 0)" in error.message
 
 
-def test_a_token_file_that_is_not_a_regular_file_or_not_absolute_is_refused_without_hanging(tmp_path):
+def test_a_token_file_that_is_not_a_regular_file_or_not_absolute_is_refused_without_hanging(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo, 0o600)  # opened for reading it would block until a writer came: the call must not wait
     answers: list[BeeError] = []
@@ -313,7 +313,7 @@ def test_a_token_file_that_is_not_a_regular_file_or_not_absolute_is_refused_with
     assert "a token file must be named by its absolute path" in relative.message
 
 
-def test_a_symlink_to_a_private_token_file_is_judged_by_the_file_it_opens(tmp_path):
+def test_a_symlink_to_a_private_token_file_is_judged_by_the_file_it_opens(tmp_path: Path) -> None:
     token_file = private(tmp_path / "token", TOKEN.encode())
     link = tmp_path / "link"
     link.symlink_to(token_file)
@@ -322,7 +322,7 @@ def test_a_symlink_to_a_private_token_file_is_judged_by_the_file_it_opens(tmp_pa
     assert "chmod 600" in unusable(TokenSource(file=link)).message
 
 
-def test_an_unset_or_unusable_variable_is_unauthorized(monkeypatch):
+def test_an_unset_or_unusable_variable_is_unauthorized(monkeypatch: pytest.MonkeyPatch) -> None:
     source = TokenSource(env="SOME_TOKEN", whose="the tracker", remedy="set it")
     monkeypatch.delenv("SOME_TOKEN", raising=False)
     assert unusable(source).message == (

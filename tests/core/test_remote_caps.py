@@ -94,7 +94,7 @@ def ready(server: HostileProvider, deadline: Deadline) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
-def test_a_tracker_answer_over_the_cap_is_result_too_large_and_the_connection_is_cut(tmp_path, sse):
+def test_a_tracker_answer_over_the_cap_is_result_too_large_and_the_connection_is_cut(tmp_path: Path, sse) -> None:
     with hostile(tmp_path, {"tools/call": {"how": "huge", "bytes": 150_000_000, "sse": sse}}) as server:
         error = refused(ready, server, Deadline(30))
         assert (error.code, error.retryable) == (ErrorCode.RESULT_TOO_LARGE, False)
@@ -106,14 +106,14 @@ def test_a_tracker_answer_over_the_cap_is_result_too_large_and_the_connection_is
         assert_cut(server, "tools/call")
 
 
-def test_the_hostile_server_answers_a_tracker_call_it_does_not_misbehave_on(tmp_path):
+def test_the_hostile_server_answers_a_tracker_call_it_does_not_misbehave_on(tmp_path: Path) -> None:
     # The refusals above are the cap's, not the server's: the same call, answered correctly, succeeds.
     with hostile(tmp_path) as server:
         assert ready(server, Deadline(30)) == {"ok": True}
 
 
 @pytest.mark.parametrize(("size", "passes"), [(REMOTE_ANSWER_MAX_BYTES, True), (REMOTE_ANSWER_MAX_BYTES + 1, False)])
-def test_the_cap_is_exact_at_its_byte(tmp_path, size, passes):
+def test_the_cap_is_exact_at_its_byte(tmp_path: Path, size, passes) -> None:
     async def text_length(server: HostileProvider) -> int:
         async with remote.session(remote.Server(server.url, "the server"), None, within=30.0, mode="2026-07-28") as c:
             result = await c.call_tool("anything", {})
@@ -126,13 +126,13 @@ def test_the_cap_is_exact_at_its_byte(tmp_path, size, passes):
             assert refused(guarded, text_length, server).code is ErrorCode.RESULT_TOO_LARGE
 
 
-def test_a_refusal_with_a_huge_body_is_read_under_the_cap_too(tmp_path):
+def test_a_refusal_with_a_huge_body_is_read_under_the_cap_too(tmp_path: Path) -> None:
     with hostile(tmp_path, {"resources/read": {"how": "refuse", "bytes": 200_000_000}}) as server:
         error = refused(load, server)
         assert error.code is ErrorCode.RESULT_TOO_LARGE and "skill provider 'evil'" in error.message
 
 
-def test_a_compressed_answer_is_refused_before_it_is_expanded(tmp_path):
+def test_a_compressed_answer_is_refused_before_it_is_expanded(tmp_path: Path) -> None:
     # 50 MB of JSON in about 50 KB of gzip: what arrives says nothing about what it expands to.
     with hostile(tmp_path, {"resources/read": {"how": "gzip", "bytes": 50_000_000}}) as server:
         error = refused(load, server)
@@ -144,7 +144,7 @@ def test_a_compressed_answer_is_refused_before_it_is_expanded(tmp_path):
 # -- time ----------------------------------------------------------------------------------------------------------
 
 
-def test_a_tracker_answer_that_drips_forever_ends_at_the_callers_deadline(tmp_path):
+def test_a_tracker_answer_that_drips_forever_ends_at_the_callers_deadline(tmp_path: Path) -> None:
     with hostile(tmp_path, {"tools/call": {"how": "drip", "seconds": 0.5}}) as server:
         error = refused(ready, server, Deadline(2))
         assert (error.code, error.retryable) == (ErrorCode.DEADLINE_EXCEEDED, True)
@@ -152,14 +152,14 @@ def test_a_tracker_answer_that_drips_forever_ends_at_the_callers_deadline(tmp_pa
 
 
 @pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
-def test_a_skill_body_that_drips_forever_ends_at_the_provider_timeout(tmp_path, sse):
+def test_a_skill_body_that_drips_forever_ends_at_the_provider_timeout(tmp_path: Path, sse) -> None:
     with hostile(tmp_path, {"resources/read": {"how": "drip", "seconds": 0.5, "sse": sse}}) as server:
         error = refused(load, server, 2.0)
         assert (error.code, error.retryable) == (ErrorCode.UNAVAILABLE, True)
         assert "did not answer within 2 seconds" in error.message
 
 
-def test_a_provider_bounded_by_the_calls_deadline_runs_out_of_it_as_deadline_exceeded(tmp_path):
+def test_a_provider_bounded_by_the_calls_deadline_runs_out_of_it_as_deadline_exceeded(tmp_path: Path) -> None:
     # The provider's own timeout is further away than what is left of the call: the call's deadline is the bound.
     with hostile(tmp_path, {"resources/read": {"how": "drip", "seconds": 0.5}}) as server:
         bridge = Bridge([McpProvider(McpConfig("evil", server.url))], timeout=60)
@@ -174,7 +174,7 @@ def test_a_provider_bounded_by_the_calls_deadline_runs_out_of_it_as_deadline_exc
 # -- what the skills client checks ---------------------------------------------------------------------------------
 
 
-def test_a_full_size_skill_body_fits_the_cap_even_when_every_byte_is_escaped(tmp_path):
+def test_a_full_size_skill_body_fits_the_cap_even_when_every_byte_is_escaped(tmp_path: Path) -> None:
     # A 256 KiB SKILL.md of quotes doubles in JSON: the cap holds a frame, not just a result, so it is served.
     head = skill_md("git-workflow", "Quotes.", body="")
     body = head + '"' * (SKILL_BODY_MAX_BYTES - len(head.encode()))
@@ -184,7 +184,7 @@ def test_a_full_size_skill_body_fits_the_cap_even_when_every_byte_is_escaped(tmp
     assert loaded.data == body.encode()
 
 
-def test_a_skill_whose_bytes_are_not_its_manifests_size_or_digest_is_hash_mismatch(tmp_path):
+def test_a_skill_whose_bytes_are_not_its_manifests_size_or_digest_is_hash_mismatch(tmp_path: Path) -> None:
     wrong = "sha256:" + hashlib.sha256(b"something else").hexdigest()
     skills: list[dict[str, Any]] = [
         {"path": "git-workflow", "body": GOOD, "size": len(GOOD) + 1},
@@ -206,14 +206,14 @@ def test_a_skill_whose_bytes_are_not_its_manifests_size_or_digest_is_hash_mismat
             assert error.details is not None and error.details["expected"] == wrong
 
 
-def test_a_skill_the_manifest_says_is_too_large_is_never_read(tmp_path):
+def test_a_skill_the_manifest_says_is_too_large_is_never_read(tmp_path: Path) -> None:
     with hostile(tmp_path, None, {"path": "git-workflow", "body": GOOD, "size": SKILL_BODY_MAX_BYTES + 1}) as server:
         error = refused(load, server)
         assert error.code is ErrorCode.RESULT_TOO_LARGE and f"is {SKILL_BODY_MAX_BYTES + 1} bytes" in error.message
         assert "resources/read" not in [answer["method"] for answer in server.answers()]
 
 
-def test_a_base64_body_over_the_limit_is_measured_before_it_is_decoded(tmp_path):
+def test_a_base64_body_over_the_limit_is_measured_before_it_is_decoded(tmp_path: Path) -> None:
     big = skill_md("git-workflow", "Big.", body="x" * (300 * 1024))
     with hostile(tmp_path, None, {"path": "git-workflow", "body": big, "blob": True, "size": None}) as server:
         error = refused(load, server)
@@ -223,7 +223,7 @@ def test_a_base64_body_over_the_limit_is_measured_before_it_is_decoded(tmp_path)
         assert load(server).data == GOOD.encode()
 
 
-def test_a_manifest_of_more_files_than_the_skills_extension_allows_is_unsupported(tmp_path):
+def test_a_manifest_of_more_files_than_the_skills_extension_allows_is_unsupported(tmp_path: Path) -> None:
     # About 1,400 files in a 100 KB answer: under the cap, over SEP-2640's 512 per skill.
     with hostile(tmp_path, {"skills/get": {"how": "huge", "bytes": 100_000}}) as server:
         error = refused(load, server, 10.0, "filler")
@@ -231,7 +231,7 @@ def test_a_manifest_of_more_files_than_the_skills_extension_allows_is_unsupporte
     assert f"over the Skills extension's limit of {MAX_MANIFEST_FILES} per skill" in error.message
 
 
-def test_a_listing_takes_at_most_max_skills_entries_and_says_it_stopped(tmp_path):
+def test_a_listing_takes_at_most_max_skills_entries_and_says_it_stopped(tmp_path: Path) -> None:
     # One page of about 1,400 entries, under the cap: the first MAX_SKILLS are taken, and the listing says so.
     with hostile(tmp_path, {"skills/list": {"how": "huge", "bytes": 500_000}}) as server:
         found = source_of(server)(lambda source: source.list())

@@ -22,7 +22,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.fixture
-def ctx(tmp_path):
+def ctx(tmp_path: Path):
     return CoreContext.open(tmp_path)
 
 
@@ -39,7 +39,7 @@ def decode(ctx, packet, budget=262144):
     )
 
 
-def test_counts_and_exact_result_size(ctx):
+def test_counts_and_exact_result_size(ctx) -> None:
     text = (FIXTURES / "json" / "openapi-3.0-schema.json").read_text()
     result = encode(ctx, text)
     assert result["inputBytes"] == len(text.encode()) and result["inputTokens"] == count_tokens(text)
@@ -51,7 +51,7 @@ def test_counts_and_exact_result_size(ctx):
     assert decoded["resultBytes"] == result_bytes(decoded) and decoded["jsonBytes"] == result["minifiedBytes"]
 
 
-def test_cl100k_counts_differ_from_o200k(ctx):
+def test_cl100k_counts_differ_from_o200k(ctx) -> None:
     text = (FIXTURES / "json" / "tz-zones.json").read_text()
     o200k, cl100k = encode(ctx, text), encode(ctx, text, tokenizer="cl100k")
     assert cl100k["inputTokens"] == count_tokens(text, "cl100k") != o200k["inputTokens"]
@@ -63,7 +63,7 @@ def fail(call, *args, **kwargs):
     return info.value
 
 
-def test_inputs_over_256_kib_are_refused(ctx):
+def test_inputs_over_256_kib_are_refused(ctx) -> None:
     wide = '["' + "é" * 140_000 + '"]'  # 140,004 characters, 280,004 bytes
     error = fail(encode, ctx, wide)
     assert error.code is ErrorCode.INVALID_ARGUMENT and "262144" in error.message
@@ -71,7 +71,7 @@ def test_inputs_over_256_kib_are_refused(ctx):
     assert error.code is ErrorCode.INVALID_ARGUMENT and "262144" in error.message
 
 
-def test_budgets_cover_the_whole_result(ctx):
+def test_budgets_cover_the_whole_result(ctx) -> None:
     text = (FIXTURES / "json" / "npm-package-lock.json").read_text()
     assert fail(encode, ctx, text, budgetBytes=4096).code is ErrorCode.BUDGET_EXCEEDED
     packet = encode(ctx, text)["packet"]
@@ -85,7 +85,7 @@ def test_budgets_cover_the_whole_result(ctx):
     shutil.which("unshare") is None or subprocess.run(["unshare", "-n", "true"], check=False).returncode != 0,
     reason="needs `unshare -n` (a network namespace) to cut the network",
 )
-def test_tokenizers_and_word_frequencies_work_without_a_network(tmp_path):
+def test_tokenizers_and_word_frequencies_work_without_a_network(tmp_path: Path) -> None:
     probe = (
         "from bee_core.representation.tokens import count_tokens\n"
         "from bee_core.compression.method import compress\n"

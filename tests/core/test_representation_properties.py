@@ -81,7 +81,7 @@ def _text(value):
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(json_values, st.sampled_from(["auto", "columnar", "compact", "json"]))
-def test_round_trip_keeps_values_and_number_spellings(value, variant):
+def test_round_trip_keeps_values_and_number_spellings(value, variant) -> None:
     text = _text(value)
     encoded = encode_packet(text, variant, "o200k")
     assert canonical(decode_packet(encoded.packet, 10**7)) == canonical(text)
@@ -89,7 +89,7 @@ def test_round_trip_keeps_values_and_number_spellings(value, variant):
 
 @settings(max_examples=200, deadline=None)
 @given(json_values)
-def test_auto_body_is_never_more_tokens_than_minified_json(value):
+def test_auto_body_is_never_more_tokens_than_minified_json(value) -> None:
     text = _text(value)
     encoded = encode_packet(text, "auto", "o200k")
     assert count_tokens(encoded.packet.split("\n", 1)[1]) <= count_tokens(encoded.minified)
@@ -97,7 +97,7 @@ def test_auto_body_is_never_more_tokens_than_minified_json(value):
 
 @settings(max_examples=200, deadline=None)
 @given(lexemes)
-def test_every_number_lexeme_survives_alone_and_in_a_table(lexeme):
+def test_every_number_lexeme_survives_alone_and_in_a_table(lexeme) -> None:
     for text in (lexeme, f'[{{"n":{lexeme},"k":1}},{{"n":{lexeme},"k":2}}]', f'{{"a":{{"n":{lexeme}}},"b":{{"n":0}}}}'):
         for variant in ("auto", "columnar"):
             decoded = decode_packet(encode_packet(text, variant, "o200k").packet, 10**7)
@@ -107,6 +107,6 @@ def test_every_number_lexeme_survives_alone_and_in_a_table(lexeme):
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(st.characters(exclude_categories=[]), max_size=20))
-def test_any_string_including_lone_surrogates_round_trips(text):
+def test_any_string_including_lone_surrogates_round_trips(text) -> None:
     source = "[" + quote(text) + "]"
     assert canonical(decode_packet(encode_packet(source, "auto", "o200k").packet, 10**7)) == canonical(source)

@@ -4,6 +4,8 @@ third-party skills server that misbehaves on request (tests/harness/skills_serve
 import hashlib
 import socket
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +15,7 @@ from bee_core.skills.config import McpConfig
 from bee_tracker import skills as tracker_skills
 from tests.core.skills_helpers import bridged_checkout, call, failure, skill_md
 from tests.harness.skills_server import SkillsServer
+from tests.harness.tracker import TrackerProcess
 
 pytestmark = pytest.mark.e2e
 
@@ -20,11 +23,13 @@ TRACKER_SKILL = f"team/{tracker_skills.SKILL_NAME}"
 
 
 @pytest.fixture
-def tracker(tracker_factory, tmp_path):
+def tracker(tracker_factory: Callable[..., TrackerProcess], tmp_path: Path):
     return tracker_factory(str(tmp_path / "tracker.db"))
 
 
-def test_the_trackers_skill_is_searched_read_and_verified(tracker, tmp_path, monkeypatch):
+def test_the_trackers_skill_is_searched_read_and_verified(
+    tracker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TEAM_TOKEN", tracker.token("alice@example.com"))
     ctx = bridged_checkout(tmp_path, McpConfig("team", tracker.url, token_env="TEAM_TOKEN"))
     found = call(ctx, "search", query="shared backlog claim")
@@ -38,7 +43,9 @@ def test_the_trackers_skill_is_searched_read_and_verified(tracker, tmp_path, mon
     assert error.code is ErrorCode.NOT_FOUND and "does not serve skill://nope/SKILL.md" in error.message
 
 
-def test_a_token_file_works_and_refused_or_missing_tokens_are_unauthorized(tracker, tmp_path, monkeypatch):
+def test_a_token_file_works_and_refused_or_missing_tokens_are_unauthorized(
+    tracker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(tracker.token("alice@example.com") + "\n")
     token_file.chmod(0o600)  # a token file is read only while it is private
@@ -61,7 +68,9 @@ def test_a_token_file_works_and_refused_or_missing_tokens_are_unauthorized(track
     assert error.code is ErrorCode.UNAUTHORIZED and "$UNSET_TOKEN_VARIABLE, which is not set" in error.message
 
 
-def test_a_stopped_tracker_is_a_retryable_error_naming_the_provider(tracker, tmp_path, monkeypatch):
+def test_a_stopped_tracker_is_a_retryable_error_naming_the_provider(
+    tracker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TEAM_TOKEN", tracker.token("alice@example.com"))
     ctx = bridged_checkout(tmp_path, McpConfig("team", tracker.url, token_env="TEAM_TOKEN"))
     tracker.stop()
@@ -71,7 +80,9 @@ def test_a_stopped_tracker_is_a_retryable_error_naming_the_provider(tracker, tmp
         assert "skill provider 'team'" in error.message and tracker.url in error.message
 
 
-def test_a_provider_that_never_answers_is_unavailable_after_the_timeout(tmp_path, monkeypatch):
+def test_a_provider_that_never_answers_is_unavailable_after_the_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with socket.socket() as silent:  # accepts connections (the kernel's backlog) and never answers
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
@@ -88,11 +99,11 @@ def test_a_provider_that_never_answers_is_unavailable_after_the_timeout(tmp_path
 GOOD = skill_md("git-workflow", "Branch and commit the way this team does.")
 
 
-def serve(tmp_path, *skills, **options):
+def serve(tmp_path: Path, *skills, **options):
     return SkillsServer({"skills": list(skills), **options}, tmp_path)
 
 
-def test_content_that_fails_its_manifest_digest_is_never_served(tmp_path):
+def test_content_that_fails_its_manifest_digest_is_never_served(tmp_path: Path) -> None:
     wrong = "sha256:" + hashlib.sha256(b"something else").hexdigest()
     with serve(tmp_path, {"path": "git-workflow", "body": GOOD, "digest": wrong}) as server:
         ctx = bridged_checkout(tmp_path, McpConfig("third", server.url))
@@ -105,7 +116,7 @@ def test_content_that_fails_its_manifest_digest_is_never_served(tmp_path):
         assert [m["path"] for m in call(ctx, "search", query="git")["matches"]] == ["third/git-workflow"]
 
 
-def test_frontmatter_that_differs_from_the_listing_is_never_served(tmp_path):
+def test_frontmatter_that_differs_from_the_listing_is_never_served(tmp_path: Path) -> None:
     listed = {"name": "git-workflow", "description": "Something harmless."}
     with serve(tmp_path, {"path": "git-workflow", "body": GOOD, "frontmatter": listed}) as server:
         ctx = bridged_checkout(tmp_path, McpConfig("third", server.url))
@@ -113,7 +124,7 @@ def test_frontmatter_that_differs_from_the_listing_is_never_served(tmp_path):
         assert error.code is ErrorCode.HASH_MISMATCH and "differs from the frontmatter its listing" in error.message
 
 
-def test_skills_without_a_manifest_or_with_malformed_frontmatter_are_unreadable(tmp_path):
+def test_skills_without_a_manifest_or_with_malformed_frontmatter_are_unreadable(tmp_path: Path) -> None:
     bad = {"path": "odd", "body": skill_md("odd"), "frontmatter": {"name": "odd"}}
     with serve(tmp_path, {"path": "git-workflow", "body": GOOD, "manifest": False}, bad) as server:
         ctx = bridged_checkout(tmp_path, McpConfig("third", server.url))
@@ -126,7 +137,7 @@ def test_skills_without_a_manifest_or_with_malformed_frontmatter_are_unreadable(
         assert error.code is ErrorCode.INVALID_ARGUMENT and "needs a description" in error.message
 
 
-def test_paged_listings_are_read_whole_and_prerequisites_resolve_over_mcp(tmp_path):
+def test_paged_listings_are_read_whole_and_prerequisites_resolve_over_mcp(tmp_path: Path) -> None:
     notes = skill_md("release-notes", "Write release notes.", prerequisites=["git-workflow"])
     with serve(
         tmp_path,
@@ -145,7 +156,7 @@ def test_paged_listings_are_read_whole_and_prerequisites_resolve_over_mcp(tmp_pa
         ]
 
 
-def test_a_server_without_the_skills_extension_is_unsupported(tmp_path):
+def test_a_server_without_the_skills_extension_is_unsupported(tmp_path: Path) -> None:
     with serve(tmp_path, {"path": "git-workflow", "body": GOOD}, declare=False) as server:
         ctx = bridged_checkout(tmp_path, McpConfig("third", server.url))
         error = failure(ctx, "search", query="git")

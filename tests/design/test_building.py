@@ -21,7 +21,7 @@ def raw(files: Mapping[str, str | bytes]) -> RawBundle:
     )
 
 
-def test_the_fixture_bundle_is_discovered_as_screens_components_styles_and_assets():
+def test_the_fixture_bundle_is_discovered_as_screens_components_styles_and_assets() -> None:
     manifest = build_manifest(read_bundle(SHOP), "shop", "2026-01-01T00:00:00+00:00")
     kinds = {e.id: e.kind for e in manifest.elements}
     assert kinds == {
@@ -44,7 +44,7 @@ def test_the_fixture_bundle_is_discovered_as_screens_components_styles_and_asset
         )
 
 
-def test_every_element_digest_covers_what_it_depends_on():
+def test_every_element_digest_covers_what_it_depends_on() -> None:
     before = build_manifest(raw({"a.html": '<link href="s.css">', "s.css": "p{}", "b.html": "<p>"}), "t", "now")
     after = build_manifest(raw({"a.html": '<link href="s.css">', "s.css": "p{color:red}", "b.html": "<p>"}), "t", "now")
     changed = {e.id for e in before.elements if e.digest != after.element_index[e.id].digest}
@@ -52,7 +52,7 @@ def test_every_element_digest_covers_what_it_depends_on():
     assert before.digest != after.digest
 
 
-def test_references_record_declared_and_discovered_dependencies_with_their_status():
+def test_references_record_declared_and_discovered_dependencies_with_their_status() -> None:
     manifest = build_manifest(
         raw(
             {
@@ -71,7 +71,7 @@ def test_references_record_declared_and_discovered_dependencies_with_their_statu
     }
 
 
-def test_a_declaration_names_the_elements_and_their_dependencies():
+def test_a_declaration_names_the_elements_and_their_dependencies() -> None:
     declaration = {
         "elements": [
             {"id": "home", "kind": "screen", "entry": "index.html", "dependsOn": ["button"]},
@@ -116,14 +116,14 @@ def test_a_declaration_names_the_elements_and_their_dependencies():
         ),
     ],
 )
-def test_a_malformed_declaration_is_refused_saying_what_to_fix(declaration, message):
+def test_a_malformed_declaration_is_refused_saying_what_to_fix(declaration, message) -> None:
     text = declaration if isinstance(declaration, str) else json.dumps(declaration)
     with pytest.raises(BeeError, match=message) as caught:
         build_manifest(raw({"bee-design.json": text, "a.html": "<p>"}), "t", "now")
     assert caught.value.code == "invalid_argument"
 
 
-def test_a_dependency_cycle_is_refused_with_the_cycle_spelled_out():
+def test_a_dependency_cycle_is_refused_with_the_cycle_spelled_out() -> None:
     files = {"a.css": '@import "b.css";', "b.css": '@import "c.css";', "c.css": '@import "a.css";'}
     with pytest.raises(BeeError) as caught:
         build_manifest(raw(files), "t", "now")
@@ -132,7 +132,7 @@ def test_a_dependency_cycle_is_refused_with_the_cycle_spelled_out():
     assert caught.value.details == {"cycles": [["t:a.css", "t:b.css", "t:c.css", "t:a.css"]]}
 
 
-def test_a_declared_cycle_is_refused_too():
+def test_a_declared_cycle_is_refused_too() -> None:
     declaration = {
         "elements": [
             {"id": "a", "kind": "component", "entry": "a.html", "dependsOn": ["b"]},
@@ -143,7 +143,7 @@ def test_a_declared_cycle_is_refused_too():
         build_manifest(raw({"bee-design.json": json.dumps(declaration), "a.html": "", "b.html": ""}), "t", "now")
 
 
-def test_a_manifest_round_trips_and_detects_any_change_after_import():
+def test_a_manifest_round_trips_and_detects_any_change_after_import() -> None:
     manifest = build_manifest(read_bundle(SHOP), "shop", "now")
     data = manifest.to_bytes()
     assert parse_manifest("shop", data) == manifest
@@ -160,7 +160,7 @@ def test_a_manifest_round_trips_and_detects_any_change_after_import():
         parse_manifest("other", data)
 
 
-def test_a_hostile_web_of_cycles_is_refused_with_a_bounded_message():
+def test_a_hostile_web_of_cycles_is_refused_with_a_bounded_message() -> None:
     # 3,000 stylesheets in a chain, each also importing the first: a back edge (and a cycle as long as the chain
     # so far) per file. Spelled in full that was 63 MB of message after half a minute.
     n = 3000
@@ -174,7 +174,7 @@ def test_a_hostile_web_of_cycles_is_refused_with_a_bounded_message():
     assert len(caught.value.details["cycles"]) == 10
 
 
-def test_a_long_cycle_is_spelled_shortened():
+def test_a_long_cycle_is_spelled_shortened() -> None:
     files = {f"a{i:03}.css": f'@import "a{(i + 1) % 100:03}.css";' for i in range(100)}
     with pytest.raises(BeeError) as caught:
         build_manifest(raw(files), "t", "now")

@@ -2,6 +2,7 @@
 
 import json
 import zipfile
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -12,7 +13,7 @@ from tests.design.helpers import SHOP, page_image, save_png, write_evidence
 
 
 @pytest.fixture
-def bee(root):
+def bee(root: Path):
     runner = CliRunner()
 
     def run(*args: str, code: int = 0):
@@ -24,7 +25,7 @@ def bee(root):
     return run
 
 
-def test_import_map_list_verify_unmap(bee, root):
+def test_import_map_list_verify_unmap(bee, root: Path) -> None:
     out = bee("design", "import", str(SHOP))
     assert out.startswith("Imported bundle shop: 7 files, 6 elements")
     assert "Unchanged bundle shop" in bee("design", "import", str(SHOP))
@@ -43,7 +44,7 @@ def test_import_map_list_verify_unmap(bee, root):
     assert "not mapped" in bee("design", "unmap", "shop:index.html", code=1)
 
 
-def test_import_reads_a_zip_names_it_and_refuses_unsafe_ones(bee, tmp_path):
+def test_import_reads_a_zip_names_it_and_refuses_unsafe_ones(bee, tmp_path: Path) -> None:
     archive = tmp_path / "Shop Export.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         for path in SHOP.rglob("*"):
@@ -64,7 +65,7 @@ def test_import_reads_a_zip_names_it_and_refuses_unsafe_ones(bee, tmp_path):
     )
 
 
-def test_visual_spec_region_show_diff_and_report(bee, root, tmp_path):
+def test_visual_spec_region_show_diff_and_report(bee, root: Path, tmp_path: Path) -> None:
     write_evidence(root / "evidence" / "ref", {("home", "desktop"): page_image(200, 100)})
     out = bee("visual", "spec", "create", "shop", "--from", str(root / "evidence" / "ref"), "--max-diff-ratio", "0.001")
     assert "spec shop: threshold 0.1, anti-aliasing ignore, ≤ 0.001 of pixels" in out

@@ -10,13 +10,13 @@ from bee_design.visual.shift import detect_shift
 from tests.design.helpers import page_image
 
 
-def test_identical_images_have_no_differing_pixels():
+def test_identical_images_have_no_differing_pixels() -> None:
     image = page_image()
     diff = compare(image, image.copy())
     assert diff.positions.size == 0 and count_differing(image, image.copy(), 0.0) == 0
 
 
-def test_a_recoloured_box_is_found_exactly_with_its_bounding_box():
+def test_a_recoloured_box_is_found_exactly_with_its_bounding_box() -> None:
     before, after = page_image(), page_image(color=(192, 57, 43))
     diff = compare(before, after)
     over = diff.over(0.1)
@@ -24,7 +24,7 @@ def test_a_recoloured_box_is_found_exactly_with_its_bounding_box():
     assert boxes(diff.width, diff.height, diff.positions[over]) == ([[20, 30, 41, 21]], 0)
 
 
-def test_the_threshold_separates_a_faint_change_from_a_real_one():
+def test_the_threshold_separates_a_faint_change_from_a_real_one() -> None:
     before = np.full((10, 10, 4), 255, dtype=np.uint8)
     after = before.copy()
     after[2, 3, :3] = 250  # a barely visible change
@@ -33,7 +33,7 @@ def test_the_threshold_separates_a_faint_change_from_a_real_one():
     assert count_differing(before, after, 0.1) == 1
 
 
-def test_rgb_only_changes_count_where_imagechops_bbox_would_miss_them():
+def test_rgb_only_changes_count_where_imagechops_bbox_would_miss_them() -> None:
     before = np.zeros((4, 4, 4), dtype=np.uint8)
     before[..., 3] = 255
     after = before.copy()
@@ -41,7 +41,7 @@ def test_rgb_only_changes_count_where_imagechops_bbox_would_miss_them():
     assert count_differing(before, after, 0.0) == 1
 
 
-def test_transparent_pixels_are_compared_over_white():
+def test_transparent_pixels_are_compared_over_white() -> None:
     before = np.zeros((2, 2, 4), dtype=np.uint8)  # fully transparent black: white once blended
     after = np.full((2, 2, 4), 255, dtype=np.uint8)  # opaque white
     assert count_differing(before, after, 0.0) == 0
@@ -55,7 +55,7 @@ def _edge(gray: int) -> np.ndarray:
     return image
 
 
-def test_anti_aliased_edges_are_told_apart_from_content_changes():
+def test_anti_aliased_edges_are_told_apart_from_content_changes() -> None:
     before, after = _edge(128), _edge(170)  # the same edge, its soft column rendered a little differently
     diff = compare(before, after)
     over = diff.over(0.05)
@@ -67,7 +67,7 @@ def test_anti_aliased_edges_are_told_apart_from_content_changes():
     assert count_differing(before, changed, 0.05) == 4
 
 
-def test_a_one_pixel_layout_shift_is_detected_though_few_pixels_change():
+def test_a_one_pixel_layout_shift_is_detected_though_few_pixels_change() -> None:
     before, after = page_image(width=400, height=300), page_image(width=400, height=300, shift=1)
     diff = compare(before, after)
     over = diff.over(0.1)
@@ -78,20 +78,20 @@ def test_a_one_pixel_layout_shift_is_detected_though_few_pixels_change():
     assert shift is not None and (shift.dx, shift.dy) == (0, 1) and shift.explained >= 0.9
 
 
-def test_a_content_change_is_not_mistaken_for_a_shift():
+def test_a_content_change_is_not_mistaken_for_a_shift() -> None:
     before, after = page_image(), page_image(color=(192, 57, 43))
     diff = compare(before, after)
     assert detect_shift(diff, diff.over(0.1), 0.1) is None
 
 
-def test_images_of_different_sizes_are_refused_not_cropped():
+def test_images_of_different_sizes_are_refused_not_cropped() -> None:
     with pytest.raises(BeeError) as caught:
         compare(page_image(120, 80), page_image(120, 81))
     assert caught.value.code == "invalid_argument"
     assert "reference is 120×80, evidence is 120×81" in caught.value.message
 
 
-def test_nearby_changes_share_a_box_and_far_ones_do_not():
+def test_nearby_changes_share_a_box_and_far_ones_do_not() -> None:
     width, height = 200, 100
     positions = np.array([y * width + x for x, y in [(10, 10), (12, 11), (20, 14), (150, 80), (151, 80)]])
     found, more = boxes(width, height, positions)
@@ -100,7 +100,7 @@ def test_nearby_changes_share_a_box_and_far_ones_do_not():
     assert found == [[10, 10, 11, 5]] and more == 1
 
 
-def test_counts_equal_the_compiled_pixelmatch_port():
+def test_counts_equal_the_compiled_pixelmatch_port() -> None:
     from pybind11_pixelmatch import Options, pixelmatch
 
     rng = np.random.default_rng(7)
@@ -160,7 +160,7 @@ def _moved_rows(image: np.ndarray, rows: list[int]) -> np.ndarray:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_counts_judged_on_row_bands_equal_the_kernel_on_the_whole_image(seed):
+def test_counts_judged_on_row_bands_equal_the_kernel_on_the_whole_image(seed) -> None:
     rng = np.random.default_rng(seed)
     before = _soft_page(rng)
     # Changed rows at every gap around the band margins (bands merge rows up to four apart), and the image's edges.
@@ -182,7 +182,7 @@ def test_counts_judged_on_row_bands_equal_the_kernel_on_the_whole_image(seed):
         assert over.size - np.count_nonzero(diff.antialiased(over)) == expected
 
 
-def test_a_diff_answers_for_thresholds_from_its_own_up():
+def test_a_diff_answers_for_thresholds_from_its_own_up() -> None:
     before, after = page_image(), page_image(color=(192, 57, 43))
     diff = compare(before, after, threshold=0.1)
     assert diff.over(0.1).size == diff.over(0.3).size == 41 * 21
@@ -190,7 +190,7 @@ def test_a_diff_answers_for_thresholds_from_its_own_up():
         diff.over(0.05)
 
 
-def test_the_kernel_refuses_arrays_it_would_misread():
+def test_the_kernel_refuses_arrays_it_would_misread() -> None:
     from bee_design.visual import kernel
 
     image = page_image()
@@ -242,7 +242,7 @@ def _moved(image: np.ndarray, dx: int, dy: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_the_shift_search_answers_as_trying_every_offset_on_every_pixel_does(seed):
+def test_the_shift_search_answers_as_trying_every_offset_on_every_pixel_does(seed) -> None:
     rng = np.random.default_rng(100 + seed)
     before = _soft_page(rng, 120, 90)
     dx, dy = (int(v) for v in rng.integers(-3, 4, 2))
@@ -292,7 +292,7 @@ def _flood_filled(width: int, height: int, positions: np.ndarray, limit: int) ->
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_boxes_group_the_tiles_a_flood_fill_groups(seed):
+def test_boxes_group_the_tiles_a_flood_fill_groups(seed) -> None:
     rng = np.random.default_rng(200 + seed)
     for _ in range(60):
         width, height = int(rng.integers(1, 260)), int(rng.integers(1, 200))

@@ -9,13 +9,13 @@ from bee_contracts.hosts import installed_hosts
 from bee_design.context import DesignContext
 
 
-def test_the_design_host_is_in_the_registry_with_its_start_command():
+def test_the_design_host_is_in_the_registry_with_its_start_command() -> None:
     design = {entry.name: entry for entry in installed_hosts()}["design"]
     assert design.transport == "stdio" and design.check == "mcp"
     assert design.argv(Path("/repo")) == ["design", "mcp", "--stdio", "--root", "/repo"]
 
 
-def test_the_root_must_be_an_absolute_existing_directory(tmp_path):
+def test_the_root_must_be_an_absolute_existing_directory(tmp_path: Path) -> None:
     assert DesignContext.open(str(tmp_path)).root == tmp_path.resolve()
     (tmp_path / "file").write_text("x")
     for given, message in (

@@ -63,11 +63,11 @@ def refused(data: bytes, text: str) -> BeeError:
 
 
 @pytest.mark.parametrize("kind", ["eps", "GIF", "JPEG", "BMP", "TIFF", "WEBP"])
-def test_an_image_in_any_format_but_png_is_refused_whatever_pillow_could_read(kind):
+def test_an_image_in_any_format_but_png_is_refused_whatever_pillow_could_read(kind) -> None:
     refused(other_format(kind), "shot.png is not a PNG image; Bee compares PNG files only")
 
 
-def test_a_png_decodes_to_rgba_pixels():
+def test_a_png_decodes_to_rgba_pixels() -> None:
     pixels = page_image(120, 80)
     buffer = io.BytesIO()
     Image.fromarray(pixels, "RGBA").save(buffer, format="PNG")
@@ -75,13 +75,13 @@ def test_a_png_decodes_to_rgba_pixels():
     assert png_size(buffer.getvalue(), "shot.png") == (120, 80)
 
 
-def test_a_header_over_the_pixel_limit_is_refused_before_decoding():
+def test_a_header_over_the_pixel_limit_is_refused_before_decoding() -> None:
     error = refused(png(100_000, 100_000, rows=1), f"is 100000×100000, over the {IMAGE_MAX_PIXELS}-pixel limit")
     assert error.details == {"width": 100_000, "height": 100_000}
     assert "nothing was decoded" in error.message
 
 
-def test_damaged_empty_and_truncated_pngs_are_refused_clearly():
+def test_damaged_empty_and_truncated_pngs_are_refused_clearly() -> None:
     whole = png(40, 30)
     broken_crc = whole[:29] + bytes([whole[29] ^ 1]) + whole[30:]
     refused(broken_crc, "its header chunk is damaged")
@@ -90,7 +90,7 @@ def test_damaged_empty_and_truncated_pngs_are_refused_clearly():
     refused(whole[:-30], "is not a readable PNG image")
 
 
-def test_an_image_file_over_the_byte_limit_is_refused_before_it_is_read(tmp_path):
+def test_an_image_file_over_the_byte_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
     huge = tmp_path / "huge.png"
     with huge.open("wb") as file:  # sparse: no disk is used and nothing is written
         file.truncate(IMAGE_MAX_BYTES + 1)
@@ -104,7 +104,7 @@ def test_an_image_file_over_the_byte_limit_is_refused_before_it_is_read(tmp_path
     assert "is not a regular file" in caught.value.message
 
 
-def test_an_evidence_record_over_its_limit_is_refused_before_it_is_read(root, spec):
+def test_an_evidence_record_over_its_limit_is_refused_before_it_is_read(root: Path, spec) -> None:
     folder = root / "evidence" / "huge"
     folder.mkdir(parents=True)
     with (folder / EVIDENCE_FILE).open("wb") as file:  # sparse, like the image above
@@ -120,7 +120,7 @@ def test_an_evidence_record_over_its_limit_is_refused_before_it_is_read(root, sp
 
 
 @pytest.fixture
-def fake_gs(tmp_path):
+def fake_gs(tmp_path: Path):
     """A `gs` first on PATH that records each run and then hangs as the real one would on EPS."""
     folder = tmp_path / "fake-bin"
     folder.mkdir()
@@ -154,7 +154,7 @@ def host_pid(root: Path) -> int:
 
 
 @pytest.fixture
-def spec(root):
+def spec(root: Path):
     create_spec(
         DesignFiles(root),
         "shop",
@@ -166,7 +166,9 @@ def spec(root):
 @pytest.mark.e2e
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ERAS)
-async def test_an_eps_named_as_evidence_starts_no_program_and_is_refused_at_once(root, spec, fake_gs, era):
+async def test_an_eps_named_as_evidence_starts_no_program_and_is_refused_at_once(
+    root: Path, spec, fake_gs, era: str
+) -> None:
     env, ran = fake_gs
     folder = root / "evidence" / "eps"
     folder.mkdir(parents=True)
@@ -186,7 +188,7 @@ async def test_an_eps_named_as_evidence_starts_no_program_and_is_refused_at_once
 
 
 @pytest.mark.e2e
-def test_bee_visual_diff_refuses_an_eps_and_a_gif_without_starting_a_program(tmp_path, fake_gs):
+def test_bee_visual_diff_refuses_an_eps_and_a_gif_without_starting_a_program(tmp_path: Path, fake_gs) -> None:
     env, ran = fake_gs
     reference = tmp_path / "reference.png"
     save_png(reference, page_image(400, 300))
@@ -223,7 +225,9 @@ MIB = 1024 * 1024
 
 
 @pytest.mark.e2e
-def test_a_huge_evidence_header_costs_no_memory_and_a_wrong_size_is_judged_from_the_header(root, spec, tmp_path):
+def test_a_huge_evidence_header_costs_no_memory_and_a_wrong_size_is_judged_from_the_header(
+    root: Path, spec, tmp_path: Path
+) -> None:
     """The baseline is a report that decodes and compares two 400×300 images; a bomb's header and a 6000×6000
     screenshot (509 MiB when it was decoded before its size was checked) must stay within a few MiB of it."""
     baseline_folder = write_evidence(root / "evidence" / "same", {("home", "desktop"): page_image(400, 300)})
@@ -244,7 +248,7 @@ def test_a_huge_evidence_header_costs_no_memory_and_a_wrong_size_is_judged_from_
 
 @pytest.mark.e2e
 @pytest.mark.anyio
-async def test_a_decompression_bomb_is_invalid_argument_through_the_host(root, spec):
+async def test_a_decompression_bomb_is_invalid_argument_through_the_host(root: Path, spec) -> None:
     folder = root / "evidence" / "bomb"
     folder.mkdir(parents=True)
     (folder / "home--desktop.png").write_bytes(png(100_000, 100_000, rows=1))

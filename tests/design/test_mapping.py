@@ -1,18 +1,20 @@
 """Mapping elements to source: recorded hashes, and states computed from what is there now."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from bee_contracts import BeeError
 from bee_design import layout
+from bee_design.bundle.manifest import Manifest
 from bee_design.inventory import Inventory
 from bee_design.layout import DesignFiles
 from bee_design.mapping import MapFile, parse_target
 from tests.design.helpers import SHOP, import_shop
 
 
-def states(root):
+def states(root: Path):
     inventory = Inventory.load(DesignFiles(root))
     found = {}
     for manifest in inventory.manifests.values():
@@ -24,12 +26,12 @@ def states(root):
     return found
 
 
-def map_index(root, *targets):
+def map_index(root: Path, *targets):
     _, element = Inventory.load(DesignFiles(root), "shop").element("shop:index.html")
     return MapFile(DesignFiles(root)).map("shop:index.html", element.digest, list(targets))
 
 
-def test_unmapped_elements_are_imported_and_a_fresh_mapping_is_mapped(root, shop):
+def test_unmapped_elements_are_imported_and_a_fresh_mapping_is_mapped(root: Path, shop: Manifest) -> None:
     assert {s for s, _ in states(root).values()} == {"imported"}
     mapping = map_index(root, "src/ShopPage.tsx#ShopPage", "src/BuyButton.tsx")
     assert [(s.path, s.symbol) for s in mapping.sources] == [
@@ -42,14 +44,16 @@ def test_unmapped_elements_are_imported_and_a_fresh_mapping_is_mapped(root, shop
     assert written["mappings"][0]["sources"][0]["sha256"].startswith("sha256:")
 
 
-def test_a_source_change_makes_the_mapping_stale(root, shop):
+def test_a_source_change_makes_the_mapping_stale(root: Path, shop: Manifest) -> None:
     map_index(root, "src/ShopPage.tsx#ShopPage")
     with (root / "src" / "ShopPage.tsx").open("a") as handle:
         handle.write("// tweak\n")
     assert states(root)["shop:index.html"] == ("stale", ["source src/ShopPage.tsx#ShopPage changed since mapping"])
 
 
-def test_a_design_change_makes_the_mapping_stale_even_below_the_element(root, shop, tmp_path):
+def test_a_design_change_makes_the_mapping_stale_even_below_the_element(
+    root: Path, shop: Manifest, tmp_path: Path
+) -> None:
     import shutil
 
     map_index(root, "src/ShopPage.tsx")
@@ -60,7 +64,7 @@ def test_a_design_change_makes_the_mapping_stale_even_below_the_element(root, sh
     assert states(root)["shop:index.html"] == ("stale", ["the design of shop:index.html changed since mapping"])
 
 
-def test_a_gone_source_file_or_symbol_makes_the_mapping_missing(root, shop):
+def test_a_gone_source_file_or_symbol_makes_the_mapping_missing(root: Path, shop: Manifest) -> None:
     map_index(root, "src/ShopPage.tsx#ShopPage")
     (root / "src" / "ShopPage.tsx").write_text("export function Renamed() {}\n")
     assert states(root)["shop:index.html"] == ("missing", ["symbol ShopPage is gone from src/ShopPage.tsx"])
@@ -68,7 +72,7 @@ def test_a_gone_source_file_or_symbol_makes_the_mapping_missing(root, shop):
     assert states(root)["shop:index.html"] == ("missing", ["source src/ShopPage.tsx is gone"])
 
 
-def test_a_mapping_whose_element_is_gone_is_an_orphan(root, shop):
+def test_a_mapping_whose_element_is_gone_is_an_orphan(root: Path, shop: Manifest) -> None:
     map_index(root, "src/ShopPage.tsx")
     body = json.loads((root / layout.MAP_FILE).read_text())
     body["mappings"][0]["element"] = "shop:old.html"
@@ -81,7 +85,7 @@ def test_a_mapping_whose_element_is_gone_is_an_orphan(root, shop):
     assert "shop:old.html" not in states(root)
 
 
-def test_bad_targets_are_refused(root, shop):
+def test_bad_targets_are_refused(root: Path, shop: Manifest) -> None:
     with pytest.raises(BeeError) as caught:
         map_index(root, "../outside.tsx")
     assert caught.value.code == "outside_root"
@@ -102,7 +106,7 @@ def test_bad_targets_are_refused(root, shop):
     assert caught.value.code == "not_found"
 
 
-def test_a_malformed_map_file_is_a_clear_error(root, shop):
+def test_a_malformed_map_file_is_a_clear_error(root: Path, shop: Manifest) -> None:
     (root / "bee-design").mkdir()
     (root / layout.MAP_FILE).write_text("{")
     with pytest.raises(BeeError, match=r"bee-design/map\.json is not valid JSON"):

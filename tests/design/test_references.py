@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from bee_design.bundle.references import css_references, html_references, resolve
 
 
-def test_html_resource_references_are_found_and_navigation_is_not():
+def test_html_resource_references_are_found_and_navigation_is_not() -> None:
     html = """<html><head><link rel="stylesheet" href="a.css"><style>@import "b.css"; p{background:url(bg.png)}</style>
     <script src="app.js"></script></head><body><a href="other.html">next</a>
     <img src="i.png" srcset="i@2x.png 2x, i@3x.png 3x"><video poster="p.jpg"><source src="v.mp4"></video>
@@ -33,7 +33,7 @@ def test_html_resource_references_are_found_and_navigation_is_not():
     ]
 
 
-def test_css_imports_and_urls_are_found_outside_comments():
+def test_css_imports_and_urls_are_found_outside_comments() -> None:
     css = """/* @import "old.css"; url(gone.png) */
     @import url("tokens.css"); @import 'print.css' print;
     @font-face { src: url(fonts/a.woff2) format("woff2"), url( "fonts/a.woff" ); }
@@ -48,7 +48,7 @@ def test_css_imports_and_urls_are_found_outside_comments():
     ]
 
 
-def test_references_resolve_relative_to_the_file_and_the_bundle_root():
+def test_references_resolve_relative_to_the_file_and_the_bundle_root() -> None:
     files = {"index.html", "styles/main.css", "styles/tokens.css", "img/logo.png", "a b.png"}
     assert resolve("styles/main.css", "tokens.css", files) == ("resolved", "styles/tokens.css")
     assert resolve("styles/main.css", "../img/logo.png?v=2#x", files) == ("resolved", "img/logo.png")
@@ -64,7 +64,7 @@ def refs(text):
     return [(r.ref, r.via) for r in html_references(text)]
 
 
-def test_html_is_tokenized_as_a_browser_does_for_what_it_loads():
+def test_html_is_tokenized_as_a_browser_does_for_what_it_loads() -> None:
     html = (
         '<script>var s = "<img src=in-script.png>";</script>'  # a script's text holds no tags
         "<!-- <img src=commented.png> --><!--><img src=after-abrupt-comment.png>"
@@ -88,12 +88,12 @@ def test_html_is_tokenized_as_a_browser_does_for_what_it_loads():
     ]
 
 
-def test_a_raw_text_element_left_open_runs_to_the_end():
+def test_a_raw_text_element_left_open_runs_to_the_end() -> None:
     assert refs('<img src=a.png><script>"<img src=b.png>"') == [("a.png", "src")]
     assert refs("<style>p { background: url(s.png) }") == [("s.png", "url()")]
 
 
-def test_css_references_skip_strings_and_comments_and_keep_document_order():
+def test_css_references_skip_strings_and_comments_and_keep_document_order() -> None:
     css = """a { background: url(first.png) }
     b::before { content: "url(in-a-string.png) /* not a comment"; }
     @import url(late.css); c { background: url( 'quoted.png' ) } /* url(in-a-comment.png) */
@@ -129,7 +129,7 @@ ADVERSARIAL = {
 
 @pytest.mark.timeout(10)  # the give-up guard: one of these takes ~0.1-0.6 s on a loaded 2-core machine
 @pytest.mark.parametrize("name", list(ADVERSARIAL))
-def test_a_mebibyte_of_hostile_text_is_scanned_in_linear_time(name):
+def test_a_mebibyte_of_hostile_text_is_scanned_in_linear_time(name) -> None:
     kind, unit = ADVERSARIAL[name]
     hostile = unit * (MIB // len(unit))
     if kind == "css":
@@ -140,7 +140,7 @@ def test_a_mebibyte_of_hostile_text_is_scanned_in_linear_time(name):
 
 
 @pytest.mark.timeout(10)
-def test_a_mebibyte_of_random_bytes_is_scanned_in_linear_time():
+def test_a_mebibyte_of_random_bytes_is_scanned_in_linear_time() -> None:
     text = random.Random(16).randbytes(MIB).decode("utf-8", errors="replace")
     assert isinstance(html_references(text), list) and isinstance(css_references(text), list)
 
@@ -152,7 +152,7 @@ class _Oracle(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.found: list[tuple[str, str]] = []
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag, attrs) -> None:
         values: dict[str, str | None] = {}
         for name, value in attrs:
             values.setdefault(name, value)
@@ -172,7 +172,7 @@ _TAG = st.tuples(
 
 @settings(deadline=None)
 @given(st.lists(_TAG, max_size=8))
-def test_well_formed_markup_is_read_as_python_s_html_parser_reads_it(tags):
+def test_well_formed_markup_is_read_as_python_s_html_parser_reads_it(tags) -> None:
     html = "".join(
         f"<{name}" + "".join(f" {attr}={quote}{value}{quote}" for attr, value, quote in attrs) + f">{text}"
         for name, attrs, text in tags
@@ -185,5 +185,5 @@ def test_well_formed_markup_is_read_as_python_s_html_parser_reads_it(tags):
 
 @settings(deadline=None)
 @given(st.text())
-def test_any_text_is_scanned_without_an_error(text):
+def test_any_text_is_scanned_without_an_error(text) -> None:
     assert isinstance(html_references(text), list) and isinstance(css_references(text), list)

@@ -1,6 +1,7 @@
 """bee_visual_report: decisions, findings per element, viewport and region, and the limitations it owns up to."""
 
 import json
+from pathlib import Path
 from typing import cast
 
 import pytest
@@ -30,19 +31,19 @@ def shots(**changes):
 
 
 @pytest.fixture
-def spec(root):
+def spec(root: Path):
     create_spec(DesignFiles(root), "shop", write_evidence(root / "evidence" / "reference", shots()))
     return "shop"
 
 
-def report(root, evidence, **args):
+def report(root: Path, evidence, **args):
     arguments = {"spec": "shop", "evidence": evidence, **args}
     return bee_visual_report(
         DesignContext.open(root), local_call("bee_visual_report", cast(VisualReportArgs, arguments))
     )
 
 
-def test_unchanged_evidence_passes_and_is_still_neither_trusted_nor_approval(root, spec):
+def test_unchanged_evidence_passes_and_is_still_neither_trusted_nor_approval(root: Path, spec) -> None:
     write_evidence(root / "evidence" / "now", shots())
     result = report(root, "evidence/now")
     assert result["decision"] == "pass" and result["trusted"] is False and result["acceptance"] is False
@@ -57,7 +58,7 @@ def test_unchanged_evidence_passes_and_is_still_neither_trusted_nor_approval(roo
     assert result["spec"]["path"] == "bee-design/specs/shop"
 
 
-def test_a_changed_box_fails_with_its_pixels_ratio_and_bounding_box(root, spec):
+def test_a_changed_box_fails_with_its_pixels_ratio_and_bounding_box(root: Path, spec) -> None:
     write_evidence(root / "evidence" / "now", shots(color=(192, 57, 43)))
     result = report(root, "evidence/now", viewports=["desktop"])
     [finding] = result["findings"]
@@ -68,7 +69,7 @@ def test_a_changed_box_fails_with_its_pixels_ratio_and_bounding_box(root, spec):
     assert finding["reasons"] == [f"{41 * 21} pixels differ (ratio 0.007175), over the 0 pixels allowed"]
 
 
-def test_a_one_pixel_shift_fails_even_when_the_ratio_tolerance_would_let_it_pass(root):
+def test_a_one_pixel_shift_fails_even_when_the_ratio_tolerance_would_let_it_pass(root: Path) -> None:
     evidence = write_evidence(root / "evidence" / "reference", shots())
     create_spec(DesignFiles(root), "shop", evidence, compare=Tolerance(0.1, "ignore", None, 0.02))
     write_evidence(root / "evidence" / "now", shots(shift=1))
@@ -79,7 +80,7 @@ def test_a_one_pixel_shift_fails_even_when_the_ratio_tolerance_would_let_it_pass
     assert finding["reasons"][0].startswith("a layout shift: the content moved by (0, 1) px")
 
 
-def test_regions_are_judged_with_their_own_tolerance_and_masks_are_ignored(root, spec):
+def test_regions_are_judged_with_their_own_tolerance_and_masks_are_ignored(root: Path, spec) -> None:
     set_region(DesignFiles(root), "shop", Region("box", "home", None, (15, 25, 50, 30), False, {"maxDiffPixels": 1000}))
     write_evidence(root / "evidence" / "now", shots(color=(192, 57, 43)))
     result = report(root, "evidence/now")
@@ -95,7 +96,7 @@ def test_regions_are_judged_with_their_own_tolerance_and_masks_are_ignored(root,
     assert result["decision"] == "pass" and result["summary"]["ignored"] == 2
 
 
-def test_a_region_with_a_finer_threshold_sees_changes_the_page_threshold_lets_pass(root, spec):
+def test_a_region_with_a_finer_threshold_sees_changes_the_page_threshold_lets_pass(root: Path, spec) -> None:
     finer = {"threshold": 0.0, "maxDiffPixels": 0}
     set_region(DesignFiles(root), "shop", Region("box", "home", None, (15, 25, 50, 30), False, finer))
     faint = page_image(*DESKTOP)
@@ -109,7 +110,7 @@ def test_a_region_with_a_finer_threshold_sees_changes_the_page_threshold_lets_pa
     assert result["decision"] == "fail"
 
 
-def test_evidence_with_the_same_pixels_in_other_bytes_passes(root, spec):
+def test_evidence_with_the_same_pixels_in_other_bytes_passes(root: Path, spec) -> None:
     folder = write_evidence(root / "evidence" / "now", shots())
     for name in ("home--desktop.png", "home--mobile.png"):
         with Image.open(folder / name) as image:
@@ -121,7 +122,7 @@ def test_evidence_with_the_same_pixels_in_other_bytes_passes(root, spec):
     assert {item["kind"] for item in result["limitations"]} == {"evidence-changed"}
 
 
-def test_a_different_size_fails_without_comparing(root, spec):
+def test_a_different_size_fails_without_comparing(root: Path, spec) -> None:
     write_evidence(root / "evidence" / "now", {("home", "desktop"): page_image(400, 301)})
     result = report(root, "evidence/now", viewports=["desktop"])
     [finding] = result["findings"]
@@ -130,7 +131,7 @@ def test_a_different_size_fails_without_comparing(root, spec):
     assert finding["reasons"][0].startswith("sizes differ: reference 400×300, evidence 400×301")
 
 
-def test_missing_viewports_and_unspecified_captures_are_limitations(root, spec):
+def test_missing_viewports_and_unspecified_captures_are_limitations(root: Path, spec) -> None:
     write_evidence(
         root / "evidence" / "now", {("home", "desktop"): page_image(*DESKTOP), ("cart", "desktop"): page_image()}
     )
@@ -140,7 +141,7 @@ def test_missing_viewports_and_unspecified_captures_are_limitations(root, spec):
     assert result["decision"] == "inconclusive"
 
 
-def test_evidence_bee_did_not_produce_or_that_changed_is_a_limitation(root, spec):
+def test_evidence_bee_did_not_produce_or_that_changed_is_a_limitation(root: Path, spec) -> None:
     folder = write_evidence(root / "evidence" / "raw", shots())
     (folder / EVIDENCE_FILE).unlink()
     result = report(root, "evidence/raw")
@@ -157,7 +158,7 @@ def test_evidence_bee_did_not_produce_or_that_changed_is_a_limitation(root, spec
     assert result["decision"] == "fail"  # the swapped image is also a different size: a failure beats a limitation
 
 
-def test_fonts_and_browser_that_differ_from_the_reference_are_limitations(root, spec):
+def test_fonts_and_browser_that_differ_from_the_reference_are_limitations(root: Path, spec) -> None:
     write_evidence(root / "evidence" / "now", shots(), fonts=("Liberation Sans",), browser="157.0.1")
     result = report(root, "evidence/now")
     kinds = sorted(item["kind"] for item in result["limitations"])
@@ -167,7 +168,7 @@ def test_fonts_and_browser_that_differ_from_the_reference_are_limitations(root, 
     assert result["decision"] == "inconclusive"
 
 
-def test_bad_report_arguments_are_clear_errors(root, spec):
+def test_bad_report_arguments_are_clear_errors(root: Path, spec) -> None:
     write_evidence(root / "evidence" / "now", shots())
     for arguments, code, text in (
         ({"evidence": "../elsewhere"}, "outside_root", "'..'"),

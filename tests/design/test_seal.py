@@ -31,7 +31,7 @@ def key_path(root: Path) -> Path:
 
 
 @pytest.fixture
-def spec(root):
+def spec(root: Path):
     create_spec(DesignFiles(root), "shop", write_evidence(root / "evidence" / "reference", SHOTS))
     return "shop"
 
@@ -59,7 +59,7 @@ def unverified(result: dict[str, Any]) -> str:
     return message
 
 
-def test_the_key_is_created_once_private_and_outside_the_checkout(root):
+def test_the_key_is_created_once_private_and_outside_the_checkout(root: Path) -> None:
     key = seal.ensure_key(DesignFiles(root))
     path = key_path(root)
     assert len(key) == 32 and seal.ensure_key(DesignFiles(root)) == key == seal.read_key(DesignFiles(root))
@@ -70,7 +70,7 @@ def test_the_key_is_created_once_private_and_outside_the_checkout(root):
     assert sorted(p.name for p in path.parent.iterdir()) == ["design-evidence-key", "instance.json"]  # nothing aside
 
 
-def test_captures_starting_together_agree_on_one_key(root):
+def test_captures_starting_together_agree_on_one_key(root: Path) -> None:
     keys: list[bytes] = []
     barrier = threading.Barrier(8)
 
@@ -86,7 +86,7 @@ def test_captures_starting_together_agree_on_one_key(root):
     assert len(keys) == 8 and len(set(keys)) == 1
 
 
-def test_sealed_evidence_round_trips_and_any_change_breaks_the_mac(root):
+def test_sealed_evidence_round_trips_and_any_change_breaks_the_mac(root: Path) -> None:
     key = seal.ensure_key(DesignFiles(root))
     browser = {"name": "chromium", "version": "156", "executable": "/usr/bin/chromium", "flags": [], "commandLine": ""}
     written = Evidence(PRODUCER, "0.1.0", "2026-01-01T00:00:00+00:00", browser, {}, ())
@@ -101,7 +101,7 @@ def test_sealed_evidence_round_trips_and_any_change_breaks_the_mac(root):
 
 
 @pytest.mark.e2e
-def test_hand_written_evidence_with_bees_producer_fields_reads_unverified(root, spec):
+def test_hand_written_evidence_with_bees_producer_fields_reads_unverified(root: Path, spec) -> None:
     write_evidence(root / "evidence" / "forged", SHOTS, sealed=False)
     code, result = report(root, "evidence/forged")
     assert code == 2 and result["evidence"]["producer"] == PRODUCER
@@ -112,7 +112,9 @@ def test_hand_written_evidence_with_bees_producer_fields_reads_unverified(root, 
 
 
 @pytest.mark.e2e
-def test_a_forged_mac_an_edited_record_and_evidence_from_another_root_read_unverified(root, spec, tmp_path):
+def test_a_forged_mac_an_edited_record_and_evidence_from_another_root_read_unverified(
+    root: Path, spec, tmp_path: Path
+) -> None:
     folder = write_evidence(root / "evidence" / "forged-mac", SHOTS, sealed=False)
     record = json.loads((folder / EVIDENCE_FILE).read_text())
     record["mac"] = "hmac-sha256:" + "0" * 16 + ":" + "0" * 64
@@ -136,7 +138,7 @@ def test_a_forged_mac_an_edited_record_and_evidence_from_another_root_read_unver
     assert message.endswith("capture again here with `bee design capture`")
 
 
-def test_a_root_without_a_key_verifies_nothing(root, tmp_path):
+def test_a_root_without_a_key_verifies_nothing(root: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
     folder = write_evidence(root / "evidence" / "reference", SHOTS)
@@ -147,7 +149,7 @@ def test_a_root_without_a_key_verifies_nothing(root, tmp_path):
 
 
 @pytest.mark.e2e
-def test_a_key_others_could_read_or_that_is_not_the_users_is_refused(root, spec):
+def test_a_key_others_could_read_or_that_is_not_the_users_is_refused(root: Path, spec) -> None:
     write_evidence(root / "evidence" / "now", SHOTS)
     key = key_path(root)
     key.chmod(0o644)
@@ -171,7 +173,7 @@ def test_a_key_others_could_read_or_that_is_not_the_users_is_refused(root, spec)
 
 
 @pytest.mark.e2e
-def test_capture_refuses_a_key_others_could_write_before_starting_a_browser(root):
+def test_capture_refuses_a_key_others_could_write_before_starting_a_browser(root: Path) -> None:
     seal.ensure_key(DesignFiles(root))
     key_path(root).chmod(0o640)
     completed = subprocess.run(
@@ -187,7 +189,7 @@ def test_capture_refuses_a_key_others_could_write_before_starting_a_browser(root
     assert not (root / layout.STATE_DIR / layout.EVIDENCE_DIR).exists()
 
 
-def test_a_key_a_checkout_ships_vouches_for_nothing(root, spec):
+def test_a_key_a_checkout_ships_vouches_for_nothing(root: Path, spec) -> None:
     """A checkout can carry a key in .bee (even one mode 0600, as a clone under umask 077 makes it) and evidence
     sealed with it: Bee never reads a key from the checkout, so that evidence reads unverified."""
     shipped = b"\x07" * 32
@@ -202,7 +204,7 @@ def test_a_key_a_checkout_ships_vouches_for_nothing(root, spec):
     assert "sealed with another evidence key" in unverified(report(root, "evidence/shipped")[1])
 
 
-def test_references_are_made_only_from_evidence_sealed_in_this_root(root):
+def test_references_are_made_only_from_evidence_sealed_in_this_root(root: Path) -> None:
     folder = write_evidence(root / "evidence" / "forged", SHOTS, sealed=False)
     with pytest.raises(BeeError) as caught:
         create_spec(DesignFiles(root), "shop", folder)
@@ -215,7 +217,7 @@ def test_references_are_made_only_from_evidence_sealed_in_this_root(root):
     assert "changed since capture" in caught.value.message
 
 
-def test_no_read_through_the_design_state_reaches_a_keys_folder_an_older_bee_left(root):
+def test_no_read_through_the_design_state_reaches_a_keys_folder_an_older_bee_left(root: Path) -> None:
     files = DesignFiles(root)
     keys = root / layout.STATE_DIR / layout.KEYS_DIR
     keys.mkdir(parents=True)
@@ -236,7 +238,9 @@ def test_no_read_through_the_design_state_reaches_a_keys_folder_an_older_bee_lef
 @pytest.mark.e2e
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ERAS)
-async def test_the_host_reports_unsealed_evidence_unverified_and_never_serves_the_key(root, spec, era):
+async def test_the_host_reports_unsealed_evidence_unverified_and_never_serves_the_key(
+    root: Path, spec, era: str
+) -> None:
     write_evidence(root / "evidence" / "sealed", SHOTS)
     write_evidence(root / "evidence" / "forged", SHOTS, sealed=False)
     state_evidence = root / layout.STATE_DIR / layout.EVIDENCE_DIR / "run"

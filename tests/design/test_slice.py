@@ -1,8 +1,11 @@
 """bee_design_slice: an element's files, mapped source and dependencies, fitted to the budget."""
 
+from pathlib import Path
+
 import pytest
 
 from bee_contracts import BeeError
+from bee_design.bundle.manifest import Manifest
 from bee_design.context import DesignContext
 from bee_design.handlers.design_slice import bee_design_slice
 from bee_design.inventory import Inventory
@@ -12,18 +15,18 @@ from bee_hostkit import local_call
 from bee_hostkit.results import result_bytes
 
 
-def slice_of(root, element, budget=65536):
+def slice_of(root: Path, element, budget=65536):
     return bee_design_slice(
         DesignContext.open(root), local_call("bee_design_slice", {"id": element, "budgetBytes": budget})
     )
 
 
-def map_index(root):
+def map_index(root: Path) -> None:
     _, element = Inventory.load(DesignFiles(root), "shop").element("shop:index.html")
     MapFile(DesignFiles(root)).map("shop:index.html", element.digest, ["src/ShopPage.tsx#ShopPage"])
 
 
-def test_a_mapped_element_with_room_is_complete_in_priority_order(root, shop):
+def test_a_mapped_element_with_room_is_complete_in_priority_order(root: Path, shop: Manifest) -> None:
     map_index(root)
     result = slice_of(root, "shop:index.html")
     data = result["data"]
@@ -37,7 +40,7 @@ def test_a_mapped_element_with_room_is_complete_in_priority_order(root, shop):
     assert result["resultBytes"] == result_bytes(result)
 
 
-def test_an_unmapped_element_is_never_complete(root, shop):
+def test_an_unmapped_element_is_never_complete(root: Path, shop: Manifest) -> None:
     data = slice_of(root, "shop:components/button.html")["data"]
     assert data["complete"] is False and data["sources"] == []
     assert data["missing"] == [
@@ -50,7 +53,7 @@ def test_an_unmapped_element_is_never_complete(root, shop):
 
 
 @pytest.mark.parametrize("budget", [1200, 1500, 2000, 3000, 6000])
-def test_a_small_budget_cuts_at_a_line_and_says_so(root, shop, budget):
+def test_a_small_budget_cuts_at_a_line_and_says_so(root: Path, shop: Manifest, budget) -> None:
     map_index(root)
     result = slice_of(root, "shop:index.html", budget)
     data = result["data"]
@@ -67,13 +70,13 @@ def test_a_small_budget_cuts_at_a_line_and_says_so(root, shop, budget):
     assert cut or omitted or data["omittedFiles"]
 
 
-def test_the_smallest_budget_that_cannot_hold_the_facts_delivers_nothing(root, shop):
+def test_the_smallest_budget_that_cannot_hold_the_facts_delivers_nothing(root: Path, shop: Manifest) -> None:
     with pytest.raises(BeeError) as caught:
         slice_of(root, "shop:index.html", 512)
     assert caught.value.code == "budget_exceeded" and "nothing partial was delivered" in caught.value.message
 
 
-def test_missing_references_and_gone_sources_are_listed(root, shop, tmp_path):
+def test_missing_references_and_gone_sources_are_listed(root: Path, shop: Manifest, tmp_path: Path) -> None:
     import shutil
 
     from tests.design.helpers import SHOP, import_shop

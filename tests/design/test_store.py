@@ -3,18 +3,20 @@
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
 from bee_contracts import BeeError
 from bee_design import layout
+from bee_design.bundle.manifest import Manifest
 from bee_design.bundle.reading import read_bundle
 from bee_design.bundle.store import BundleStore, check_id, default_id
 from bee_design.layout import DesignFiles
 from tests.design.helpers import SHOP, import_shop
 
 
-def test_an_import_stores_every_file_read_only_and_keeps_the_state_out_of_git(root, shop):
+def test_an_import_stores_every_file_read_only_and_keeps_the_state_out_of_git(root: Path, shop: Manifest) -> None:
     store = BundleStore(DesignFiles(root))
     assert store.ids() == ["shop"]
     manifest_file = root / layout.STATE_DIR / layout.manifest_path("shop")
@@ -25,7 +27,9 @@ def test_an_import_stores_every_file_read_only_and_keeps_the_state_out_of_git(ro
     assert (root / ".bee" / "design" / ".gitignore").read_text() == "*\n"
 
 
-def test_the_same_bundle_again_changes_nothing_and_other_content_needs_replace(root, shop, tmp_path):
+def test_the_same_bundle_again_changes_nothing_and_other_content_needs_replace(
+    root: Path, shop: Manifest, tmp_path: Path
+) -> None:
     again = BundleStore(DesignFiles(root)).add(read_bundle(SHOP), "shop")
     assert again.status == "unchanged" and again.manifest == shop
     changed = tmp_path / "changed"
@@ -41,7 +45,9 @@ def test_the_same_bundle_again_changes_nothing_and_other_content_needs_replace(r
     assert not (root / layout.STATE_DIR / layout.blob_path(old.sha256)).exists()
 
 
-def test_a_stored_file_changed_or_deleted_behind_bees_back_is_refused_and_reimport_repairs_it(root, shop):
+def test_a_stored_file_changed_or_deleted_behind_bees_back_is_refused_and_reimport_repairs_it(
+    root: Path, shop: Manifest
+) -> None:
     store = BundleStore(DesignFiles(root))
     entry = next(e for e in shop.files if e.path == "styles/main.css")
     blob = root / layout.STATE_DIR / layout.blob_path(entry.sha256)
@@ -59,7 +65,7 @@ def test_a_stored_file_changed_or_deleted_behind_bees_back_is_refused_and_reimpo
     assert caught.value.code == "not_found"
 
 
-def test_a_manifest_changed_after_import_is_refused(root, shop):
+def test_a_manifest_changed_after_import_is_refused(root: Path, shop: Manifest) -> None:
     path = root / layout.STATE_DIR / layout.manifest_path("shop")
     body = json.loads(path.read_text())
     body["files"][0]["size"] += 1
@@ -72,7 +78,7 @@ def test_a_manifest_changed_after_import_is_refused(root, shop):
     )
 
 
-def test_unknown_bundles_and_bad_ids_say_what_there_is(root, shop):
+def test_unknown_bundles_and_bad_ids_say_what_there_is(root: Path, shop: Manifest) -> None:
     with pytest.raises(BeeError) as caught:
         BundleStore(DesignFiles(root)).load("shoop")
     assert caught.value.code == "not_found" and "imported bundles: shop" in caught.value.message
@@ -81,7 +87,7 @@ def test_unknown_bundles_and_bad_ids_say_what_there_is(root, shop):
     assert default_id("Shop Design v2.zip") == "shop-design-v2"
 
 
-def test_a_state_folder_symlinked_out_of_the_root_is_refused(root, tmp_path):
+def test_a_state_folder_symlinked_out_of_the_root_is_refused(root: Path, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (root / ".bee").symlink_to(outside)

@@ -1,22 +1,24 @@
 """bee_design_verify reports every failure it finds, across manifests, files, the graph, mappings and specs."""
 
 import json
+from pathlib import Path
 
 from bee_design import layout
+from bee_design.bundle.manifest import Manifest
 from bee_design.inventory import Inventory
 from bee_design.layout import DesignFiles
 from bee_design.mapping import MapFile
 from bee_design.verify import verify
 
 
-def test_an_intact_root_verifies_clean(root, shop):
+def test_an_intact_root_verifies_clean(root: Path, shop: Manifest) -> None:
     data = verify(DesignFiles(root))["data"]
     assert data["intact"] is True and data["failures"] == []
     assert data["checked"] == {"bundles": 1, "files": 7, "elements": 6, "mappings": 0, "specs": 0}
     assert data["states"] == {"imported": 6, "mapped": 0, "stale": 0, "missing": 0}
 
 
-def test_every_failure_is_reported_not_just_the_first(root, shop, tmp_path):
+def test_every_failure_is_reported_not_just_the_first(root: Path, shop: Manifest, tmp_path: Path) -> None:
     _, element = Inventory.load(DesignFiles(root), "shop").element("shop:index.html")
     MapFile(DesignFiles(root)).map("shop:index.html", element.digest, ["src/ShopPage.tsx#ShopPage"])
     _, button = Inventory.load(DesignFiles(root), "shop").element("shop:components/button.html")
@@ -47,7 +49,7 @@ def test_every_failure_is_reported_not_just_the_first(root, shop, tmp_path):
     assert data["states"] == {"imported": 4, "mapped": 0, "stale": 1, "missing": 2}
 
 
-def test_a_tampered_manifest_and_a_cycle_are_reported(root, shop):
+def test_a_tampered_manifest_and_a_cycle_are_reported(root: Path, shop: Manifest) -> None:
     from bee_design import digests
 
     path = root / layout.STATE_DIR / layout.manifest_path("shop")

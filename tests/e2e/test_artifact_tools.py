@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -17,14 +18,14 @@ ROWS = [{"name": f"test_{i}", "status": "failed" if i % 3 == 0 else "passed", "m
 ROWS[0]["big"] = 123456789012345678901234567890
 
 
-def bee(checkout, *args, data=None):
+def bee(checkout: Path, *args, data=None):
     done = subprocess.run(
         [str(bee_executable()), *args], cwd=checkout, input=data, capture_output=True, check=True, timeout=120
     )
     return done.stdout
 
 
-def ingest(checkout, name, data):
+def ingest(checkout: Path, name, data):
     """`bee artifact add - --name NAME --json`, the way a user retains output."""
     return json.loads(bee(checkout, "artifact", "add", "-", "--name", name, "--json", data=data))
 
@@ -35,7 +36,7 @@ def binary_data():
 
 
 @pytest.fixture
-def artifacts(checkout, binary_data):
+def artifacts(checkout: Path, binary_data):
     bee(checkout, "init")
     log = b"".join(b"%06d INFO step %d ok\n" % (i, i) for i in range(2000)) + b"000999 ERROR disk full\n"
     return {
@@ -62,7 +63,7 @@ async def read_all(client, artifact):
     return b"".join(pieces), page, calls
 
 
-def test_the_three_tools_are_in_the_core_catalog_read_only():
+def test_the_three_tools_are_in_the_core_catalog_read_only() -> None:
     specs = {spec.name: spec for spec in load_catalog("core")}
     for name in ("bee_artifact_search", "bee_artifact_query", "bee_artifact_read"):
         assert specs[name].annotations == {
@@ -74,7 +75,7 @@ def test_the_three_tools_are_in_the_core_catalog_read_only():
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_read_reassembles_binary_and_text_exactly(checkout, artifacts, binary_data, era):
+async def test_read_reassembles_binary_and_text_exactly(checkout: Path, artifacts, binary_data, era: str) -> None:
     async with core_client(checkout, era) as client:
         data, last, calls = await read_all(client, artifacts["bin"]["id"])
         assert calls == len(binary_data) // 65536 + 1
@@ -89,7 +90,7 @@ async def test_read_reassembles_binary_and_text_exactly(checkout, artifacts, bin
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_search_and_query_over_the_wire(checkout, artifacts, era):
+async def test_search_and_query_over_the_wire(checkout: Path, artifacts, era: str) -> None:
     async with core_client(checkout, era) as client:
         found = (await call(client, "bee_artifact_search", {"text": "ERROR"})).structured_content
         assert (found["artifactsSearched"], found["damagedSkipped"]) == (3, 0)  # the binary one is not searched
@@ -129,7 +130,7 @@ def big_query():
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_every_bad_input_is_a_clear_tool_error(checkout, artifacts, era):
+async def test_every_bad_input_is_a_clear_tool_error(checkout: Path, artifacts, era: str) -> None:
     log, binary, table, text = (artifacts[k]["id"] for k in ("log", "bin", "json", "text"))
     unknown = "art-0123456789abcdef"
     bad_calls = [
@@ -170,7 +171,7 @@ async def test_every_bad_input_is_a_clear_tool_error(checkout, artifacts, era):
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_counts_that_do_not_fit_the_budget(checkout, era):
+async def test_counts_that_do_not_fit_the_budget(checkout: Path, era: str) -> None:
     bee(checkout, "init")
     for i in range(12):
         ingest(checkout, f"a-rather-long-artifact-name-to-fill-the-counts-{i}.log", b"shared line %d\n" % i)
@@ -181,7 +182,7 @@ async def test_counts_that_do_not_fit_the_budget(checkout, era):
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_an_artifact_changed_behind_bees_back_is_never_served(checkout, artifacts, era):
+async def test_an_artifact_changed_behind_bees_back_is_never_served(checkout: Path, artifacts, era: str) -> None:
     stored = checkout / ".bee" / "artifacts" / "blobs" / artifacts["log"]["sourceSha256"].removeprefix("sha256:")
     async with core_client(checkout, era) as client:
         assert (await call(client, "bee_artifact_search", {"text": "ERROR"})).is_error is False
@@ -201,7 +202,7 @@ async def test_an_artifact_changed_behind_bees_back_is_never_served(checkout, ar
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_tools_need_an_initialised_instance(checkout, era):
+async def test_tools_need_an_initialised_instance(checkout: Path, era: str) -> None:
     async with core_client(checkout, era) as client:
         for tool, arguments in [
             ("bee_artifact_search", {"text": "x"}),
@@ -214,7 +215,7 @@ async def test_tools_need_an_initialised_instance(checkout, era):
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_deadline_exceeded_delivers_nothing(checkout, artifacts, era):
+async def test_deadline_exceeded_delivers_nothing(checkout: Path, artifacts, era: str) -> None:
     async with core_client(checkout, era, env={**os.environ, "BEE_ARTIFACT_DEADLINE_SECONDS": "0"}) as client:
         for tool, arguments in [
             ("bee_artifact_search", {"text": "INFO"}),

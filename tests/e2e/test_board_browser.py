@@ -236,7 +236,7 @@ def watched(browser: Any, tracker: TrackerProcess) -> Iterator[Watched]:
     page.close()
 
 
-def test_sign_in_with_a_token_and_the_ready_column_is_the_ready_tools_answer(watched, tracker, tokens):
+def test_sign_in_with_a_token_and_the_ready_column_is_the_ready_tools_answer(watched, tracker, tokens) -> None:
     watched.go("/board/")
     assert watched.page.locator("h1").inner_text() == "Sign in to the board"
     watched.shot("signin")
@@ -251,7 +251,7 @@ def test_sign_in_with_a_token_and_the_ready_column_is_the_ready_tools_answer(wat
     assert watched.dialogs == [] and watched.errors == []
 
 
-def test_a_one_time_link_signs_in_once_and_leaves_no_token_in_the_address(watched, tracker):
+def test_a_one_time_link_signs_in_once_and_leaves_no_token_in_the_address(watched, tracker) -> None:
     link = _bee("open", "--home", str(tracker.home), "--actor", BOB, "--url", watched.base).strip()
     watched.page.goto(link, wait_until="load")
     assert watched.page.url == watched.base + "/board/"
@@ -278,7 +278,9 @@ def _tab_to(watched: Watched, element_id: str, limit: int = 800) -> int:
     raise AssertionError(f"#{element_id} was not reached with the Tab key in {limit} presses")
 
 
-def test_claim_from_the_board_with_the_keyboard_alone_moves_the_card_and_the_tool_sees_it(watched, tracker, tokens):
+def test_claim_from_the_board_with_the_keyboard_alone_moves_the_card_and_the_tool_sees_it(
+    watched, tracker, tokens
+) -> None:
     watched.sign_in(tokens(ANN))
     watched.page.keyboard.press("Tab")
     assert watched.page.evaluate("document.activeElement.textContent") == "Skip to content"
@@ -300,7 +302,7 @@ def test_claim_from_the_board_with_the_keyboard_alone_moves_the_card_and_the_too
     assert watched.dialogs == [] and watched.errors == []
 
 
-def test_another_actors_claim_cannot_be_released_from_the_board(watched, tracker, tokens):
+def test_another_actors_claim_cannot_be_released_from_the_board(watched, tracker, tokens) -> None:
     issue = mcp(tracker, tokens(BOB), "ready", limit=1)["issues"][0]["id"]
     mcp(tracker, tokens(BOB), "claim", id=issue)
     try:
@@ -323,7 +325,7 @@ def test_another_actors_claim_cannot_be_released_from_the_board(watched, tracker
         mcp(tracker, tokens(BOB), "release", id=issue)
 
 
-def test_xss_payloads_render_as_text_and_nothing_runs(watched, tracker, tokens):
+def test_xss_payloads_render_as_text_and_nothing_runs(watched, tracker, tokens) -> None:
     watched.sign_in(tokens(ANN))
     for path in ("/board/?label=xss", "/board/issues/bd-xss1", "/board/issues/bd-xss2", "/board/search?q=script"):
         watched.go(path)
@@ -341,7 +343,7 @@ def test_xss_payloads_render_as_text_and_nothing_runs(watched, tracker, tokens):
     assert watched.dialogs == []
 
 
-def test_the_board_updates_live_without_a_reload(watched, tracker, tokens):
+def test_the_board_updates_live_without_a_reload(watched, tracker, tokens) -> None:
     watched.sign_in(tokens(ANN))
     watched.page.evaluate("window.__stayed = true")
     issue = watched.ids("ready")[0]
@@ -360,7 +362,7 @@ def test_the_board_updates_live_without_a_reload(watched, tracker, tokens):
         mcp(tracker, tokens(BOB), "release", id=issue)
 
 
-def test_the_pages_pass_axe_and_have_screenshots(watched, tracker, tokens):
+def test_the_pages_pass_axe_and_have_screenshots(watched, tracker, tokens) -> None:
     axe = AXE.read_text(encoding="utf-8")
 
     def audit(name: str) -> None:
@@ -393,7 +395,7 @@ def test_the_pages_pass_axe_and_have_screenshots(watched, tracker, tokens):
     assert watched.dialogs == [] and watched.errors == []
 
 
-def test_a_huge_query_string_is_refused_at_the_edge_and_a_long_one_by_the_board(tracker, tokens):
+def test_a_huge_query_string_is_refused_at_the_edge_and_a_long_one_by_the_board(tracker, tokens) -> None:
     import httpx
 
     base = f"http://127.0.0.1:{tracker.port}"

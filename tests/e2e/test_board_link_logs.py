@@ -3,6 +3,7 @@ the link's address is spelled, and the link signs in once."""
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -10,6 +11,7 @@ import pytest
 
 from bee_hostkit.access_log import QUERY_HIDDEN, TOKEN_HIDDEN
 from tests.harness.raw_http import RawConnection
+from tests.harness.tracker import TrackerProcess
 
 pytestmark = pytest.mark.e2e
 
@@ -45,7 +47,9 @@ def get(server, target: str) -> int:
     return response.status
 
 
-def test_no_spelling_of_a_links_address_writes_its_token_to_the_access_log(tracker_factory):
+def test_no_spelling_of_a_links_address_writes_its_token_to_the_access_log(
+    tracker_factory: Callable[..., TrackerProcess],
+) -> None:
     server = tracker_factory(None, "--access-log")
     token = link_token(server)
     variants = [
@@ -76,7 +80,7 @@ def test_no_spelling_of_a_links_address_writes_its_token_to_the_access_log(track
     assert log.count(QUERY_HIDDEN) >= len(variants) - 3  # each request was logged, with its query hidden
 
 
-def test_a_link_signs_in_once_whichever_spelling_reaches_it(tracker_factory):
+def test_a_link_signs_in_once_whichever_spelling_reaches_it(tracker_factory: Callable[..., TrackerProcess]) -> None:
     server = tracker_factory()
     token = link_token(server)
     assert get(server, f"/board/link?token={token}") == 303

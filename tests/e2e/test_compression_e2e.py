@@ -14,14 +14,14 @@ pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 PROSE = (Path(__file__).resolve().parents[1] / "fixtures" / "prose" / "design.md").read_text()
 
 
-def bee(checkout, *args, check=True):
+def bee(checkout: Path, *args, check=True):
     return subprocess.run(
         [str(bee_executable()), *args, "--checkout", str(checkout)], capture_output=True, text=True, check=check
     )
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_disabled_compression_returns_the_original_and_says_so(checkout, era):
+async def test_disabled_compression_returns_the_original_and_says_so(checkout: Path, era: str) -> None:
     async with core_client(checkout, era) as client:
         result = await client.call_tool("bee_context_compress", {"text": PROSE, "contentKind": "prose"})
     data = result.structured_content
@@ -32,7 +32,9 @@ async def test_disabled_compression_returns_the_original_and_says_so(checkout, e
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_enabled_compression_retains_the_original_and_recover_returns_it_exactly(checkout, era):
+async def test_enabled_compression_retains_the_original_and_recover_returns_it_exactly(
+    checkout: Path, era: str
+) -> None:
     bee(checkout, "init")
     assert "Ready" in bee(checkout, "compression", "setup").stdout
     bee(checkout, "compression", "enable")
@@ -68,7 +70,7 @@ async def test_enabled_compression_retains_the_original_and_recover_returns_it_e
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_every_bad_input_is_a_clear_tool_error(checkout, era):
+async def test_every_bad_input_is_a_clear_tool_error(checkout: Path, era: str) -> None:
     bee(checkout, "init")
     bee(checkout, "compression", "enable")
     many_tokens = " ".join(f"w{i}" for i in range(9000))
@@ -89,7 +91,7 @@ async def test_every_bad_input_is_a_clear_tool_error(checkout, era):
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_recover_without_an_instance_is_not_initialized(tmp_path, era):
+async def test_recover_without_an_instance_is_not_initialized(tmp_path: Path, era: str) -> None:
     bare = tmp_path / "bare"
     bare.mkdir()
     async with core_client(bare, era) as client:

@@ -3,6 +3,7 @@
 import hashlib
 import json
 import os
+from pathlib import Path
 
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -22,7 +23,7 @@ def packet_args(*selections, budget=32768):
 
 @pytest.mark.parametrize("era", ERAS)
 @both_modes
-async def test_tools_list_is_the_contract_catalog_and_identity_is_stamped(checkout, era):
+async def test_tools_list_is_the_contract_catalog_and_identity_is_stamped(checkout: Path, era: str) -> None:
     async with core_process(checkout, era) as client:
         listed = await client.list_tools()
         served = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listed.tools]
@@ -36,7 +37,7 @@ async def test_tools_list_is_the_contract_catalog_and_identity_is_stamped(checko
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_packet_delivers_index_outline_and_body_within_budget(checkout, era):
+async def test_packet_delivers_index_outline_and_body_within_budget(checkout: Path, era: str) -> None:
     source = (checkout / "src/a.go").read_bytes()
     async with core_client(checkout, era) as client:
         result = await client.call_tool(
@@ -59,7 +60,7 @@ async def test_packet_delivers_index_outline_and_body_within_budget(checkout, er
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_needs_refinement_over_the_wire(checkout, era):
+async def test_needs_refinement_over_the_wire(checkout: Path, era: str) -> None:
     async with core_client(checkout, era) as client:
         result = await client.call_tool(
             "bee_context_packet", packet_args({"id": "all", "path": "src/a.ts", "representation": "body"}, budget=600)
@@ -142,7 +143,7 @@ WIRE_NUMBERS = [
 
 @pytest.mark.parametrize("era", ERAS)
 @both_modes
-async def test_a_number_too_large_to_hold_is_read_off_the_wire_as_such(checkout, era):
+async def test_a_number_too_large_to_hold_is_read_off_the_wire_as_such(checkout: Path, era: str) -> None:
     async with core_process(checkout, era) as client:
         for arguments, code, text in WIRE_NUMBERS:
             body = error_of(await client.call_tool("bee_context_packet", arguments))
@@ -150,7 +151,7 @@ async def test_a_number_too_large_to_hold_is_read_off_the_wire_as_such(checkout,
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_every_bad_input_is_a_clear_tool_error_and_the_host_keeps_serving(checkout, era):
+async def test_every_bad_input_is_a_clear_tool_error_and_the_host_keeps_serving(checkout: Path, era: str) -> None:
     key = checkout / ".bee" / "tracker" / "signing-key"
     key.parent.mkdir(parents=True)
     key.write_text("not for agents\n")
@@ -167,7 +168,7 @@ async def test_every_bad_input_is_a_clear_tool_error_and_the_host_keeps_serving(
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_unknown_tool_is_a_protocol_error(checkout, era):
+async def test_unknown_tool_is_a_protocol_error(checkout: Path, era: str) -> None:
     async with core_client(checkout, era) as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("bee_no_such_tool", {})
@@ -177,7 +178,9 @@ async def test_unknown_tool_is_a_protocol_error(checkout, era):
 
 @pytest.mark.parametrize("era", ERAS)
 @both_modes
-async def test_request_over_the_frame_limit_gets_32600_with_its_id_and_the_host_keeps_serving(checkout, era):
+async def test_request_over_the_frame_limit_gets_32600_with_its_id_and_the_host_keeps_serving(
+    checkout: Path, era: str
+) -> None:
     async with core_process(checkout, era) as client:
         with pytest.raises(MCPError) as info:
             await client.call_tool("bee_context_packet", {"manifestJson": "x" * (600 * 1024)})
@@ -190,7 +193,7 @@ async def test_request_over_the_frame_limit_gets_32600_with_its_id_and_the_host_
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_deadline_exceeded_delivers_nothing(checkout, era):
+async def test_deadline_exceeded_delivers_nothing(checkout: Path, era: str) -> None:
     async with core_client(checkout, era, env={"BEE_PACKET_DEADLINE_SECONDS": "0"}) as client:
         result = await client.call_tool(
             "bee_context_packet", packet_args({"id": "a", "path": "src/a.py", "representation": "body"})
@@ -201,7 +204,7 @@ async def test_deadline_exceeded_delivers_nothing(checkout, era):
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_an_instance_root_inside_the_checkout_is_never_served(checkout, era):
+async def test_an_instance_root_inside_the_checkout_is_never_served(checkout: Path, era: str) -> None:
     instance = checkout / "var" / "bee-instance"
     (instance / "tracker").mkdir(parents=True)
     (instance / "tracker" / "signing-key").write_text("not for agents\n")

@@ -39,7 +39,7 @@ def site():
 
 
 @pytest.fixture(scope="module")
-def evidence(site, tmp_path_factory):
+def evidence(site, tmp_path_factory: pytest.TempPathFactory):
     """One capture run: the screen and the component, each at two viewports."""
     out = tmp_path_factory.mktemp("evidence") / "run"
     targets = [Target("home", site), Target("button", site + "components/button.html")]
@@ -52,7 +52,7 @@ def pixels(path: Path) -> np.ndarray:
         return np.asarray(image.convert("RGBA"))
 
 
-def test_evidence_records_every_screenshot_with_its_hash_browser_flags_and_fonts(evidence):
+def test_evidence_records_every_screenshot_with_its_hash_browser_flags_and_fonts(evidence) -> None:
     out, recorded = evidence
     assert parse_evidence((out / EVIDENCE_FILE).read_bytes(), "evidence") == recorded
     assert recorded.producer == PRODUCER
@@ -80,7 +80,7 @@ def test_evidence_records_every_screenshot_with_its_hash_browser_flags_and_fonts
     assert all(font.glyphs > 0 for font in home.fonts)
 
 
-def test_the_same_page_captured_five_times_gives_identical_pixels(site, evidence, tmp_path):
+def test_the_same_page_captured_five_times_gives_identical_pixels(site, evidence, tmp_path: Path) -> None:
     _, first_run = evidence
     targets = [Target(f"again-{n}", site) for n in range(5)]
     recorded = capture(targets, Settings(browser_executable(), VIEWPORTS[:1], wait_for="#app"), tmp_path / "again")
@@ -97,7 +97,7 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_a_url_that_does_not_answer_is_named_and_nothing_half_written_stays(site, tmp_path):
+def test_a_url_that_does_not_answer_is_named_and_nothing_half_written_stays(site, tmp_path: Path) -> None:
     out = tmp_path / "evidence"
     dead = f"http://127.0.0.1:{_closed_port()}/"
     with pytest.raises(BeeError) as caught:
@@ -107,7 +107,7 @@ def test_a_url_that_does_not_answer_is_named_and_nothing_half_written_stays(site
     assert list(tmp_path.iterdir()) == []  # neither the folder nor the partial capture of "home"
 
 
-def test_a_port_chromium_will_not_load_is_named_as_such_not_as_a_server_that_is_down(tmp_path):
+def test_a_port_chromium_will_not_load_is_named_as_such_not_as_a_server_that_is_down(tmp_path: Path) -> None:
     out = tmp_path / "evidence"
     with pytest.raises(BeeError) as caught:
         capture([Target("discard", "http://127.0.0.1:9/")], Settings(browser_executable(), VIEWPORTS[:1]), out)
@@ -117,7 +117,7 @@ def test_a_port_chromium_will_not_load_is_named_as_such_not_as_a_server_that_is_
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_element_that_never_appears_and_an_http_error_are_named(site, tmp_path):
+def test_an_element_that_never_appears_and_an_http_error_are_named(site, tmp_path: Path) -> None:
     settings = Settings(browser_executable(), VIEWPORTS[:1], timeout_seconds=2, wait_for="#never")
     with pytest.raises(BeeError) as caught:
         capture([Target("home", site)], settings, tmp_path / "a")
@@ -129,7 +129,7 @@ def test_an_element_that_never_appears_and_an_http_error_are_named(site, tmp_pat
     assert list(tmp_path.iterdir()) == []
 
 
-def test_bad_capture_arguments_are_refused_before_a_browser_starts(tmp_path):
+def test_bad_capture_arguments_are_refused_before_a_browser_starts(tmp_path: Path) -> None:
     for text, message in (("desktop=1440", "NAME=WIDTHxHEIGHT"), ("d=0x10", "1–16384")):
         with pytest.raises(BeeError, match=message):
             parse_viewport(text)
@@ -148,7 +148,7 @@ def test_bad_capture_arguments_are_refused_before_a_browser_starts(tmp_path):
         capture([Target("a", "http://x/")], Settings("/no/chromium", VIEWPORTS), tmp_path / "y")
 
 
-def test_the_cli_captures_several_pages_with_a_progress_bar(site, tmp_path):
+def test_the_cli_captures_several_pages_with_a_progress_bar(site, tmp_path: Path) -> None:
     out = tmp_path / "cli"
     completed = subprocess.run(
         [

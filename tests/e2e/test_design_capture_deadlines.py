@@ -106,7 +106,7 @@ def colour(path: Path) -> tuple[int, int, int]:
         return red, green, blue
 
 
-def test_a_page_whose_script_keeps_the_main_thread_busy_after_load_is_killed_at_the_deadline(sites, capture):
+def test_a_page_whose_script_keeps_the_main_thread_busy_after_load_is_killed_at_the_deadline(sites, capture) -> None:
     site, _ = sites
     run = capture(f"busy={site.base}/spin.html")
     assert run.error().startswith(
@@ -118,7 +118,7 @@ def test_a_page_whose_script_keeps_the_main_thread_busy_after_load_is_killed_at_
     assert run.survivors == {}
 
 
-def test_a_web_font_that_never_arrives_after_load_stalls_waiting_for_fonts(sites, capture):
+def test_a_web_font_that_never_arrives_after_load_stalls_waiting_for_fonts(sites, capture) -> None:
     site, _ = sites
     run = capture(f"{site.base}/font-after-load.html")
     assert run.error().startswith(
@@ -129,7 +129,7 @@ def test_a_web_font_that_never_arrives_after_load_stalls_waiting_for_fonts(sites
     assert run.survivors == {}
 
 
-def test_a_web_font_that_never_arrives_before_load_stalls_loading_and_no_earlier_page_is_kept(sites, capture):
+def test_a_web_font_that_never_arrives_before_load_stalls_loading_and_no_earlier_page_is_kept(sites, capture) -> None:
     site, _ = sites
     run = capture(f"landing={site.base}/landing.html", f"font={site.base}/font-before-load.html")
     assert run.error().startswith(
@@ -139,7 +139,7 @@ def test_a_web_font_that_never_arrives_before_load_stalls_loading_and_no_earlier
     assert run.survivors == {}
 
 
-def test_a_document_that_never_answers_stalls_navigating(sites, capture):
+def test_a_document_that_never_answers_stalls_navigating(sites, capture) -> None:
     site, _ = sites
     run = capture(f"{site.base}/never.html")
     assert run.error().startswith(f"Error: {site.base}/never.html (viewport desktop) stalled navigating: its capture")
@@ -147,7 +147,7 @@ def test_a_document_that_never_answers_stalls_navigating(sites, capture):
     assert run.survivors == {}
 
 
-def test_a_wait_for_that_is_not_a_selector_is_named_and_not_taken_for_a_stall(sites, capture):
+def test_a_wait_for_that_is_not_a_selector_is_named_and_not_taken_for_a_stall(sites, capture) -> None:
     site, _ = sites
     run = capture(f"{site.base}/landing.html", flags=("--wait-for", "##app"))
     assert run.error().startswith("Error: --wait-for '##app' is not a valid selector (")
@@ -155,7 +155,7 @@ def test_a_wait_for_that_is_not_a_selector_is_named_and_not_taken_for_a_stall(si
     assert run.survivors == {}
 
 
-def test_a_page_that_moves_within_its_origin_after_load_is_captured_where_it_ends(sites, capture):
+def test_a_page_that_moves_within_its_origin_after_load_is_captured_where_it_ends(sites, capture) -> None:
     site, _ = sites
     # Three captures of the page in one run: the navigation races each one's settling differently.
     urls = [f"{name}={site.base}/moves.html" for name in ("first", "second", "third")]
@@ -173,7 +173,7 @@ def test_a_page_that_moves_within_its_origin_after_load_is_captured_where_it_end
 
 
 @pytest.mark.parametrize("how", ["script", "meta-refresh"])
-def test_a_page_that_leaves_its_origin_after_load_is_refused(sites, capture, how):
+def test_a_page_that_leaves_its_origin_after_load_is_refused(sites, capture, how) -> None:
     site, elsewhere = sites
     run = capture(f"{site.base}/leaves-by-{how}.html")
     assert run.error() == (
@@ -185,7 +185,9 @@ def test_a_page_that_leaves_its_origin_after_load_is_refused(sites, capture, how
     assert run.survivors == {}
 
 
-def test_an_http_redirect_to_another_port_is_refused_unless_allowed_and_the_final_url_is_recorded(sites, capture):
+def test_an_http_redirect_to_another_port_is_refused_unless_allowed_and_the_final_url_is_recorded(
+    sites, capture
+) -> None:
     site, elsewhere = sites
     refused = capture(f"moved={site.base}/redirect")
     assert refused.error().startswith(
@@ -205,7 +207,7 @@ def test_an_http_redirect_to_another_port_is_refused_unless_allowed_and_the_fina
     assert allowed.survivors == {}
 
 
-def test_the_reaper_reports_a_process_that_left_its_session_and_parent(tmp_path):
+def test_the_reaper_reports_a_process_that_left_its_session_and_parent(tmp_path: Path) -> None:
     """The check above can fail: a double-forked process in a session of its own is still found."""
     report = tmp_path / "left.json"
     detach = "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        time.sleep(60)"

@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ both_modes = pytest.mark.usefixtures("host_mode")
 
 
 @pytest.fixture
-def root(tmp_path):
+def root(tmp_path: Path):
     target = tmp_path / "checkout"
     target.mkdir()
     return make_root(target.resolve())
@@ -31,7 +32,7 @@ def shop(root):
 
 @pytest.mark.parametrize("era", ERAS)
 @both_modes
-async def test_the_host_lists_exactly_its_catalog_and_stamps_the_contract(root, era):
+async def test_the_host_lists_exactly_its_catalog_and_stamps_the_contract(root, era: str) -> None:
     async with design_process(root, era) as client:
         listed = await client.list_tools()
     served = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listed.tools]
@@ -40,7 +41,7 @@ async def test_the_host_lists_exactly_its_catalog_and_stamps_the_contract(root, 
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_list_slice_and_verify_answer_untrusted_data_never_approval(root, shop, era):
+async def test_list_slice_and_verify_answer_untrusted_data_never_approval(root, shop, era: str) -> None:
     subprocess.run(
         [
             str(bee_executable()),
@@ -82,7 +83,7 @@ async def test_list_slice_and_verify_answer_untrusted_data_never_approval(root, 
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_bad_input_gets_the_error_envelope_every_client_reads(root, shop, era):
+async def test_bad_input_gets_the_error_envelope_every_client_reads(root, shop, era: str) -> None:
     blob = next(e for e in shop.files if e.path == "styles/main.css")
     damaged = root / layout.STATE_DIR / layout.blob_path(blob.sha256)
     damaged.chmod(0o644)
@@ -112,7 +113,7 @@ async def test_bad_input_gets_the_error_envelope_every_client_reads(root, shop, 
     ("given", "message"),
     [("relative/path", "is relative; pass an absolute path"), ("/no/such/root", "does not exist")],
 )
-def test_the_host_refuses_a_relative_or_missing_root(tmp_path, given, message):
+def test_the_host_refuses_a_relative_or_missing_root(tmp_path: Path, given, message) -> None:
     completed = subprocess.run(
         [str(bee_executable()), "design", "mcp", "--stdio", "--root", given],
         cwd=tmp_path,
@@ -125,7 +126,7 @@ def test_the_host_refuses_a_relative_or_missing_root(tmp_path, given, message):
     assert completed.returncode == 2 and message in completed.stderr and "--root" in completed.stderr
 
 
-def test_the_host_refuses_a_root_that_is_a_file_and_needs_a_root(tmp_path):
+def test_the_host_refuses_a_root_that_is_a_file_and_needs_a_root(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     for args in (["--root", str(tmp_path / "file")], []):
         completed = subprocess.run(
@@ -139,7 +140,7 @@ def test_the_host_refuses_a_root_that_is_a_file_and_needs_a_root(tmp_path):
         assert completed.returncode == 2 and "--root" in completed.stderr
 
 
-def test_doctor_finds_and_checks_the_design_host(root, warm_runtime):
+def test_doctor_finds_and_checks_the_design_host(root, warm_runtime: Path) -> None:
     completed = subprocess.run(
         [str(bee_executable()), "doctor", "--checkout", str(root), "--json"],
         capture_output=True,
@@ -154,7 +155,7 @@ def test_doctor_finds_and_checks_the_design_host(root, warm_runtime):
     assert all(c["ok"] and c["tools"] == 4 for c in checks)
 
 
-def test_the_root_is_fixed_at_startup_and_paths_resolve_inside_it(root, shop, tmp_path):
+def test_the_root_is_fixed_at_startup_and_paths_resolve_inside_it(root, shop, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     shutil.copytree(root / "src", outside)
     (root / "link").symlink_to(outside, target_is_directory=True)

@@ -92,7 +92,7 @@ def wire(result: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_every_core_tool_answers_the_same_directly_and_through_invoke(prepared, era):
+async def test_every_core_tool_answers_the_same_directly_and_through_invoke(prepared, era: str) -> None:
     checkout = prepared.checkout
     calls = cases({**artifact_ids(checkout), "plan": (await sample_plan(prepared))["plan"]})
     assert {tool for tool, _, _ in calls} == {spec.name for spec in load_catalog("core")}
@@ -105,7 +105,7 @@ async def test_every_core_tool_answers_the_same_directly_and_through_invoke(prep
 
 
 @pytest.mark.skipif(node.missing_reason() is not None, reason=str(node.missing_reason()))
-async def test_every_core_tool_answers_the_typescript_client_the_same_directly_and_through_invoke(prepared):
+async def test_every_core_tool_answers_the_typescript_client_the_same_directly_and_through_invoke(prepared) -> None:
     # The client inside Claude Code, Cursor and VS Code: every outcome readable in both modes, and identical.
     checkout = prepared.checkout
     calls = cases({**artifact_ids(checkout), "plan": (await sample_plan(prepared))["plan"]})
@@ -126,7 +126,7 @@ async def test_every_core_tool_answers_the_typescript_client_the_same_directly_a
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_the_view_lists_three_tools_with_the_same_identity(checkout, era):
+async def test_the_view_lists_three_tools_with_the_same_identity(checkout: Path, era: str) -> None:
     async with core_client(checkout, era, "--discovery") as client:
         listed = await client.list_tools()
         served = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listed.tools]
@@ -147,7 +147,7 @@ async def test_the_view_lists_three_tools_with_the_same_identity(checkout, era):
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_unknown_tools_and_invalid_arguments_through_the_view_are_clear_errors(checkout, era):
+async def test_unknown_tools_and_invalid_arguments_through_the_view_are_clear_errors(checkout: Path, era: str) -> None:
     async with core_client(checkout, era, "--discovery") as client:
         body = error_of(await client.call_tool("bee_tool_invoke", {"name": "bee_nope", "arguments": {}}))
         assert body["code"] == "not_found" and "no tool named 'bee_nope'" in body["error"]

@@ -1,6 +1,7 @@
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -9,7 +10,9 @@ from tests.conftest import bee_executable, warm_env
 pytestmark = pytest.mark.e2e
 
 
-def test_doctor_checks_the_core_host_and_its_discovery_view_in_both_eras_cold_and_warm(checkout, warm_runtime):
+def test_doctor_checks_the_core_host_and_its_discovery_view_in_both_eras_cold_and_warm(
+    checkout: Path, warm_runtime: Path
+) -> None:
     completed = subprocess.run(
         [str(bee_executable()), "doctor", "--checkout", str(checkout), "--json"],
         capture_output=True,
@@ -30,7 +33,7 @@ def test_doctor_checks_the_core_host_and_its_discovery_view_in_both_eras_cold_an
     assert {c["tools"] for c in checks if c["view"] == "discovery"} == {3}
 
 
-def test_doctor_fails_a_warm_check_that_fell_back_to_serving_cold(checkout, tmp_path):
+def test_doctor_fails_a_warm_check_that_fell_back_to_serving_cold(checkout: Path, tmp_path: Path) -> None:
     # A runtime directory open to other users is refused: the front end serves cold, and says why.
     runtime = tmp_path / "run"
     (runtime / "bee").mkdir(parents=True)

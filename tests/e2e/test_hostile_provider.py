@@ -113,7 +113,7 @@ TOO_LARGE = f"sent an answer of more than {REMOTE_ANSWER_MAX_BYTES} bytes, more 
 
 
 @pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
-async def test_a_200_mb_skill_body_is_result_too_large_with_memory_bounded(checkout, tmp_path, sse):
+async def test_a_200_mb_skill_body_is_result_too_large_with_memory_bounded(checkout: Path, tmp_path: Path, sse) -> None:
     misbehave = {"resources/read": {"how": "huge", "bytes": 200_000_000, "sse": sse}}
     with HostileProvider(spec(misbehave), tmp_path) as server:
         configured(checkout, server)
@@ -131,7 +131,7 @@ async def test_a_200_mb_skill_body_is_result_too_large_with_memory_bounded(check
 
 
 @pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
-async def test_a_150_mb_listing_is_result_too_large_with_memory_bounded(checkout, tmp_path, sse):
+async def test_a_150_mb_listing_is_result_too_large_with_memory_bounded(checkout: Path, tmp_path: Path, sse) -> None:
     misbehave = {"skills/list": {"how": "huge", "bytes": 150_000_000, "sse": sse}}
     with HostileProvider(spec(misbehave), tmp_path) as server:
         # The CLI reads the provider under the same cap: `bridge add` and `bridge list` say why it does not answer.
@@ -150,7 +150,9 @@ async def test_a_150_mb_listing_is_result_too_large_with_memory_bounded(checkout
 
 
 @pytest.mark.parametrize("method", ["skills/list", "resources/read"])
-async def test_an_endless_drip_ends_at_the_provider_timeout_and_the_host_keeps_serving(checkout, tmp_path, method):
+async def test_an_endless_drip_ends_at_the_provider_timeout_and_the_host_keeps_serving(
+    checkout: Path, tmp_path: Path, method
+) -> None:
     misbehave = {method: {"how": "drip", "seconds": 0.5, "sse": method == "skills/list"}}
     with HostileProvider(spec(misbehave), tmp_path) as server:
         configured(checkout, server)
@@ -168,7 +170,7 @@ async def test_an_endless_drip_ends_at_the_provider_timeout_and_the_host_keeps_s
             assert running.peak_kib() < PEAK_KIB
 
 
-async def test_bytes_that_do_not_match_the_manifest_are_never_served(checkout, tmp_path):
+async def test_bytes_that_do_not_match_the_manifest_are_never_served(checkout: Path, tmp_path: Path) -> None:
     wrong = "sha256:" + hashlib.sha256(b"something else").hexdigest()
     skills: list[dict[str, Any]] = [
         {"path": "git-workflow", "body": GOOD, "digest": wrong},

@@ -16,7 +16,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "json"
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_encode_then_decode_round_trips_real_documents_with_counts(checkout, era):
+async def test_encode_then_decode_round_trips_real_documents_with_counts(checkout: Path, era: str) -> None:
     async with core_client(checkout, era) as client:
         for path in sorted(FIXTURES.glob("*.json")):
             text = path.read_text()
@@ -36,7 +36,7 @@ async def test_encode_then_decode_round_trips_real_documents_with_counts(checkou
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_number_spellings_variants_and_cl100k_over_the_wire(checkout, era):
+async def test_number_spellings_variants_and_cl100k_over_the_wire(checkout: Path, era: str) -> None:
     text = '{"n":[1.0,1e3,-0,1.50,1E+03,123456789012345678901234567890],"rows":[{"a":1,"b":"x"},{"a":2,"b":"x"}]}'
     async with core_client(checkout, era) as client:
         for encoding in ("auto", "columnar", "compact", "json"):
@@ -54,7 +54,7 @@ def forged(body, expanded):
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_every_bad_input_is_a_clear_tool_error_with_nothing_partial(checkout, era):
+async def test_every_bad_input_is_a_clear_tool_error_with_nothing_partial(checkout: Path, era: str) -> None:
     rows = (FIXTURES / "tz-zones.json").read_text()
     async with core_client(checkout, era) as client:
         good = (await client.call_tool("bee_representation_encode", {"json": rows})).structured_content["packet"]

@@ -6,6 +6,8 @@ import os
 import re
 import subprocess
 import tempfile
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -14,7 +16,7 @@ from mcp.client.stdio import stdio_client
 from bee_contracts import load_catalog
 from bee_contracts.hosts import installed_hosts
 from tests.conftest import WARM_DECLINED, bee_executable, warm_env
-from tests.harness.tracker import tracker_client
+from tests.harness.tracker import TrackerProcess, tracker_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -34,8 +36,8 @@ def expand(value: str, env: dict[str, str], prompted: str) -> str:
 
 
 async def test_every_editors_entries_start_the_stdio_hosts_and_reach_the_tracker(
-    checkout, tmp_path, tracker_factory, warm_runtime
-):
+    checkout: Path, tmp_path: Path, tracker_factory: Callable[..., TrackerProcess], warm_runtime: Path
+) -> None:
     tracker = tracker_factory()
     token = tracker.token("ada@example.com")
     home = tmp_path / "home"

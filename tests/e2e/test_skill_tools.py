@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from bee_tracker import skills as tracker_skills
 from tests.conftest import ERAS, core_client, error_of
 from tests.e2e.skills_setup import GIT, NOTES, TOKEN_ENV, bridge, skills_directory
+from tests.harness.tracker import TrackerProcess
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -38,7 +41,9 @@ def sha(text: str) -> str:
 
 @pytest.mark.parametrize("view", VIEWS)
 @pytest.mark.parametrize("era", ERAS)
-async def test_skills_from_a_directory_and_a_tracker(checkout, tmp_path, tracker_factory, era, view):
+async def test_skills_from_a_directory_and_a_tracker(
+    checkout: Path, tmp_path: Path, tracker_factory: Callable[..., TrackerProcess], era: str, view
+) -> None:
     tracker = tracker_factory(str(tmp_path / "tracker.db"))
     bridge(checkout, skills_directory(tmp_path / "skills"), tracker)
     env = {TOKEN_ENV: tracker.token("alice@example.com")}
@@ -83,7 +88,7 @@ async def test_skills_from_a_directory_and_a_tracker(checkout, tmp_path, tracker
 
 @pytest.mark.parametrize("view", VIEWS)
 @pytest.mark.parametrize("era", ERAS)
-async def test_without_a_bridge_each_tool_answers_how_to_configure_one(checkout, era, view):
+async def test_without_a_bridge_each_tool_answers_how_to_configure_one(checkout: Path, era: str, view) -> None:
     flags = ("--discovery",) if view == "discovery" else ()
     async with core_client(checkout, era, *flags) as client:
         for tool, arguments in [

@@ -4,6 +4,8 @@ a local directory and from a real tracker with a real token, both views."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from tests.conftest import bee_executable
 from tests.e2e.skills_setup import NOTES, TOKEN_ENV, bridge, skills_directory
 from tests.harness import node
 from tests.harness.node import answered, success, tool_error
+from tests.harness.tracker import TrackerProcess
 
 pytestmark = [
     pytest.mark.e2e,
@@ -44,7 +47,9 @@ def check(results: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.parametrize("view", ["direct", "discovery"])
-def test_skill_tools_through_the_typescript_sdk_client(checkout, tmp_path, tracker_factory, view):
+def test_skill_tools_through_the_typescript_sdk_client(
+    checkout: Path, tmp_path: Path, tracker_factory: Callable[..., TrackerProcess], view
+) -> None:
     tracker = tracker_factory(str(tmp_path / "tracker.db"))
     bridge(checkout, skills_directory(tmp_path / "skills"), tracker)
     flags = ["--discovery"] if view == "discovery" else []

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +18,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180), pytest.mark.usefixtures
 
 
 @pytest.fixture
-def host(checkout):
+def host(checkout: Path):
     process = subprocess.Popen(
         [str(bee_executable()), "mcp", "serve"],
         cwd=checkout,
@@ -34,7 +35,7 @@ def host(checkout):
     process.stdout.close()
 
 
-def send(process, data: bytes):
+def send(process, data: bytes) -> None:
     process.stdin.write(data)
     process.stdin.flush()
 
@@ -53,7 +54,7 @@ def request(process, id, method, params=None):
     return answer(process)
 
 
-def test_malformed_and_oversized_frames_are_answered_and_the_host_keeps_serving(host):
+def test_malformed_and_oversized_frames_are_answered_and_the_host_keeps_serving(host) -> None:
     send(host, b"{this is not json\n")
     reply = answer(host)
     assert reply["error"]["code"] == -32700 and reply["id"] is None
@@ -83,7 +84,7 @@ def test_malformed_and_oversized_frames_are_answered_and_the_host_keeps_serving(
     assert "bee_context_packet" in [tool["name"] for tool in listed["result"]["tools"]]
 
 
-def test_a_frame_exactly_at_the_limit_is_parsed_not_refused(host):
+def test_a_frame_exactly_at_the_limit_is_parsed_not_refused(host) -> None:
     head = b'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"pad":"'
     tail = b'"}}'
     frame = head + b"q" * (512 * 1024 - len(head) - len(tail)) + tail
@@ -95,7 +96,7 @@ def test_a_frame_exactly_at_the_limit_is_parsed_not_refused(host):
     assert reply.get("error", {}).get("code") != -32600
 
 
-def initialize(process, id=1):
+def initialize(process, id=1) -> None:
     init = request(
         process,
         id,
@@ -106,7 +107,7 @@ def initialize(process, id=1):
     send(process, b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
 
 
-def assert_still_serving(process, id):
+def assert_still_serving(process, id) -> None:
     listed = request(process, id, "tools/list")
     assert listed["id"] == id and "bee_context_packet" in [tool["name"] for tool in listed["result"]["tools"]]
 
@@ -124,7 +125,7 @@ def assert_still_serving(process, id):
     ],
     ids=["null", "object", "array", "float-1.0", "float-2.5", "true", "false"],
 )
-def test_a_request_whose_id_no_request_may_carry_gets_32600_with_id_null(host, bad_id, said):
+def test_a_request_whose_id_no_request_may_carry_gets_32600_with_id_null(host, bad_id, said) -> None:
     # The SDK's parser takes such a request for a notification and never answers it: the client would hang.
     initialize(host)
     reply = request(host, bad_id, "tools/list")
@@ -136,13 +137,13 @@ def test_a_request_whose_id_no_request_may_carry_gets_32600_with_id_null(host, b
     assert_still_serving(host, 2)
 
 
-def test_a_notification_without_an_id_is_still_not_answered(host):
+def test_a_notification_without_an_id_is_still_not_answered(host) -> None:
     initialize(host)
     send(host, b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}\n')
     assert_still_serving(host, 2)  # the next line on stdout answers this request, not the notification
 
 
-def test_valid_json_past_the_fast_parsers_limits_is_still_answered_with_its_id(host):
+def test_valid_json_past_the_fast_parsers_limits_is_still_answered_with_its_id(host) -> None:
     initialize(host)
     # pydantic stops at ~200 levels and ~4,300-digit integers; the frame is read again and the tool answers.
     deep = {"manifestJson": "{}", "budgetBytes": 4096, "deep": json.loads("[" * 500 + "]" * 500)}
@@ -174,7 +175,9 @@ def _bytes_read(pid: int) -> int:
 
 
 @pytest.mark.timeout(300)
-def test_the_host_exits_soon_after_stdin_closes_while_a_handler_is_busy(tmp_path, record_property, request):
+def test_the_host_exits_soon_after_stdin_closes_while_a_handler_is_busy(
+    tmp_path: Path, record_property, request: pytest.FixtureRequest
+) -> None:
     # A handler thread cannot be interrupted, and Python joins every worker thread before it exits: the host used
     # to stay alive until the handler finished (for ever, for one blocked on a FIFO). Here the handler is hashing
     # 64 selections of a 4 GiB (sparse) file under a 10-minute deadline when stdin closes.

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ import pytest
 from bee_contracts import version_info
 from bee_supervisor.installed import ENV_INSTALLED_FILE
 from tests.conftest import _pg_missing_reason, error_of
-from tests.harness.postgres import free_port
+from tests.harness.postgres import PostgresServer, free_port
+from tests.harness.supervisor import SupervisorProcess
 from tests.harness.tracker import tracker_client
 
 pytestmark = [
@@ -49,7 +51,7 @@ stop_timeout = 20
 """
 
 
-def prepare_store(tmp_path, store, issues):
+def prepare_store(tmp_path: Path, store, issues):
     home = tmp_path / "home"
     source = tmp_path / "issues.jsonl"
     source.write_text(
@@ -79,7 +81,7 @@ def tokens(home, count):
     return [mint(secret, f"agent-{n}@example.com") for n in range(count)]
 
 
-async def hold_client(url, token, *, task_status=anyio.TASK_STATUS_IGNORED):
+async def hold_client(url, token, *, task_status=anyio.TASK_STATUS_IGNORED) -> None:
     async with tracker_client(url, token, "2026-07-28", limits=NO_KEEPALIVE) as client:
         task_status.started(client)
         await anyio.sleep_forever()
@@ -96,8 +98,8 @@ def served_posts(supervisor, index):
 
 @pytest.mark.timeout(900)
 async def test_32_claimers_over_two_replicas_have_exactly_one_winner_per_trial(
-    supervisor_factory, postgres_server, tmp_path
-):
+    supervisor_factory: Callable[..., SupervisorProcess], postgres_server: PostgresServer, tmp_path: Path
+) -> None:
     store = postgres_server.create_database()
     home = prepare_store(tmp_path, store, TRIALS)
     port = free_port()
@@ -111,7 +113,7 @@ async def test_32_claimers_over_two_replicas_have_exactly_one_winner_per_trial(
             issue_id = f"s-{trial:05d}"
             outcomes: dict[int, str | dict[str, Any] | None] = {}
 
-            async def claim(n, client, issue_id=issue_id, outcomes=outcomes):
+            async def claim(n, client, issue_id=issue_id, outcomes=outcomes) -> None:
                 result = await client.call_tool("claim", {"id": issue_id})
                 outcomes[n] = error_of(result)["code"] if result.is_error else result.structured_content
 
@@ -131,8 +133,8 @@ async def test_32_claimers_over_two_replicas_have_exactly_one_winner_per_trial(
 
 @pytest.mark.timeout(600)
 async def test_an_upgrade_and_sighup_roll_the_replicas_while_the_address_keeps_serving(
-    supervisor_factory, postgres_server, tmp_path
-):
+    supervisor_factory: Callable[..., SupervisorProcess], postgres_server: PostgresServer, tmp_path: Path
+) -> None:
     import signal
 
     store = postgres_server.create_database()
@@ -146,7 +148,7 @@ async def test_an_upgrade_and_sighup_roll_the_replicas_while_the_address_keeps_s
     answered: list[str] = []
     failed: list[str] = []
 
-    async def keep_asking():
+    async def keep_asking() -> None:
         async with httpx.AsyncClient(limits=NO_KEEPALIVE, timeout=30, trust_env=False) as http:
             while True:
                 try:

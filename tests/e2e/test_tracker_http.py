@@ -4,6 +4,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from pydantic import TypeAdapter
 from bee_contracts import load_catalog
 from bee_tracker import skills
 from tests.conftest import TRACKER_ERAS, error_of
-from tests.harness.tracker import tracker_client
+from tests.harness.tracker import TrackerProcess, tracker_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -41,7 +42,9 @@ async def custom(client, method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("era", TRACKER_ERAS)
-async def test_tools_skills_and_instructions(store_url, tracker_factory, era):
+async def test_tools_skills_and_instructions(
+    store_url: str, tracker_factory: Callable[..., TrackerProcess], era: str
+) -> None:
     server = tracker_factory(store_url)
     async with tracker_client(server.url, server.token(ALICE), era) as client:
         listed = await client.list_tools()
@@ -76,7 +79,9 @@ async def test_tools_skills_and_instructions(store_url, tracker_factory, era):
 
 
 @pytest.mark.parametrize("era", TRACKER_ERAS)
-async def test_a_team_workflow_with_attributed_writes(store_url, tracker_factory, era):
+async def test_a_team_workflow_with_attributed_writes(
+    store_url: str, tracker_factory: Callable[..., TrackerProcess], era: str
+) -> None:
     server = tracker_factory(store_url)
     async with (
         tracker_client(server.url, server.token(ALICE), era) as alice,
@@ -119,7 +124,7 @@ async def test_a_team_workflow_with_attributed_writes(store_url, tracker_factory
         assert linked["changed"] is True
 
 
-async def test_every_bad_input_has_a_code(store_url, tracker_factory):
+async def test_every_bad_input_has_a_code(store_url: str, tracker_factory: Callable[..., TrackerProcess]) -> None:
     server = tracker_factory(store_url)
     async with (
         tracker_client(server.url, server.token(ALICE)) as alice,
@@ -171,7 +176,9 @@ async def test_every_bad_input_has_a_code(store_url, tracker_factory):
         assert released["assignee"] is None
 
 
-async def test_http_edges_auth_methods_body_and_host(tracker_factory, tmp_path):
+async def test_http_edges_auth_methods_body_and_host(
+    tracker_factory: Callable[..., TrackerProcess], tmp_path: Path
+) -> None:
     server = tracker_factory()
     base = f"http://127.0.0.1:{server.port}"
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -204,7 +211,9 @@ async def test_http_edges_auth_methods_body_and_host(tracker_factory, tmp_path):
         assert origin.status_code == 403
 
 
-async def test_logs_omit_task_text_tokens_and_secrets(tracker_factory, tmp_path):
+async def test_logs_omit_task_text_tokens_and_secrets(
+    tracker_factory: Callable[..., TrackerProcess], tmp_path: Path
+) -> None:
     server = tracker_factory(None, "--log-level", "debug", "--access-log")
     token = server.token(ALICE)
     async with tracker_client(server.url, token) as client:
@@ -225,7 +234,7 @@ async def test_logs_omit_task_text_tokens_and_secrets(tracker_factory, tmp_path)
     assert "POST /mcp" in log  # the access log is on: requests are logged, their content is not
 
 
-def test_cli_import_export_round_trip_and_bad_line(tmp_path):
+def test_cli_import_export_round_trip_and_bad_line(tmp_path: Path) -> None:
     bee = str(Path(sys.executable).parent / "bee")
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "beads" / "NVIDIA__skyhook.jsonl"
     home = tmp_path / "home"
@@ -257,7 +266,9 @@ def test_cli_import_export_round_trip_and_bad_line(tmp_path):
     assert listing.stdout == ""
 
 
-async def test_serve_and_token_find_the_same_home_from_anywhere_in_a_checkout(tmp_path, monkeypatch):
+async def test_serve_and_token_find_the_same_home_from_anywhere_in_a_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from tests.harness.tracker import TrackerProcess
 
     monkeypatch.delenv("BEE_TRACKER_HOME", raising=False)
@@ -289,7 +300,7 @@ async def test_serve_and_token_find_the_same_home_from_anywhere_in_a_checkout(tm
         server.stop()
 
 
-def test_startup_verifies_the_store_before_listening(tmp_path):
+def test_startup_verifies_the_store_before_listening(tmp_path: Path) -> None:
     from tests.harness.postgres import free_port
     from tests.harness.tracker import TrackerProcess
 

@@ -2,9 +2,12 @@
 array, a float, a boolean) gets -32600 with id null from `bee tracker serve`, in both protocol eras."""
 
 import json
+from collections.abc import Callable
 
 import httpx
 import pytest
+
+from tests.harness.tracker import TrackerProcess
 
 pytestmark = pytest.mark.e2e
 
@@ -23,7 +26,9 @@ def authorized(server) -> dict[str, str]:
 UNUSABLE = {"null": None, "an object": {"a": 1}, "an array": [1], "the number 1.5": 1.5, "the boolean true": True}
 
 
-def test_a_request_with_an_unusable_id_gets_32600_with_id_null_in_both_eras(tracker_factory):
+def test_a_request_with_an_unusable_id_gets_32600_with_id_null_in_both_eras(
+    tracker_factory: Callable[..., TrackerProcess],
+) -> None:
     server = tracker_factory()
     legacy = authorized(server)
     modern = {**legacy, "MCP-Protocol-Version": "2026-07-28"}
@@ -38,7 +43,7 @@ def test_a_request_with_an_unusable_id_gets_32600_with_id_null_in_both_eras(trac
                 assert f"the id is {kind}" in answer["error"]["message"], (era, kind, answer)
 
 
-def test_usable_ids_and_notifications_are_untouched(tracker_factory):
+def test_usable_ids_and_notifications_are_untouched(tracker_factory: Callable[..., TrackerProcess]) -> None:
     server = tracker_factory()
     headers = authorized(server)
     with httpx.Client(timeout=30) as http:

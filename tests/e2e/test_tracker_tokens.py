@@ -9,12 +9,15 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from tests.harness.tracker import TrackerProcess
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +58,7 @@ def refused(response: httpx.Response) -> str:
     return match.group(1)
 
 
-def test_hostile_header_fields_are_refused_as_data(tracker_factory):
+def test_hostile_header_fields_are_refused_as_data(tracker_factory: Callable[..., TrackerProcess]) -> None:
     server = tracker_factory()
     crlf = "HS256\r\n2026-01-01 00:00:00,000 INFO bee.tracker: forged line"
     cases = {
@@ -91,7 +94,7 @@ def test_hostile_header_fields_are_refused_as_data(tracker_factory):
     assert "Traceback" not in log
 
 
-def test_time_claims_must_be_numbers(tracker_factory):
+def test_time_claims_must_be_numbers(tracker_factory: Callable[..., TrackerProcess]) -> None:
     server = tracker_factory()
     secret, now = secret_of(server), int(time.time())
 
@@ -114,7 +117,7 @@ def test_time_claims_must_be_numbers(tracker_factory):
     assert post(server, signed(exp=now + 600.5)).status_code == 200  # a fraction is still a number
 
 
-def test_token_lifetime_is_capped_and_configurable(tracker_factory):
+def test_token_lifetime_is_capped_and_configurable(tracker_factory: Callable[..., TrackerProcess]) -> None:
     server = tracker_factory()
     secret, now = secret_of(server), int(time.time())
     eight_days = 8 * 86400
@@ -130,7 +133,7 @@ def test_token_lifetime_is_capped_and_configurable(tracker_factory):
     assert post(strict, strict.token("a@example.com", "--ttl", "3000")).status_code == 200
 
 
-def test_token_refuses_a_ttl_over_the_maximum(tmp_path):
+def test_token_refuses_a_ttl_over_the_maximum(tmp_path: Path) -> None:
     bee = str(Path(sys.executable).parent / "bee")
     minted = subprocess.run(
         [bee, "tracker", "token", "--home", str(tmp_path), "--actor", "a", "--ttl", str(8 * 86400)],
@@ -142,7 +145,9 @@ def test_token_refuses_a_ttl_over_the_maximum(tmp_path):
     assert minted.returncode != 0 and "604800" in minted.stderr and minted.stdout == ""
 
 
-def test_a_jwks_key_of_another_family_is_refused_by_name(tracker_factory, tmp_path):
+def test_a_jwks_key_of_another_family_is_refused_by_name(
+    tracker_factory: Callable[..., TrackerProcess], tmp_path: Path
+) -> None:
     rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     ec_key = ec.generate_private_key(ec.SECP256R1())
     rsa_jwk = {**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(rsa_key.public_key())), "kid": "rsa-1"}
@@ -201,7 +206,9 @@ def create(server, token: str, title: str) -> httpx.Response:
     return httpx.post(server.url, json=call, headers={**ACCEPT, "Authorization": f"Bearer {token}"}, timeout=30)
 
 
-def test_an_actor_that_is_not_printable_text_is_a_401_at_mcp_and_at_board_sign_in(tracker_factory, store_url):
+def test_an_actor_that_is_not_printable_text_is_a_401_at_mcp_and_at_board_sign_in(
+    tracker_factory: Callable[..., TrackerProcess], store_url: str
+) -> None:
     server = tracker_factory(store_url)
     secret = secret_of(server)
     for actor, reason in ODD_ACTORS:

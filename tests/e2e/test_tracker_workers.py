@@ -22,6 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 from bee_tracker.auth import mint
 from bee_tracker.home import read_key
 from tests.conftest import BACKENDS, error_of
+from tests.harness.tracker import TrackerProcess
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -31,7 +32,7 @@ TRIALS = 25
 
 
 @pytest.fixture(params=[param for param in BACKENDS if param.id == "postgres"])
-def pg_url(request):
+def pg_url(request: pytest.FixtureRequest):
     return request.getfixturevalue("postgres_server").create_database()
 
 
@@ -68,7 +69,7 @@ def run_bee(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([BEE, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_several_workers_on_sqlite_are_refused_with_the_reason(tmp_path):
+def test_several_workers_on_sqlite_are_refused_with_the_reason(tmp_path: Path) -> None:
     completed = run_bee("tracker", "serve", "--home", str(tmp_path / "home"), "--workers", "2")
     assert completed.returncode == 2
     assert "--workers 2 needs a PostgreSQL store" in completed.stderr
@@ -77,14 +78,16 @@ def test_several_workers_on_sqlite_are_refused_with_the_reason(tmp_path):
 
 
 @pytest.mark.parametrize("option", ["--max-in-flight", "--max-connections"])
-def test_a_limit_too_small_to_share_among_the_workers_is_refused(tmp_path, option):
+def test_a_limit_too_small_to_share_among_the_workers_is_refused(tmp_path: Path, option) -> None:
     store = "postgresql://nobody@127.0.0.1:1/never-connected"
     completed = run_bee("tracker", "serve", "--store", store, "--workers", "4", option, "3")
     assert completed.returncode == 2
     assert f"{option} 3 cannot be shared by 4 workers: give at least 4" in completed.stderr
 
 
-async def test_every_worker_answers_and_a_claim_still_has_one_winner(pg_url, tracker_factory, tmp_path):
+async def test_every_worker_answers_and_a_claim_still_has_one_winner(
+    pg_url, tracker_factory: Callable[..., TrackerProcess], tmp_path: Path
+) -> None:
     source = tmp_path / "issues.jsonl"
     source.write_text(
         "".join(
@@ -126,7 +129,9 @@ async def test_every_worker_answers_and_a_claim_still_has_one_winner(pg_url, tra
         assert not failures, failures[:3]
 
 
-def test_a_dead_worker_is_replaced_and_sigterm_stops_them_all(pg_url, tracker_factory):
+def test_a_dead_worker_is_replaced_and_sigterm_stops_them_all(
+    pg_url, tracker_factory: Callable[..., TrackerProcess]
+) -> None:
     server = tracker_factory(pg_url, "--workers", "2")
     first = worker_pids(server.port, want=2)
     assert len(first) == 2
@@ -142,7 +147,9 @@ def test_a_dead_worker_is_replaced_and_sigterm_stops_them_all(pg_url, tracker_fa
     assert wait_until(lambda: not any(alive(pid) for pid in workers), timeout=10)
 
 
-def test_workers_die_with_their_parent_even_after_sigkill(pg_url, tracker_factory):
+def test_workers_die_with_their_parent_even_after_sigkill(
+    pg_url, tracker_factory: Callable[..., TrackerProcess]
+) -> None:
     server = tracker_factory(pg_url, "--workers", "2")
     workers = worker_pids(server.port, want=2)
     assert len(workers) == 2

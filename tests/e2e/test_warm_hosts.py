@@ -142,8 +142,8 @@ def tool_error(reply: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("host_mode", ["warm"], indirect=True)
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_host_killed_mid_session_is_replaced_and_the_client_goes_on_calling(
-    checkout, era, host_mode, warm_runtime
-):
+    checkout: Path, era: str, host_mode: str, warm_runtime: Path
+) -> None:
     async with core_process(checkout, era) as client:
         first = warm.running_host(warm_runtime, serves(checkout))
         assert (await client.call_tool("bee_context_packet", packet())).is_error is False
@@ -160,8 +160,8 @@ async def test_a_host_killed_mid_session_is_replaced_and_the_client_goes_on_call
 @pytest.mark.parametrize("era", ERAS)
 @pytest.mark.parametrize("view", ["core", "discovery"])
 def test_a_read_in_flight_is_replayed_and_a_write_in_flight_gets_one_retryable_error(
-    checkout, era, view, warm_runtime, editors
-):
+    checkout: Path, era: str, view, warm_runtime: Path, editors
+) -> None:
     extra = ("--discovery",) if view == "discovery" else ()
     editor = editors(checkout, warm_runtime, *extra)
     editor.start(era)
@@ -195,7 +195,9 @@ def test_a_read_in_flight_is_replayed_and_a_write_in_flight_gets_one_retryable_e
     assert editor.close() == 0
 
 
-def test_an_upgrade_mid_session_restarts_the_host_and_the_session_goes_on(checkout, tmp_path, editors):
+def test_an_upgrade_mid_session_restarts_the_host_and_the_session_goes_on(
+    checkout: Path, tmp_path: Path, editors
+) -> None:
     # Its own runtime directory, so that its warm supervisor is started with the installation seam.
     runtime = Path(os.path.realpath(tempfile.mkdtemp(prefix="bw", dir="/tmp")))
     installed = tmp_path / "installed.json"
@@ -242,7 +244,9 @@ def test_an_upgrade_mid_session_restarts_the_host_and_the_session_goes_on(checko
 
 
 @pytest.mark.anyio
-async def test_several_sessions_share_one_host_each_with_its_own_era_and_requests(checkout, warm_runtime, editors):
+async def test_several_sessions_share_one_host_each_with_its_own_era_and_requests(
+    checkout: Path, warm_runtime: Path, editors
+) -> None:
     legacy = editors(checkout, warm_runtime)
     modern = editors(checkout, warm_runtime)
     legacy.start("legacy")
@@ -279,8 +283,8 @@ async def test_several_sessions_share_one_host_each_with_its_own_era_and_request
 
 
 def test_a_slow_tool_in_one_session_does_not_stall_another_and_a_cancel_stays_in_its_session(
-    tmp_path, warm_runtime, editors
-):
+    tmp_path: Path, warm_runtime: Path, editors
+) -> None:
     checkout = tmp_path / "big"
     checkout.mkdir()
     with open(checkout / "huge.bin", "wb") as huge:
@@ -332,7 +336,7 @@ def identity_for(checkout: Path, runtime: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def lonely_runtime(tmp_path):
+def lonely_runtime(tmp_path: Path):
     """A runtime directory where no real warm supervisor ever runs: the test's stand-ins answer instead."""
     runtime = Path(os.path.realpath(tempfile.mkdtemp(prefix="bw", dir="/tmp")))
     yield runtime
@@ -343,7 +347,7 @@ def ready(path: str, info: dict[str, str] | None = None):
     return lambda request: {"bee": "ready", "socket": path, "versionInfo": info or version_info()}
 
 
-def test_a_host_whose_listener_is_another_users_is_never_used(checkout, lonely_runtime):
+def test_a_host_whose_listener_is_another_users_is_never_used(checkout: Path, lonely_runtime) -> None:
     if os.getuid() != 0:
         pytest.skip("needs root to run a process as another user")
     folder = warm.folder_of(lonely_runtime)
@@ -361,7 +365,7 @@ def test_a_host_whose_listener_is_another_users_is_never_used(checkout, lonely_r
     assert "is uid 65534, not this user" in reason and "refused" in reason
 
 
-def test_a_host_of_another_version_or_identity_is_never_used(checkout, lonely_runtime):
+def test_a_host_of_another_version_or_identity_is_never_used(checkout: Path, lonely_runtime) -> None:
     folder = warm.folder_of(lonely_runtime)
     identity = identity_for(checkout, lonely_runtime)
     path = warm.socket_of(folder, identity)
@@ -400,8 +404,8 @@ def test_a_host_of_another_version_or_identity_is_never_used(checkout, lonely_ru
 
 
 def test_a_front_end_too_old_for_the_installed_bee_says_so_once_and_answers_every_request(
-    checkout, lonely_runtime, editors
-):
+    checkout: Path, lonely_runtime, editors
+) -> None:
     folder = warm.folder_of(lonely_runtime)
     identity = identity_for(checkout, lonely_runtime)
     path = warm.socket_of(folder, identity)
@@ -439,7 +443,9 @@ def test_a_front_end_too_old_for_the_installed_bee_says_so_once_and_answers_ever
         supervisor.close()
 
 
-def test_the_host_refuses_a_connection_from_another_user_and_one_naming_another_identity(checkout, warm_runtime):
+def test_the_host_refuses_a_connection_from_another_user_and_one_naming_another_identity(
+    checkout: Path, warm_runtime: Path
+) -> None:
     # A listener of the test's own, where another user can reach it: the host's own checks are all that stand.
     open_dir = Path(os.path.realpath(tempfile.mkdtemp(prefix="bo", dir="/tmp")))
     open_dir.chmod(0o777)
@@ -494,7 +500,7 @@ def test_the_host_refuses_a_connection_from_another_user_and_one_naming_another_
         shutil.rmtree(open_dir, ignore_errors=True)
 
 
-def test_a_runtime_directory_open_to_others_means_cold_with_the_reason(checkout, tmp_path):
+def test_a_runtime_directory_open_to_others_means_cold_with_the_reason(checkout: Path, tmp_path: Path) -> None:
     runtime = tmp_path / "run"
     (runtime / "bee").mkdir(parents=True)
     runtime.chmod(0o700)
@@ -518,7 +524,9 @@ time.sleep(3600)
 """
 
 
-def test_sigkill_of_the_editor_leaves_nothing_of_bee_but_the_warm_supervisor_and_its_hosts(checkout, warm_runtime):
+def test_sigkill_of_the_editor_leaves_nothing_of_bee_but_the_warm_supervisor_and_its_hosts(
+    checkout: Path, warm_runtime: Path
+) -> None:
     editor = subprocess.Popen(
         [
             sys.executable,
@@ -551,7 +559,7 @@ def test_sigkill_of_the_editor_leaves_nothing_of_bee_but_the_warm_supervisor_and
     assert supervisor in left and all(kept(pid) for pid in left), left
 
 
-def test_a_host_with_no_session_leaves_and_then_so_does_the_warm_supervisor(checkout, editors):
+def test_a_host_with_no_session_leaves_and_then_so_does_the_warm_supervisor(checkout: Path, editors) -> None:
     runtime = Path(os.path.realpath(tempfile.mkdtemp(prefix="bw", dir="/tmp")))
     quick = {"BEE_WARM_IDLE_SECONDS": "1", "BEE_WARM_SUPERVISOR_IDLE_SECONDS": "1"}
     editor = editors(checkout, runtime, env=quick)

@@ -27,14 +27,14 @@ def access_record(target: object) -> logging.LogRecord:
         ("/mcp", "/mcp"),
     ],
 )
-def test_a_request_line_shows_its_path_without_query_or_token(target, logged):
+def test_a_request_line_shows_its_path_without_query_or_token(target, logged) -> None:
     assert logged_target(target) == logged
     record = access_record(target)
     assert HideQueries().filter(record) is True
     assert record.getMessage() == f'127.0.0.1:5000 - "GET {logged} HTTP/1.1" 200'
 
 
-def test_other_records_pass_unchanged_and_the_filter_is_installed_once():
+def test_other_records_pass_unchanged_and_the_filter_is_installed_once() -> None:
     other = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, "%s", ("x?y",), None)
     assert HideQueries().filter(other) and other.getMessage() == "x?y"
     assert HideQueries().filter(access_record(None)) and isinstance(args := access_record(None).args, tuple)

@@ -23,26 +23,26 @@ def frames(limit, *chunks):
     return out
 
 
-def test_splits_on_newlines_across_chunks():
+def test_splits_on_newlines_across_chunks() -> None:
     assert frames(100, b'{"a":1}\n{"b"', b":2}\n") == [Frame(b'{"a":1}'), Frame(b'{"b":2}')]
 
 
-def test_blank_lines_and_crlf_are_tolerated():
+def test_blank_lines_and_crlf_are_tolerated() -> None:
     assert frames(100, b'\n\r\n{"a":1}\r\n') == [Frame(b'{"a":1}')]
 
 
-def test_unterminated_last_frame_is_delivered_at_end():
+def test_unterminated_last_frame_is_delivered_at_end() -> None:
     assert frames(100, b'{"a":1}') == [Frame(b'{"a":1}')]
 
 
-def test_frame_at_the_limit_passes_and_one_byte_more_is_oversized():
+def test_frame_at_the_limit_passes_and_one_byte_more_is_oversized() -> None:
     at_limit = b"x" * 100
     assert frames(100, at_limit + b"\n") == [Frame(at_limit)]
     [report] = frames(100, at_limit + b"y\n")
     assert isinstance(report, Oversized) and report.size == 101
 
 
-def test_oversized_frame_is_skipped_and_the_next_frame_survives():
+def test_oversized_frame_is_skipped_and_the_next_frame_survives() -> None:
     big = b'{"jsonrpc":"2.0","id":7,"method":"x","params":{"p":"' + b"z" * 500 + b'"}}'
     out = frames(64, big[:100], big[100:300], big[300:] + b'\n{"ok":1}\n')
     assert isinstance(out[0], Oversized) and out[0].size == len(big)
@@ -62,11 +62,11 @@ def test_oversized_frame_is_skipped_and_the_next_frame_survives():
         (b"not json at all", None),
     ],
 )
-def test_recover_id(head, expected):
+def test_recover_id(head, expected) -> None:
     assert recover_id(head) == expected
 
 
-def test_error_frame_is_a_jsonrpc_error_line():
+def test_error_frame_is_a_jsonrpc_error_line() -> None:
     line = error_frame(5, -32600, "too big", {"limitBytes": 1})
     assert line.endswith(b"\n")
     assert json.loads(line) == {
@@ -76,14 +76,14 @@ def test_error_frame_is_a_jsonrpc_error_line():
     }
 
 
-def test_peek_id():
+def test_peek_id() -> None:
     assert peek_id(b'{"id": 4, "foo": 1}') == 4
     assert peek_id(b"[1,2]") is None
     assert peek_id(b"{") is None
 
 
 @pytest.mark.parametrize("bad_id", [None, 1.0, -2.5, True, False, {}, {"a": 1}, [], [1]])
-def test_invalid_id_error_answers_a_request_whose_id_is_not_a_string_or_an_integer(bad_id):
+def test_invalid_id_error_answers_a_request_whose_id_is_not_a_string_or_an_integer(bad_id) -> None:
     frame = invalid_id_error({"jsonrpc": "2.0", "id": bad_id, "method": "tools/list"})
     assert frame is not None and frame.endswith(b"\n")
     answer = json.loads(frame)
@@ -103,9 +103,9 @@ def test_invalid_id_error_answers_a_request_whose_id_is_not_a_string_or_an_integ
         "not a message",
     ],
 )
-def test_invalid_id_error_passes_everything_else(message):
+def test_invalid_id_error_passes_everything_else(message) -> None:
     assert invalid_id_error(message) is None
 
 
-def test_recover_id_survives_an_id_nested_deeper_than_the_parser_goes():
+def test_recover_id_survives_an_id_nested_deeper_than_the_parser_goes() -> None:
     assert recover_id(b'{"jsonrpc":"2.0","id":' + b"[" * 60_000) is None

@@ -1,6 +1,7 @@
 """bound_handlers: a tool's handler found from its name, bound to the host's context, imported on its first call."""
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -23,12 +24,14 @@ def _spec(name: str) -> ToolSpec:
     )
 
 
-def test_a_handler_module_is_named_after_its_tool_without_the_bee_prefix():
+def test_a_handler_module_is_named_after_its_tool_without_the_bee_prefix() -> None:
     assert handler_module("bee_core.handlers", "bee_context_packet") == "bee_core.handlers.context_packet"
     assert handler_module("bee_tracker.handlers", "add_note") == "bee_tracker.handlers.add_note"
 
 
-def test_a_handlers_module_is_imported_on_its_first_call_and_gets_the_context(tmp_path, monkeypatch):
+def test_a_handlers_module_is_imported_on_its_first_call_and_gets_the_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "bee_lazy_tools").mkdir()
     (tmp_path / "bee_lazy_tools" / "__init__.py").write_text("")
     (tmp_path / "bee_lazy_tools" / "echo.py").write_text(
@@ -47,7 +50,7 @@ def test_a_handlers_module_is_imported_on_its_first_call_and_gets_the_context(tm
     assert "bee_lazy_tools.echo" in sys.modules
 
 
-def test_a_tool_without_its_handler_fails_naming_the_module(tmp_path, monkeypatch):
+def test_a_tool_without_its_handler_fails_naming_the_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "bee_empty_tools").mkdir()
     (tmp_path / "bee_empty_tools" / "__init__.py").write_text("")

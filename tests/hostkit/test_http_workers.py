@@ -4,13 +4,14 @@ import functools
 import pickle
 import subprocess
 import sys
+from pathlib import Path
 
 from bee_hostkit.http_edge import EdgeProtocol, EdgeProtocolFactory, _protocol_of_this_process
 from bee_hostkit.http_limits import EdgeLimits
 from bee_hostkit.http_workers import _WorkerApp
 
 
-def test_the_protocol_factory_and_the_app_factory_survive_pickling():
+def test_the_protocol_factory_and_the_app_factory_survive_pickling() -> None:
     limits = EdgeLimits(max_in_flight=7)
     factory = pickle.loads(pickle.dumps(EdgeProtocolFactory(limits)))
     assert factory.limits == limits
@@ -18,7 +19,7 @@ def test_the_protocol_factory_and_the_app_factory_survive_pickling():
     assert app.factory() == {"answer": 42}
 
 
-def test_one_process_binds_one_protocol_class_per_limits_so_its_connections_share_one_admission_count():
+def test_one_process_binds_one_protocol_class_per_limits_so_its_connections_share_one_admission_count() -> None:
     bound = _protocol_of_this_process(EdgeLimits(max_in_flight=3))
     assert issubclass(bound, EdgeProtocol) and bound.admission.limit == 3
     assert _protocol_of_this_process(EdgeLimits(max_in_flight=3)) is bound
@@ -33,13 +34,13 @@ def _run_child(parent: str) -> int:
     return subprocess.run([sys.executable, "-c", code], timeout=60, check=False).returncode
 
 
-def test_a_worker_whose_parent_is_already_gone_stops_at_once():
+def test_a_worker_whose_parent_is_already_gone_stops_at_once() -> None:
     # pid 1 is never this test's pid: to the child, its real parent "has gone".
     assert _run_child("1") == -15
     assert _run_child("os.getppid()") == 0
 
 
-def test_the_parent_stops_with_status_3_when_its_workers_cannot_start(tmp_path):
+def test_the_parent_stops_with_status_3_when_its_workers_cannot_start(tmp_path: Path) -> None:
     # A factory that raises in every worker: the parent must stop (not restart them forever) and say it failed.
     code = (
         "import functools; from bee_hostkit.http_workers import serve_http_workers; "
@@ -52,7 +53,7 @@ def test_the_parent_stops_with_status_3_when_its_workers_cannot_start(tmp_path):
     assert "the worker could not build its app" in completed.stderr
 
 
-def test_connections_accepted_on_the_shared_socket_have_nagle_off():
+def test_connections_accepted_on_the_shared_socket_have_nagle_off() -> None:
     # uvicorn binds the shared socket as protocol 0; asyncio then leaves Nagle's algorithm on for the connections it
     # accepts, and every two-part response waits for the client's delayed ACK. _as_tcp names the protocol.
     import asyncio

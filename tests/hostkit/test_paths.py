@@ -5,6 +5,7 @@ import os
 import socket
 import stat
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,7 @@ from bee_hostkit.paths import MAX_SYMLINKS, SHOWN_NAME_CHARS, shown
 
 
 @pytest.fixture
-def tree(tmp_path):
+def tree(tmp_path: Path):
     root = tmp_path / "repo"
     (root / "src").mkdir(parents=True)
     (root / "src" / "a.py").write_text("x = 1\n")
@@ -46,7 +47,7 @@ def failure(files, path):
     return info.value
 
 
-def test_plain_relative_paths_are_read(files):
+def test_plain_relative_paths_are_read(files) -> None:
     assert read(files, "src/a.py") == b"x = 1\n"
     assert read(files, "./src//a.py") == b"x = 1\n"
 
@@ -66,25 +67,25 @@ def test_plain_relative_paths_are_read(files):
         ("sub/.bee/x", "Bee's own state (.bee)"),
     ],
 )
-def test_escapes_are_refused_before_touching_the_disk(files, path, text):
+def test_escapes_are_refused_before_touching_the_disk(files, path, text) -> None:
     refused = failure(files, path)
     assert refused.code is ErrorCode.OUTSIDE_ROOT
     assert text in refused.message
 
 
-def test_an_instance_root_inside_the_root_is_hidden(files):
+def test_an_instance_root_inside_the_root_is_hidden(files) -> None:
     refused = failure(files, "state/instance/secret")
     assert refused.code is ErrorCode.OUTSIDE_ROOT and "instance state" in refused.message
     assert failure(files, "state/instance").code is ErrorCode.OUTSIDE_ROOT
 
 
-def test_a_hidden_directory_outside_the_root_changes_nothing(tree, tmp_path):
+def test_a_hidden_directory_outside_the_root_changes_nothing(tree, tmp_path: Path) -> None:
     confined = ConfinedRoot(tree, hidden=[tmp_path / "elsewhere"])
     assert read(confined, "src/a.py") == b"x = 1\n"
     confined.close()
 
 
-def test_symlink_leaving_the_root_is_refused(files, tree, tmp_path):
+def test_symlink_leaving_the_root_is_refused(files, tree, tmp_path: Path) -> None:
     os.symlink(tmp_path / "secret.txt", tree / "src" / "leak.txt")
     os.symlink("../../secret.txt", tree / "src" / "relative-leak.txt")
     for path in ("src/leak.txt", "src/relative-leak.txt"):
@@ -92,18 +93,18 @@ def test_symlink_leaving_the_root_is_refused(files, tree, tmp_path):
         assert refused.code is ErrorCode.OUTSIDE_ROOT and "outside the checkout" in refused.message
 
 
-def test_symlinked_directory_leaving_the_root_is_refused(files, tree, tmp_path):
+def test_symlinked_directory_leaving_the_root_is_refused(files, tree, tmp_path: Path) -> None:
     os.symlink(tmp_path, tree / "up")
     assert failure(files, "up/secret.txt").code is ErrorCode.OUTSIDE_ROOT
 
 
-def test_a_symlink_that_leaves_and_comes_back_is_refused(files, tree):
+def test_a_symlink_that_leaves_and_comes_back_is_refused(files, tree) -> None:
     # The walk never steps outside the root, even on the way back in: what is out there could be swapped.
     os.symlink(f"../../{tree.name}/src/a.py", tree / "src" / "out-and-back.py")
     assert failure(files, "src/out-and-back.py").code is ErrorCode.OUTSIDE_ROOT
 
 
-def test_symlinks_inside_the_root_are_followed(files, tree):
+def test_symlinks_inside_the_root_are_followed(files, tree) -> None:
     os.symlink("a.py", tree / "src" / "same-dir.py")
     os.symlink("../src/a.py", tree / "src" / "in-and-back.py")
     os.symlink(tree / "src" / "a.py", tree / "absolute.py")
@@ -121,7 +122,7 @@ def test_symlinks_inside_the_root_are_followed(files, tree):
         ("state/instance/secret", "instance state"),
     ],
 )
-def test_symlinks_into_internals_state_or_the_instance_are_refused(files, tree, target, text):
+def test_symlinks_into_internals_state_or_the_instance_are_refused(files, tree, target, text) -> None:
     os.symlink(target, tree / "relative-link")
     os.symlink(tree / target, tree / "absolute-link")
     os.symlink(target.split("/")[0], tree / "directory-link")
@@ -132,14 +133,14 @@ def test_symlinks_into_internals_state_or_the_instance_are_refused(files, tree, 
         assert text in refused.message, path
 
 
-def test_symlink_loops_and_long_chains_are_refused(files, tree):
+def test_symlink_loops_and_long_chains_are_refused(files, tree) -> None:
     os.symlink("loop-b", tree / "loop-a")
     os.symlink("loop-a", tree / "loop-b")
     refused = failure(files, "loop-a")
     assert refused.code is ErrorCode.INVALID_ARGUMENT and f"more than {MAX_SYMLINKS} symlinks" in refused.message
 
 
-def test_a_directory_is_refused(files, tree):
+def test_a_directory_is_refused(files, tree) -> None:
     os.symlink(".", tree / "here")
     for path in ("src", "src/", "here", "here/src"):
         refused = failure(files, path)
@@ -147,13 +148,13 @@ def test_a_directory_is_refused(files, tree):
 
 
 @pytest.mark.timeout(20)  # a FIFO opened for reading without a writer blocks: this must not
-def test_a_fifo_is_refused_without_blocking(files, tree):
+def test_a_fifo_is_refused_without_blocking(files, tree) -> None:
     os.mkfifo(tree / "src" / "pipe")
     refused = failure(files, "src/pipe")
     assert refused.code is ErrorCode.INVALID_ARGUMENT and "is a FIFO, not a regular file" in refused.message
 
 
-def test_a_socket_is_refused(files, tree, monkeypatch):
+def test_a_socket_is_refused(files, tree, monkeypatch: pytest.MonkeyPatch) -> None:
     listener = socket.socket(socket.AF_UNIX)
     monkeypatch.chdir(tree)  # a socket path is limited to ~100 bytes; bind relative to the tree
     try:
@@ -165,27 +166,27 @@ def test_a_socket_is_refused(files, tree, monkeypatch):
 
 
 @pytest.mark.timeout(20)
-def test_dev_zero_through_a_symlink_is_never_opened(files, tree):
+def test_dev_zero_through_a_symlink_is_never_opened(files, tree) -> None:
     os.symlink("/dev/zero", tree / "zeros")
     assert failure(files, "zeros").code is ErrorCode.OUTSIDE_ROOT
 
 
 @pytest.mark.timeout(20)
 @pytest.mark.skipif(os.geteuid() != 0, reason="creating a device node needs root")
-def test_a_device_node_inside_the_root_is_refused_unread(files, tree):
+def test_a_device_node_inside_the_root_is_refused_unread(files, tree) -> None:
     os.mknod(tree / "zero", stat.S_IFCHR | 0o600, os.makedev(1, 5))  # /dev/zero's numbers
     refused = failure(files, "zero")
     assert refused.code is ErrorCode.INVALID_ARGUMENT and "is a character device" in refused.message
 
 
-def test_missing_empty_and_through_a_file(files):
+def test_missing_empty_and_through_a_file(files) -> None:
     assert failure(files, "src/none.py").code is ErrorCode.NOT_FOUND
     assert failure(files, "").code is ErrorCode.INVALID_ARGUMENT
     through = failure(files, "src/a.py/x")
     assert through.code is ErrorCode.NOT_FOUND and "'a.py' is not a directory" in through.message
 
 
-def test_reads_stop_at_the_size_fstat_gave(files, tree):
+def test_reads_stop_at_the_size_fstat_gave(files, tree) -> None:
     with files.open("src/a.py") as file:
         with open(tree / "src" / "a.py", "ab") as grow:
             grow.write(b"y = 2\n" * 1000)
@@ -197,13 +198,13 @@ def test_reads_stop_at_the_size_fstat_gave(files, tree):
     assert max(len(chunk) for chunk in chunks) == 1000
 
 
-def test_the_root_stays_the_opened_directory_when_renamed(files, tree):
+def test_the_root_stays_the_opened_directory_when_renamed(files, tree) -> None:
     moved = tree.parent / "moved"
     tree.rename(moved)
     assert read(files, "src/a.py") == b"x = 1\n"
 
 
-def test_a_directory_opens_as_a_root_confined_to_itself(files, tree, tmp_path):
+def test_a_directory_opens_as_a_root_confined_to_itself(files, tree, tmp_path: Path) -> None:
     (tree / "src" / "inner").mkdir()
     (tree / "src" / "inner" / "b.txt").write_text("b\n")
     (tree / "src" / "inner" / "up").symlink_to("../a.py")
@@ -220,7 +221,7 @@ def test_a_directory_opens_as_a_root_confined_to_itself(files, tree, tmp_path):
         inner.close()
 
 
-def test_a_directory_through_a_symlink_is_its_real_place_and_never_outside(files, tree, tmp_path):
+def test_a_directory_through_a_symlink_is_its_real_place_and_never_outside(files, tree, tmp_path: Path) -> None:
     (tree / "alias").symlink_to("src")
     (tree / "away").symlink_to(tmp_path)
     inner = files.directory("alias")
@@ -238,7 +239,7 @@ def test_a_directory_through_a_symlink_is_its_real_place_and_never_outside(files
         assert info.value.code is code, path
 
 
-def test_a_directory_root_keeps_hiding_what_its_parent_hides(tree):
+def test_a_directory_root_keeps_hiding_what_its_parent_hides(tree) -> None:
     outer = ConfinedRoot(tree, hidden=[tree / "state" / "instance"])
     state = outer.directory("state")
     with pytest.raises(BeeError) as info:
@@ -256,7 +257,9 @@ def walked(root, **limits):
     return [(entry.path, entry.kind) for entry in root.walk(**options)]
 
 
-def test_the_walk_reports_files_symlinks_and_special_files_in_order_and_never_follows(files, tree, tmp_path):
+def test_the_walk_reports_files_symlinks_and_special_files_in_order_and_never_follows(
+    files, tree, tmp_path: Path
+) -> None:
     (tree / "src" / "deep" / "er").mkdir(parents=True)
     (tree / "src" / "deep" / "er" / "b.py").write_text("b\n")
     (tree / "src" / "out").symlink_to(tmp_path)  # a directory outside: reported, never entered
@@ -275,7 +278,7 @@ def test_the_walk_reports_files_symlinks_and_special_files_in_order_and_never_fo
     ]
 
 
-def test_the_walk_refuses_a_tree_deeper_than_its_limit_by_name(files, tree):
+def test_the_walk_refuses_a_tree_deeper_than_its_limit_by_name(files, tree) -> None:
     (tree / "a" / "b" / "c" / "d").mkdir(parents=True)
     (tree / "a" / "b" / "c" / "d" / "f.txt").write_text("f\n")
     assert ("a/b/c/d/f.txt", "file") in walked(files, max_depth=4)
@@ -285,7 +288,7 @@ def test_the_walk_refuses_a_tree_deeper_than_its_limit_by_name(files, tree):
     assert "'a/b/c/d' lies more than 3 folders deep" in info.value.message
 
 
-def test_the_walk_is_iterative_so_depth_costs_no_stack(files, tree):
+def test_the_walk_is_iterative_so_depth_costs_no_stack(files, tree) -> None:
     deep = tree.joinpath(*["d"] * 300)
     deep.mkdir(parents=True)
     (deep / "f.txt").write_text("f\n")
@@ -298,7 +301,7 @@ def test_the_walk_is_iterative_so_depth_costs_no_stack(files, tree):
     assert ("/".join(["d"] * 300) + "/f.txt", "file") in found
 
 
-def test_the_walk_stops_listing_past_its_entry_limit(files, tree):
+def test_the_walk_stops_listing_past_its_entry_limit(files, tree) -> None:
     for n in range(50):
         (tree / "src" / f"f{n}.py").write_text("")
     with pytest.raises(BeeError) as info:
@@ -306,7 +309,7 @@ def test_the_walk_stops_listing_past_its_entry_limit(files, tree):
     assert info.value.code is ErrorCode.INVALID_ARGUMENT and "more than 40 files and folders" in info.value.message
 
 
-def test_a_directory_swapped_for_a_symlink_during_the_walk_is_reported_not_entered(files, tree, tmp_path):
+def test_a_directory_swapped_for_a_symlink_during_the_walk_is_reported_not_entered(files, tree, tmp_path: Path) -> None:
     (tree / "z").mkdir()
     (tree / "z" / "real.txt").write_text("real\n")
     (tmp_path / "elsewhere").mkdir()
@@ -321,7 +324,7 @@ def test_a_directory_swapped_for_a_symlink_during_the_walk_is_reported_not_enter
     assert ("z", "symlink") in seen and not any("secret" in path for path, _ in seen)
 
 
-def test_an_entry_that_goes_away_during_the_walk_is_a_conflict(files, tree):
+def test_an_entry_that_goes_away_during_the_walk_is_a_conflict(files, tree) -> None:
     (tree / "z.txt").write_text("z\n")
     walk = files.walk(max_depth=64, max_entries=1000)
     assert next(walk).path == "src/a.py"  # the walk is paused here: remove an entry it has listed, not reached
@@ -331,7 +334,7 @@ def test_an_entry_that_goes_away_during_the_walk_is_a_conflict(files, tree):
     assert info.value.code is ErrorCode.CONFLICT and "'z.txt' went away while the tree was walked" in info.value.message
 
 
-def test_a_walk_entry_knows_whether_the_opened_file_is_the_one_it_met(files, tree):
+def test_a_walk_entry_knows_whether_the_opened_file_is_the_one_it_met(files, tree) -> None:
     entry = next(e for e in files.walk(max_depth=64, max_entries=1000) if e.path == "src/a.py")
     with files.open("src/a.py") as file:
         assert entry.unchanged(os.fstat(file.fd))
@@ -341,7 +344,7 @@ def test_a_walk_entry_knows_whether_the_opened_file_is_the_one_it_met(files, tre
         assert not entry.unchanged(os.fstat(file.fd))
 
 
-def test_opening_without_following_refuses_every_symlink_on_the_way(files, tree):
+def test_opening_without_following_refuses_every_symlink_on_the_way(files, tree) -> None:
     os.symlink("a.py", tree / "src" / "same-dir.py")
     os.symlink("src", tree / "code")
     assert read(files, "src/same-dir.py") == b"x = 1\n"  # followed by default
@@ -353,7 +356,7 @@ def test_opening_without_following_refuses_every_symlink_on_the_way(files, tree)
         assert file.read() == b"x = 1\n"
 
 
-def test_names_are_shown_escaped_and_bounded():
+def test_names_are_shown_escaped_and_bounded() -> None:
     assert shown(os.fsdecode(b"caf\xe9.png")) == r"caf\xe9.png"  # a file system name that is not UTF-8
     assert shown(b"caf\xe9.png") == r"caf\xe9.png"
     assert shown("café.png") == "café.png"

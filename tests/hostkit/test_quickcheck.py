@@ -36,14 +36,14 @@ def arguments_for(schema):
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
-def test_every_catalog_input_schema_compiles_to_a_quick_check(spec):
+def test_every_catalog_input_schema_compiles_to_a_quick_check(spec) -> None:
     assert compile_check(spec.input_schema) is not None
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
 @settings(max_examples=25)
 @given(data=st.data())
-def test_the_quick_check_never_accepts_what_jsonschema_refuses(spec, data):
+def test_the_quick_check_never_accepts_what_jsonschema_refuses(spec, data) -> None:
     quick = compile_check(spec.input_schema)
     assert quick is not None
     strict = _strict_validator_class()(spec.input_schema)
@@ -54,7 +54,7 @@ def test_the_quick_check_never_accepts_what_jsonschema_refuses(spec, data):
 
 @settings(max_examples=300)
 @given(instance=values)
-def test_the_quick_check_agrees_with_jsonschema_on_a_schema_of_every_keyword(instance):
+def test_the_quick_check_agrees_with_jsonschema_on_a_schema_of_every_keyword(instance) -> None:
     schema = {
         "type": ["object", "array", "string", "integer", "null"],
         "properties": {"s": {"type": "string", "minLength": 1, "maxLength": 3, "pattern": "^[a-z]"}},
@@ -72,7 +72,7 @@ def test_the_quick_check_agrees_with_jsonschema_on_a_schema_of_every_keyword(ins
     assert quick(instance) == _strict_validator_class()(schema).is_valid(instance), instance
 
 
-def test_schemas_it_does_not_judge_are_left_to_jsonschema():
+def test_schemas_it_does_not_judge_are_left_to_jsonschema() -> None:
     assert compile_check({"anyOf": [{"type": "string"}]}) is None
     assert compile_check({"$ref": "#/$defs/x"}) is None
     assert compile_check({"properties": {"a": {"oneOf": []}}}) is None
@@ -85,7 +85,7 @@ def test_schemas_it_does_not_judge_are_left_to_jsonschema():
     assert Draft202012Validator({"uniqueItems": True}).is_valid([{"a": 1}, {"a": 2}])
 
 
-def test_valid_arguments_are_accepted_without_building_the_jsonschema_validator():
+def test_valid_arguments_are_accepted_without_building_the_jsonschema_validator() -> None:
     spec = next(spec for spec in SPECS if spec.name == "bee_context_packet")
     validator = SchemaValidator(spec.name, spec.input_schema)
     assert validator.validate({"manifestJson": "{}"}) == {"manifestJson": "{}", "budgetBytes": 32768}
@@ -95,7 +95,7 @@ def test_valid_arguments_are_accepted_without_building_the_jsonschema_validator(
     assert validator._validator is not None  # the detailed error came from jsonschema
 
 
-def test_schemas_the_quick_check_cannot_compile_still_validate_fully():
+def test_schemas_the_quick_check_cannot_compile_still_validate_fully() -> None:
     manifest = SchemaValidator("manifestJson", load_schema("context-packet-manifest"), noun="field")
     with pytest.raises(BeeError, match="selections"):
         manifest.check({"selections": "nope"})

@@ -29,23 +29,23 @@ def sdk_size(structured):
 
 
 @given(st.dictionaries(st.text(max_size=10), json_values, max_size=5))
-def test_result_bytes_is_exact_against_the_sdk_serialization(structured):
+def test_result_bytes_is_exact_against_the_sdk_serialization(structured) -> None:
     assert result_bytes(structured) == sdk_size(structured)
 
 
 @given(st.lists(json_values, min_size=1, max_size=6))
-def test_list_items_add_exactly_their_piece_size_plus_separators(items):
+def test_list_items_add_exactly_their_piece_size_plus_separators(items) -> None:
     base = result_bytes({"items": []})
     total = result_bytes({"items": items})
     assert total == base + sum(piece_bytes(i) for i in items) + 2 * (len(items) - 1)
 
 
-def test_with_size_is_a_fixed_point():
+def test_with_size_is_a_fixed_point() -> None:
     structured: dict[str, Any] = with_size({"text": "x" * 995})
     assert structured["resultBytes"] == result_bytes(structured)
 
 
-def test_budget_require_fails_with_sizes():
+def test_budget_require_fails_with_sizes() -> None:
     budget = Budget(600)
     with pytest.raises(BeeError) as info:
         budget.require({"text": "y" * 1000})
@@ -54,7 +54,7 @@ def test_budget_require_fails_with_sizes():
     assert info.value.details["budgetBytes"] == 600 and info.value.details["overByBytes"] > 0
 
 
-def test_text_copy_is_the_structured_content():
+def test_text_copy_is_the_structured_content() -> None:
     wire = render({"a": [1, "é"]})
     assert json.loads(wire["content"][0]["text"]) == wire["structuredContent"]
 
@@ -73,7 +73,7 @@ wire_values = st.recursive(
 
 
 @given(st.dictionaries(st.text(max_size=10), wire_values, max_size=5))
-def test_the_counted_size_is_the_size_on_the_stdio_wire(structured):
+def test_the_counted_size_is_the_size_on_the_stdio_wire(structured) -> None:
     """What render counts is what the stdio transport writes: quotes, escapes, floats and huge integers included."""
     frame = encode_message(types.JSONRPCResponse(jsonrpc="2.0", id=7, result=render(structured)))
     envelope = len(b'{"jsonrpc":"2.0","id":7,"result":}')
@@ -81,7 +81,7 @@ def test_the_counted_size_is_the_size_on_the_stdio_wire(structured):
     assert json.loads(frame)["result"]["structuredContent"] == json.loads(json.dumps(structured))
 
 
-def test_render_refuses_results_over_256_kib_counting_both_copies():
+def test_render_refuses_results_over_256_kib_counting_both_copies() -> None:
     assert render({"text": "a" * (120 * 1024)})["isError"] is False
     with pytest.raises(BeeError) as info:
         render({"text": "a" * (140 * 1024)})
@@ -89,7 +89,7 @@ def test_render_refuses_results_over_256_kib_counting_both_copies():
     assert info.value.details == {"resultBytes": result_bytes({"text": "a" * (140 * 1024)}), "limitBytes": 262144}
 
 
-def test_a_container_counts_as_the_sum_of_its_parts():
+def test_a_container_counts_as_the_sum_of_its_parts() -> None:
     """The identity packets are sized by: swapping a value inside a result changes it by the pieces' difference."""
     symbols = [{"kind": "function", "name": 'q"\\', "startLine": 1, "endLine": 2}] * 3
     item = {"id": "o", "symbols": symbols}

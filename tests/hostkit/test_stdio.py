@@ -15,7 +15,7 @@ from bee_hostkit.validation import OversizedNumber
 pytestmark = pytest.mark.anyio
 
 
-async def test_oversized_outbound_response_becomes_an_error_for_its_id():
+async def test_oversized_outbound_response_becomes_an_error_for_its_id() -> None:
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     stdin = os.fdopen(in_read, "rb", buffering=0)
@@ -37,7 +37,7 @@ async def test_oversized_outbound_response_becomes_an_error_for_its_id():
     assert answer["error"]["data"]["limitBytes"] == 512 * 1024
 
 
-async def test_small_and_large_responses_reach_a_pipe_whole_and_in_order():
+async def test_small_and_large_responses_reach_a_pipe_whole_and_in_order() -> None:
     """Frames up to a page go straight into the pipe, larger ones through a worker thread: the client sees one
     stream of whole lines, in the order they were sent, whichever way each was written."""
     in_read, in_write = os.pipe()
@@ -67,7 +67,7 @@ async def test_small_and_large_responses_reach_a_pipe_whole_and_in_order():
     assert [len(answer["result"]["blob"]) for answer in answers] == sizes
 
 
-async def test_a_client_that_stops_reading_does_not_hold_the_transport_at_shutdown():
+async def test_a_client_that_stops_reading_does_not_hold_the_transport_at_shutdown() -> None:
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
     stdin = os.fdopen(in_read, "rb", buffering=0)
@@ -105,14 +105,14 @@ async def test_a_client_that_stops_reading_does_not_hold_the_transport_at_shutdo
         (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"tools/list"}', -32600, None),
     ],
 )
-def test_decode_frame_answers_what_it_cannot_pass_on(frame, code, answer_id):
+def test_decode_frame_answers_what_it_cannot_pass_on(frame, code, answer_id) -> None:
     decoded = decode_frame(frame)
     assert isinstance(decoded, bytes)
     answer = json.loads(decoded)
     assert answer["error"]["code"] == code and answer["id"] == answer_id
 
 
-def test_decode_frame_reads_valid_json_past_the_fast_parsers_limits():
+def test_decode_frame_reads_valid_json_past_the_fast_parsers_limits() -> None:
     deep = decode_frame(b'{"jsonrpc":"2.0","id":4,"method":"m","params":{"x":' + b"[" * 300 + b"]" * 300 + b"}}")
     assert isinstance(deep, types.JSONRPCRequest) and deep.id == 4
     long = decode_frame(b'{"jsonrpc":"2.0","id":5,"method":"m","params":{"n":' + b"9" * 5000 + b"}}")

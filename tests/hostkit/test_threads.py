@@ -14,14 +14,14 @@ pytestmark = pytest.mark.anyio
 WHO = contextvars.ContextVar("WHO", default="nobody")
 
 
-async def test_returns_the_result_from_another_thread():
+async def test_returns_the_result_from_another_thread() -> None:
     caller = threading.get_ident()
     result = await threads.run_sync(lambda a, b: (a + b, threading.get_ident()), 2, 3)
     assert result[0] == 5
     assert result[1] != caller
 
 
-async def test_reraises_what_the_function_raised():
+async def test_reraises_what_the_function_raised() -> None:
     def fail() -> None:
         raise ValueError("broken on purpose")
 
@@ -29,7 +29,7 @@ async def test_reraises_what_the_function_raised():
         await threads.run_sync(fail)
 
 
-async def test_stop_iteration_arrives_as_a_runtime_error():
+async def test_stop_iteration_arrives_as_a_runtime_error() -> None:
     def stop() -> None:
         raise StopIteration
 
@@ -37,7 +37,7 @@ async def test_stop_iteration_arrives_as_a_runtime_error():
         await threads.run_sync(stop)
 
 
-async def test_runs_in_a_copy_of_the_callers_context():
+async def test_runs_in_a_copy_of_the_callers_context() -> None:
     WHO.set("caller")
 
     def read_and_change() -> str:
@@ -49,7 +49,7 @@ async def test_runs_in_a_copy_of_the_callers_context():
     assert WHO.get() == "caller"  # the worker's change stayed in its copy
 
 
-async def test_a_cancelled_wait_ends_at_once_and_the_worker_comes_back():
+async def test_a_cancelled_wait_ends_at_once_and_the_worker_comes_back() -> None:
     started, release, finished = threading.Event(), threading.Event(), threading.Event()
 
     def stuck() -> str:
@@ -71,7 +71,7 @@ async def test_a_cancelled_wait_ends_at_once_and_the_worker_comes_back():
         assert [await threads.run_sync(lambda n=n: n * 2) for n in range(50)] == [n * 2 for n in range(50)]
 
 
-async def test_concurrent_jobs_all_complete_beyond_the_limiter():
+async def test_concurrent_jobs_all_complete_beyond_the_limiter() -> None:
     """More jobs than the limiter's 40 places: the rest wait for a place, none is lost or answered twice."""
     gate = threading.Barrier(8)  # at least eight run at once, in separate threads
 

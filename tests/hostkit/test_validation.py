@@ -30,7 +30,7 @@ def message(arguments):
     return info.value.message
 
 
-def test_defaults_are_filled():
+def test_defaults_are_filled() -> None:
     assert SchemaValidator("demo", SCHEMA).validate({"text": "x"}) == {"text": "x", "limit": 5}
 
 
@@ -45,7 +45,7 @@ def test_defaults_are_filled():
         ({"text": ""}, "argument text has length 0; minLength is 1"),
     ],
 )
-def test_messages_say_what_to_change(arguments, expected):
+def test_messages_say_what_to_change(arguments, expected) -> None:
     assert expected in message(arguments)
 
 
@@ -64,11 +64,11 @@ def test_messages_say_what_to_change(arguments, expected):
         (float("nan"), "argument count is nan, not a finite number"),
     ],
 )
-def test_integers_are_real_integers_that_every_reader_holds_exactly(value, expected):
+def test_integers_are_real_integers_that_every_reader_holds_exactly(value, expected) -> None:
     assert expected in message({"text": "x", "count": value})
 
 
-def test_the_safe_range_is_inclusive_and_can_be_lifted_for_data():
+def test_the_safe_range_is_inclusive_and_can_be_lifted_for_data() -> None:
     assert SchemaValidator("demo", SCHEMA).validate({"text": "x", "count": -MAX_SAFE_INTEGER})["count"] < 0
     lifted = SchemaValidator("demo", SCHEMA, safe_integers=False)
     assert lifted.validate({"text": "x", "data": [2**80]})["data"] == [2**80]
@@ -76,19 +76,19 @@ def test_the_safe_range_is_inclusive_and_can_be_lifted_for_data():
         lifted.validate({"text": "x", "data": [OversizedNumber("1e400")]})
 
 
-def test_numbers_are_checked_wherever_they_nest_and_named_by_their_path():
+def test_numbers_are_checked_wherever_they_nest_and_named_by_their_path() -> None:
     refused = message({"text": "x", "data": {"a": [0, {"b": 2**64}]}})
     assert "argument data.a.1.b is 18446744073709551616, outside" in refused
 
 
-def test_nesting_past_the_limit_is_refused_before_the_schema_walks_it():
+def test_nesting_past_the_limit_is_refused_before_the_schema_walks_it() -> None:
     deep: object = 1
     for _ in range(MAX_DEPTH * 100):
         deep = [deep]
     assert f"nests deeper than {MAX_DEPTH} levels" in message({"text": "x", "data": deep})
 
 
-def test_parse_json_argument_turns_every_parser_failure_into_invalid_argument():
+def test_parse_json_argument_turns_every_parser_failure_into_invalid_argument() -> None:
     def failure(text):
         with pytest.raises(BeeError) as info:
             parse_json_argument("someJson", text, hint="pass an object")
@@ -104,7 +104,7 @@ def test_parse_json_argument_turns_every_parser_failure_into_invalid_argument():
     assert "Infinity is not JSON" in failure('{"a": -Infinity}')
 
 
-def test_parse_json_argument_keeps_unholdable_numbers_for_validation_to_name():
+def test_parse_json_argument_keeps_unholdable_numbers_for_validation_to_name() -> None:
     value = parse_json_argument("someJson", '{"n": ' + "9" * 5000 + "}")
     assert isinstance(value["n"], OversizedNumber) and value["n"].text == "9" * 5000
     assert isinstance(parse_json_argument("someJson", "[1e400]")[0], OversizedNumber)

@@ -6,7 +6,7 @@ import pytest
 
 from bee_contracts import BeeError
 from bee_contracts.hosts import HostEntry
-from bee_supervisor.config import HealthSpec, ServiceSpec, load_config, parse_address, parse_config
+from bee_supervisor.config import HealthSpec, ServiceSpec, SupervisorSpec, load_config, parse_address, parse_config
 from bee_supervisor.defaults import default_config
 from bee_supervisor.states import RestartPolicy
 
@@ -18,17 +18,17 @@ HOSTS = [
 TEAM_ENV = {"BEE_TRACKER_STORE": "postgresql://bee@db/bee", "BEE_TRACKER_JWT_SECRET_FILE": "/run/secrets/key"}
 
 
-def parse(text, environ=None, cwd=None):
+def parse(text: str, environ: dict[str, str] | None = None, cwd: Path | None = None) -> SupervisorSpec:
     return parse_config(text, "svc.toml", cwd=cwd or Path("/work"), environ=environ or {}, hosts=HOSTS)
 
 
-def refused(text, environ=None):
+def refused(text: str, environ: dict[str, str] | None = None) -> BeeError:
     with pytest.raises(BeeError) as caught:
         parse(text, environ)
     return caught.value
 
 
-def test_services_tracker_toml_is_the_built_in_default(tmp_path):
+def test_services_tracker_toml_is_the_built_in_default(tmp_path: Path) -> None:
     from_file = load_config(ROOT / "services" / "tracker.toml", cwd=tmp_path, environ={}, hosts=HOSTS)
     assert from_file == default_config(tmp_path, hosts=HOSTS)
     [tracker] = from_file.services
@@ -36,7 +36,7 @@ def test_services_tracker_toml_is_the_built_in_default(tmp_path):
     assert tracker.version_command == ("bee", "--version", "--json") and tracker.contract
 
 
-def test_services_team_toml_runs_two_replicas_on_postgresql_with_secrets_from_the_environment(tmp_path):
+def test_services_team_toml_runs_two_replicas_on_postgresql_with_secrets_from_the_environment(tmp_path: Path) -> None:
     spec = load_config(ROOT / "services" / "team.toml", cwd=tmp_path, environ=TEAM_ENV, hosts=HOSTS)
     [tracker] = spec.services
     assert tracker.replicas == 2 and tracker.listen == ("0.0.0.0", 8765)
@@ -48,14 +48,14 @@ def test_services_team_toml_runs_two_replicas_on_postgresql_with_secrets_from_th
         load_config(ROOT / "services" / "team.toml", cwd=tmp_path, environ={}, hosts=HOSTS)
 
 
-def test_a_minimal_service_gets_every_default():
+def test_a_minimal_service_gets_every_default() -> None:
     spec = parse('[services.job]\ncommand = ["/bin/true"]\n', cwd=Path("/work"))
     assert spec.services == (ServiceSpec("job", ("/bin/true",)),)
     assert spec.services[0].health == HealthSpec() and spec.services[0].restart == RestartPolicy()
     assert spec.state == Path("/work/.bee/supervisor") and spec.logs == spec.state / "logs"
 
 
-def test_relative_paths_are_taken_from_the_working_directory():
+def test_relative_paths_are_taken_from_the_working_directory() -> None:
     spec = parse(
         '[supervisor]\nstate = "run"\nlogs = "/var/log/bee"\n[services.job]\ncommand = ["./job"]\ndirectory = "sub"\n'
     )
@@ -63,7 +63,7 @@ def test_relative_paths_are_taken_from_the_working_directory():
     assert spec.services[0].directory == Path("/work/sub")
 
 
-def test_environment_values_expand_and_fall_back():
+def test_environment_values_expand_and_fall_back() -> None:
     spec = parse(
         '[services.job]\ncommand = ["run", "${WHO}", "${MISSING:-nobody}"]\n'
         'environment = { LEVEL = "${LVL:-info}", N = 3 }\n',
@@ -173,27 +173,29 @@ def test_environment_values_expand_and_fall_back():
         ('[servics.job]\ncommand = ["a"]\n', "svc.toml:1: servics", "unknown key (known keys: services, supervisor)"),
     ],
 )
-def test_a_malformed_file_is_refused_naming_the_line_and_key(text, where, message):
+def test_a_malformed_file_is_refused_naming_the_line_and_key(text: str, where: str, message: str) -> None:
     error = refused(text)
     assert error.message.startswith(where), error.message
     assert message in error.message, error.message
+    assert error.details is not None
     assert error.details["file"] == "svc.toml"
 
 
-def test_a_syntax_error_quotes_the_offending_line():
+def test_a_syntax_error_quotes_the_offending_line() -> None:
     error = refused('[services.job]\ncommand = ["a"]\nreplicas == 2\n')
     assert error.message.startswith("svc.toml:3: not valid TOML") and "`replicas == 2`" in error.message
+    assert error.details is not None
     assert error.details["line"] == 3
 
 
-def test_a_registered_host_brings_its_check_and_version_command():
+def test_a_registered_host_brings_its_check_and_version_command() -> None:
     spec = parse('[services.core]\nhost = "core"\ncommand = ["bee", "mcp", "serve"]\n')
     [core] = spec.services
     assert core.health.check == "mcp" and core.contract
     assert core.version_command == ("bee", "--version", "--json")
 
 
-def test_an_unknown_service_is_named_with_the_known_ones():
+def test_an_unknown_service_is_named_with_the_known_ones() -> None:
     spec = parse('[services.a]\ncommand = ["x"]\n[services.b]\ncommand = ["y"]\n')
     assert spec.service("b").name == "b"
     with pytest.raises(BeeError, match=r"no service 'c' in svc.toml \(it defines: a, b\)") as caught:
@@ -201,24 +203,25 @@ def test_an_unknown_service_is_named_with_the_known_ones():
     assert caught.value.code == "not_found"
 
 
-def test_a_missing_file_is_not_found(tmp_path):
+def test_a_missing_file_is_not_found(tmp_path: Path) -> None:
     with pytest.raises(BeeError, match="no service file at") as caught:
         load_config(tmp_path / "missing.toml")
     assert caught.value.code == "not_found"
 
 
 @pytest.mark.parametrize(("text", "address"), [("127.0.0.1:8765", ("127.0.0.1", 8765)), ("[::1]:80", ("::1", 80))])
-def test_parse_address(text, address):
+def test_parse_address(text: str, address: tuple[str, int]) -> None:
     assert parse_address(text) == address
 
 
 @pytest.mark.parametrize("text", ["8765", ":8765", "host:", "host:0", "host:70000", "host:http"])
-def test_parse_address_refuses(text):
+def test_parse_address_refuses(text: str) -> None:
+
     with pytest.raises(ValueError, match="HOST:PORT"):
         parse_address(text)
 
 
-def test_every_key_of_the_service_file_is_documented():
+def test_every_key_of_the_service_file_is_documented() -> None:
     from bee_supervisor import config
 
     guide = (ROOT / "docs" / "hosts" / "supervisor.md").read_text()

@@ -9,7 +9,7 @@ from bee_contracts import BeeError, version_info
 from bee_supervisor.installed import ENV_INSTALLED_FILE, current_installed, fingerprint, read_installed
 
 
-def test_the_installed_version_is_the_contracts_package(monkeypatch):
+def test_the_installed_version_is_the_contracts_package(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(ENV_INSTALLED_FILE, raising=False)
     now = current_installed()
     assert now.info == version_info()
@@ -17,7 +17,9 @@ def test_the_installed_version_is_the_contracts_package(monkeypatch):
     assert read_installed() == now  # a fresh interpreter reads the same
 
 
-def test_the_file_knob_stands_for_the_installation_and_any_change_to_it_is_an_upgrade(monkeypatch, tmp_path):
+def test_the_file_knob_stands_for_the_installation_and_any_change_to_it_is_an_upgrade(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     path = tmp_path / "installed.json"
     path.write_text(json.dumps(version_info()))
     monkeypatch.setenv(ENV_INSTALLED_FILE, str(path))
@@ -31,7 +33,8 @@ def test_the_file_knob_stands_for_the_installation_and_any_change_to_it_is_an_up
 
 
 @pytest.mark.parametrize("content", ["not json", json.dumps({"version": "1"})])
-def test_a_damaged_file_is_reported(monkeypatch, tmp_path, content):
+def test_a_damaged_file_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, content: str) -> None:
+
     path = tmp_path / "installed.json"
     path.write_text(content)
     monkeypatch.setenv(ENV_INSTALLED_FILE, str(path))
@@ -39,7 +42,7 @@ def test_a_damaged_file_is_reported(monkeypatch, tmp_path, content):
         read_installed()
 
 
-def test_the_fingerprint_watches_every_bee_distribution_record():
+def test_the_fingerprint_watches_every_bee_distribution_record() -> None:
     from bee_supervisor.installed import _distribution_records
 
     records = _distribution_records()
@@ -48,7 +51,9 @@ def test_the_fingerprint_watches_every_bee_distribution_record():
     assert all(path.is_file() for path in records)
 
 
-def test_a_rewritten_record_or_contracts_file_changes_the_fingerprint(monkeypatch, tmp_path):
+def test_a_rewritten_record_or_contracts_file_changes_the_fingerprint(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """On copies: the installed files are shared with every process of this environment and are left alone."""
     import os
     import shutil

@@ -1,13 +1,15 @@
 """The published status and the table `bee supervise status` prints from it."""
 
 import json
+from pathlib import Path
+from typing import Any
 
 from bee_supervisor.status import STATUS_FILE, read_status, render, with_uptime, write_status
 
 NOW = 1_800_000_000.0
 
 
-def document():
+def document() -> dict[str, Any]:
     return {
         "supervisor": {
             "pid": 10,
@@ -43,7 +45,7 @@ def document():
     }
 
 
-def test_the_status_file_is_replaced_whole(tmp_path):
+def test_the_status_file_is_replaced_whole(tmp_path: Path) -> None:
     write_status(tmp_path, {"a": 1})
     write_status(tmp_path, document())
     assert read_status(tmp_path) == document()
@@ -52,12 +54,12 @@ def test_the_status_file_is_replaced_whole(tmp_path):
     assert read_status(tmp_path) is None
 
 
-def test_uptime_counts_only_for_a_process_that_runs():
+def test_uptime_counts_only_for_a_process_that_runs() -> None:
     shown = with_uptime(document(), now=NOW)
     assert [r["uptime"] for r in shown["replicas"]] == [3725.0, None]
 
 
-def test_the_table_shows_state_address_pid_uptime_restarts_version_and_health():
+def test_the_table_shows_state_address_pid_uptime_restarts_version_and_health() -> None:
     text = render(with_uptime(document(), now=NOW), running_pid=10)
     lines = text.splitlines()
     assert lines[0] == "supervisor: running, pid 10, config services/tracker.toml"
@@ -69,6 +71,6 @@ def test_the_table_shows_state_address_pid_uptime_restarts_version_and_health():
     assert lines[-1] == "worker/0: exit status 1; the start failed 4 times in a row (start_retries is 3)"
 
 
-def test_a_supervisor_that_is_gone_is_said_to_be_not_running():
+def test_a_supervisor_that_is_gone_is_said_to_be_not_running() -> None:
     assert render(document(), running_pid=None).startswith("supervisor: not running (last status written by pid 10)")
     assert json.dumps(document())  # the document is plain JSON

@@ -4,6 +4,7 @@ import base64
 import json
 import re
 import time
+from pathlib import Path
 
 import jwt
 import pytest
@@ -36,19 +37,19 @@ def rsa_key():
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
-def refused(verifier, token, reason):
+def refused(verifier, token, reason) -> None:
     with pytest.raises(AuthError, match=reason):
         verifier.actor(token)
 
 
-def test_valid_hs256_gives_email_then_sub():
+def test_valid_hs256_gives_email_then_sub() -> None:
     verifier = hmac_verifier(SECRET)
     assert verifier.actor(jwt.encode(claims(), SECRET, algorithm="HS256")) == "alice@example.com"
     no_email = {k: v for k, v in claims().items() if k != "email"}
     assert verifier.actor(jwt.encode(no_email, SECRET, algorithm="HS256")) == "agent-1"
 
 
-def test_hs256_attack_corpus():
+def test_hs256_attack_corpus() -> None:
     verifier = hmac_verifier(SECRET, issuer="bee", audience="tracker")
     good = claims(iss="bee", aud="tracker")
     assert verifier.actor(jwt.encode(good, SECRET, algorithm="HS256")) == "alice@example.com"
@@ -75,7 +76,7 @@ def test_hs256_attack_corpus():
     refused(verifier, f"{head}.{tampered}.{signature}", "invalid signature")
 
 
-def test_algorithm_confusion_hmac_signed_with_the_public_key_is_refused(rsa_key):
+def test_algorithm_confusion_hmac_signed_with_the_public_key_is_refused(rsa_key) -> None:
     public_pem = pem(rsa_key.public_key())
     verifier = pem_verifier(public_pem)
     assert verifier.actor(jwt.encode(claims(), rsa_key, algorithm="RS256")) == "alice@example.com"
@@ -90,7 +91,7 @@ def test_algorithm_confusion_hmac_signed_with_the_public_key_is_refused(rsa_key)
     refused(verifier, jwt.encode(claims(), other, algorithm="RS256"), "invalid signature")
 
 
-def test_ec_and_eddsa_keys_accept_only_their_own_family():
+def test_ec_and_eddsa_keys_accept_only_their_own_family() -> None:
     ec_key = ec.generate_private_key(ec.SECP256R1())
     verifier = pem_verifier(pem(ec_key.public_key()))
     assert verifier.actor(jwt.encode(claims(), ec_key, algorithm="ES256")) == "alice@example.com"
@@ -101,7 +102,7 @@ def test_ec_and_eddsa_keys_accept_only_their_own_family():
     refused(verifier, jwt.encode(claims(), ec_key, algorithm="ES256"), "algorithm ES256 is not accepted")
 
 
-def test_jwks_file_selects_by_kid(tmp_path, rsa_key):
+def test_jwks_file_selects_by_kid(tmp_path: Path, rsa_key) -> None:
     jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(rsa_key.public_key()))
     jwk.update(kid="k1", use="sig", alg="RS256")
     path = tmp_path / "jwks.json"
@@ -112,7 +113,7 @@ def test_jwks_file_selects_by_kid(tmp_path, rsa_key):
     refused(verifier, jwt.encode(claims(), rsa_key, algorithm="RS256", headers={"kid": "k2"}), "kid")
 
 
-def test_default_key_is_created_once_with_0600(tmp_path):
+def test_default_key_is_created_once_with_0600(tmp_path: Path) -> None:
     home = tmp_path / "home"
     secret, created = ensure_key(home)
     assert created and len(secret) == 32 and (home / KEY_FILE).stat().st_mode & 0o777 == 0o600
@@ -121,7 +122,7 @@ def test_default_key_is_created_once_with_0600(tmp_path):
     assert hmac_verifier(secret).actor(token) == "carol@example.com"
 
 
-def test_short_secrets_are_refused():
+def test_short_secrets_are_refused() -> None:
     with pytest.raises(ValueError, match="at least 32 bytes"):
         hmac_verifier(b"short")
 
@@ -137,12 +138,12 @@ def unsigned(header, payload=None) -> str:
 
 
 @given(st.text(max_size=200))
-def test_shown_text_is_printable_ascii_without_quotes_and_bounded(text):
+def test_shown_text_is_printable_ascii_without_quotes_and_bounded(text) -> None:
     assert SAFE.fullmatch(shown(text)) and len(shown(text)) <= 35
 
 
 @given(st.text(max_size=300))
-def test_a_challenge_holds_only_what_rfc_6750_allows(description):
+def test_a_challenge_holds_only_what_rfc_6750_allows(description) -> None:
     header = challenge("bee-tracker", "invalid_token", description).decode("ascii")
     assert re.fullmatch(r'Bearer realm="bee-tracker", error="invalid_token", error_description="[ !#-\[\]-~]*"', header)
 
@@ -160,20 +161,20 @@ def test_a_challenge_holds_only_what_rfc_6750_allows(description):
     ],
     ids=["crlf", "quote", "non-latin-1", "long", "null", "kid-int", "array"],
 )
-def test_hostile_header_fields_become_safe_reasons(header, reason):
+def test_hostile_header_fields_become_safe_reasons(header, reason) -> None:
     with pytest.raises(AuthError, match=reason) as info:
         hmac_verifier(SECRET).actor(unsigned(header))
     assert SAFE.fullmatch(str(info.value))
 
 
 @pytest.mark.parametrize("token", ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0", "abc", "a.b.c.d"])
-def test_a_token_cut_in_copying_is_named_as_such_without_asking_for_a_kid(token):
+def test_a_token_cut_in_copying_is_named_as_such_without_asking_for_a_kid(token) -> None:
     with pytest.raises(AuthError, match=r"^malformed token: a JWT is three base64url parts joined by dots") as info:
         hmac_verifier(SECRET).actor(token)
     assert "kid" not in str(info.value)
 
 
-def test_a_jwks_key_must_be_of_the_tokens_family(tmp_path, rsa_key):
+def test_a_jwks_key_must_be_of_the_tokens_family(tmp_path: Path, rsa_key) -> None:
     ec_key = ec.generate_private_key(ec.SECP256R1())
     rsa_jwk = {**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(rsa_key.public_key())), "kid": "r"}
     ec_jwk = {**json.loads(jwt.algorithms.ECAlgorithm.to_jwk(ec_key.public_key())), "kid": "e"}
@@ -193,11 +194,11 @@ def test_a_jwks_key_must_be_of_the_tokens_family(tmp_path, rsa_key):
     [("9999999999", "exp claim must be a number"), (True, "exp claim must be a number"), (None, "lacks the exp")],
     ids=["string", "bool", "null"],
 )
-def test_exp_must_be_a_number(exp, reason):
+def test_exp_must_be_a_number(exp, reason) -> None:
     refused(hmac_verifier(SECRET), jwt.encode({**claims(), "exp": exp}, SECRET, algorithm="HS256"), reason)
 
 
-def test_lifetime_is_capped_from_now_and_from_iat():
+def test_lifetime_is_capped_from_now_and_from_iat() -> None:
     verifier = hmac_verifier(SECRET, max_lifetime_seconds=3600)
     now = int(time.time())
     refused(verifier, jwt.encode({**claims(), "exp": now + 7200}, SECRET, algorithm="HS256"), "3600 seconds from now")
@@ -208,7 +209,7 @@ def test_lifetime_is_capped_from_now_and_from_iat():
     assert verifier.actor(jwt.encode({**claims(), "iat": now, "exp": now + 3600}, SECRET, "HS256"))
 
 
-def test_mint_refuses_a_ttl_over_the_maximum():
+def test_mint_refuses_a_ttl_over_the_maximum() -> None:
     with pytest.raises(ValueError, match="7 days"):
         mint(SECRET, "a", ttl_seconds=7 * 86400 + 1)
     assert hmac_verifier(SECRET).actor(mint(SECRET, "a", ttl_seconds=7 * 86400)) == "a"
@@ -233,14 +234,14 @@ def test_mint_refuses_a_ttl_over_the_maximum():
         (True, "must be a string"),
     ],
 )
-def test_an_actor_must_be_printable_text_of_bounded_length(actor, reason):
+def test_an_actor_must_be_printable_text_of_bounded_length(actor, reason) -> None:
     token = jwt.encode(claims(email=actor), SECRET, algorithm="HS256")
     refused(hmac_verifier(SECRET), token, f"email claim \\(its actor\\) .*{reason}")
     # The configured claim is refused, not skipped for sub: the token named a bad actor.
     refused(hmac_verifier(SECRET, actor_claim="email"), token, reason)
 
 
-def test_printable_actors_of_every_script_are_accepted_and_blank_ones_fall_back_to_sub():
+def test_printable_actors_of_every_script_are_accepted_and_blank_ones_fall_back_to_sub() -> None:
     verifier = hmac_verifier(SECRET)
     for actor in ("Zoë 李 <zoe@example.com>", "a" * 320, "ann o'brien", "🐝 worker"):
         assert verifier.actor(jwt.encode(claims(email=actor), SECRET, algorithm="HS256")) == actor
@@ -249,7 +250,7 @@ def test_printable_actors_of_every_script_are_accepted_and_blank_ones_fall_back_
     refused(verifier, jwt.encode(claims(email=None, sub="bad\x00"), SECRET, algorithm="HS256"), "sub claim")
 
 
-def test_a_link_typed_token_is_good_only_as_a_link_and_a_link_takes_only_those():
+def test_a_link_typed_token_is_good_only_as_a_link_and_a_link_takes_only_those() -> None:
     verifier = hmac_verifier(SECRET)
     for typ in (LINK_TOKEN_TYPE, "Bee-Board-Link+JWT", "application/bee-board-link+jwt"):
         link = jwt.encode(claims(), SECRET, algorithm="HS256", headers={"typ": typ})

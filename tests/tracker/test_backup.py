@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bee_contracts import BeeError
-from bee_tracker.store import open_store, sources
+from bee_tracker.store import SqlStore, open_store, sources
 from bee_tracker.store.backup import event_changes, issue_record
 from tests.tracker.calls import bee, call
 
@@ -19,17 +19,17 @@ def rows(table, directory=GASTOWN):
     return [json.loads(line) for line in (directory / f"{table}.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
-def load(store, directory=GASTOWN):
+def load(store: SqlStore, directory=GASTOWN):
     return store.import_from(sources.choose(directory))
 
 
-def copy(tmp_path, name="backup"):
+def copy(tmp_path: Path, name="backup"):
     target = tmp_path / name
     shutil.copytree(GASTOWN, target)
     return target
 
 
-def test_every_table_of_the_real_backup_is_imported(store):
+def test_every_table_of_the_real_backup_is_imported(store: SqlStore) -> None:
     report = load(store)
     state = json.loads((GASTOWN / "backup_state.json").read_text())
     assert report["source"] == {"form": "backup", "path": str(GASTOWN)}
@@ -57,7 +57,7 @@ def test_every_table_of_the_real_backup_is_imported(store):
     )
 
 
-def test_events_become_the_issues_history_in_order(store):
+def test_events_become_the_issues_history_in_order(store: SqlStore) -> None:
     load(store)
     events = [row for row in rows("events") if row["issue_id"] == "gt-3ntl"]
     data = call(store, "get", id="gt-3ntl")
@@ -71,7 +71,7 @@ def test_events_become_the_issues_history_in_order(store):
     assert status["changes"]["assignee"] == [None, "gastown/polecats/furiosa"]
 
 
-def test_config_is_kept_and_memories_are_written_after_the_issues(store_url):
+def test_config_is_kept_and_memories_are_written_after_the_issues(store_url: str) -> None:
     store = open_store(store_url)  # no prefix configured: the backup's own is taken
     load(store)
     config = {row["key"]: row["value"] for row in rows("config")}
@@ -92,7 +92,7 @@ def test_config_is_kept_and_memories_are_written_after_the_issues(store_url):
     store.close()
 
 
-def test_a_row_becomes_the_issue_bd_exports():
+def test_a_row_becomes_the_issue_bd_exports() -> None:
     [row] = [r for r in rows("issues") if r["id"] == "gt-pr-sheriff"]
     record = issue_record(row)
     assert record["pinned"] is True and "ephemeral" not in record and "content_hash" not in record
@@ -103,7 +103,7 @@ def test_a_row_becomes_the_issue_bd_exports():
     assert issue_record({**row, "estimated_minutes": 0, "priority": 0})["estimated_minutes"] == 0
 
 
-def test_an_event_says_what_changed_and_cuts_long_text():
+def test_an_event_says_what_changed_and_cuts_long_text() -> None:
     changes = event_changes(
         {
             "event_type": "updated",
@@ -119,7 +119,7 @@ def test_an_event_says_what_changed_and_cuts_long_text():
     }
 
 
-def test_importing_the_backup_again_changes_nothing(store):
+def test_importing_the_backup_again_changes_nothing(store: SqlStore) -> None:
     load(store)
     before = store.export_lines()
     history = call(store, "get", id="gt-3ntl")["history_count"]
@@ -128,7 +128,7 @@ def test_importing_the_backup_again_changes_nothing(store):
     assert call(store, "get", id="gt-3ntl")["history_count"] == history
 
 
-def test_blocking_rows_of_the_dump_decide_ready(store, tmp_path):
+def test_blocking_rows_of_the_dump_decide_ready(store: SqlStore, tmp_path: Path) -> None:
     backup = copy(tmp_path)
     row = {
         "created_at": "2026-03-01T00:00:00Z",
@@ -145,7 +145,7 @@ def test_blocking_rows_of_the_dump_decide_ready(store, tmp_path):
     assert "gt-5659" in ready and "gt-08hf1" not in ready
 
 
-def test_counts_that_disagree_with_the_state_file_refuse_the_import(store, tmp_path):
+def test_counts_that_disagree_with_the_state_file_refuse_the_import(store: SqlStore, tmp_path: Path) -> None:
     backup = copy(tmp_path)
     events = backup / "events.jsonl"
     events.write_text("".join(events.read_text().splitlines(keepends=True)[:-1]))
@@ -158,7 +158,7 @@ def test_counts_that_disagree_with_the_state_file_refuse_the_import(store, tmp_p
     assert load(store, backup)["tables"]["events"] == 554
 
 
-def test_rows_of_issues_not_imported_are_left_out_and_counted(store, tmp_path):
+def test_rows_of_issues_not_imported_are_left_out_and_counted(store: SqlStore, tmp_path: Path) -> None:
     backup = copy(tmp_path)
     (backup / "backup_state.json").unlink()
     with (backup / "labels.jsonl").open("a") as labels:
@@ -170,7 +170,7 @@ def test_rows_of_issues_not_imported_are_left_out_and_counted(store, tmp_path):
     assert report["skippedRows"] == {"labels": 1, "events": 1}
 
 
-def test_a_bad_row_is_named_with_its_table_and_nothing_is_imported(store, tmp_path):
+def test_a_bad_row_is_named_with_its_table_and_nothing_is_imported(store: SqlStore, tmp_path: Path) -> None:
     backup = copy(tmp_path)
     (backup / "backup_state.json").unlink()
     with (backup / "comments.jsonl").open("a") as comments:
@@ -181,7 +181,7 @@ def test_a_bad_row_is_named_with_its_table_and_nothing_is_imported(store, tmp_pa
     assert info.value.details == {"line": 15} and store.export_lines() == []
 
 
-def test_the_issues_table_alone_is_refused_naming_the_directory_to_import(store):
+def test_the_issues_table_alone_is_refused_naming_the_directory_to_import(store: SqlStore) -> None:
     with pytest.raises(BeeError) as info:
         store.import_from(sources.choose(GASTOWN / "issues.jsonl"))
     assert info.value.code == "invalid_argument" and info.value.details == {"line": 1}
@@ -190,7 +190,7 @@ def test_the_issues_table_alone_is_refused_naming_the_directory_to_import(store)
     assert store.export_lines() == []
 
 
-def test_the_tables_concatenated_are_refused_at_the_first_row_that_is_no_issue(store, tmp_path):
+def test_the_tables_concatenated_are_refused_at_the_first_row_that_is_no_issue(store: SqlStore, tmp_path: Path) -> None:
     joined = tmp_path / "all.jsonl"
     joined.write_text("".join((GASTOWN / f"{t}.jsonl").read_text() for t in ("labels", "dependencies", "comments")))
     with pytest.raises(BeeError) as info:
@@ -199,7 +199,7 @@ def test_the_tables_concatenated_are_refused_at_the_first_row_that_is_no_issue(s
     assert store.export_lines() == []
 
 
-def test_cli_imports_the_backup_and_refuses_its_issues_file(tmp_path):
+def test_cli_imports_the_backup_and_refuses_its_issues_file(tmp_path: Path) -> None:
     home = tmp_path / "home"
     done = bee("tracker", "import", "--home", str(home), str(GASTOWN))
     assert done.returncode == 0, done.stderr

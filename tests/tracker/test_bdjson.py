@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+from bee_tracker.store import SqlStore
 from bee_tracker.store.bdjson import GO, KEY_ORDER, LineStyle, dumps, place, style_of
 from tests.tracker.calls import BOB, call
 
@@ -15,7 +16,7 @@ def fixture_line(name, issue_id):
     )
 
 
-def test_new_keys_go_where_bds_struct_puts_them(store):
+def test_new_keys_go_where_bds_struct_puts_them(store: SqlStore) -> None:
     original = fixture_line("steveyegge__vc.jsonl", "vc-06bb")  # ids, text, status…, created/updated_at, labels
     store.import_lines([original])
     call(store, "claim", id="vc-06bb")
@@ -31,7 +32,7 @@ def test_new_keys_go_where_bds_struct_puts_them(store):
     assert exported.startswith('{"id":"vc-06bb","title":')  # bd's spelling, as the file has it
 
 
-def test_an_export_records_type_comes_first_and_its_counts_last(store):
+def test_an_export_records_type_comes_first_and_its_counts_last(store: SqlStore) -> None:
     original = fixture_line("NousResearch__hermes-agent.jsonl", "hermes-agent-cbc")
     store.import_lines([original])
     call(store, "add_note", id="hermes-agent-cbc", text="a note")
@@ -40,7 +41,7 @@ def test_an_export_records_type_comes_first_and_its_counts_last(store):
     assert keys.index("comments") == keys.index("started_at") + 1  # comments are the issue's, counts follow it
 
 
-def test_a_touched_line_keeps_its_separators_and_escapes(store):
+def test_a_touched_line_keeps_its_separators_and_escapes(store: SqlStore) -> None:
     record = json.loads(fixture_line("NVIDIA__skyhook.jsonl", "skyhook-gld"))
     record["title"] += " <é> & more"
     spaced = json.dumps(record)  # how Python writes a line: ", " and ": ", \\u escapes, <>& as they are
@@ -54,7 +55,7 @@ def test_a_touched_line_keeps_its_separators_and_escapes(store):
     assert touched == json.dumps(json.loads(touched))  # exactly as Python would have written it
 
 
-def test_a_raw_ampersand_stays_raw_as_beads_rust_writes_it(store):
+def test_a_raw_ampersand_stays_raw_as_beads_rust_writes_it(store: SqlStore) -> None:
     line = '{"id":"br-amp","title":"Tom & Jerry <3","status":"open","priority":2,"issue_type":"task"}'
     store.import_lines([line])
     call(store, "update", id="br-amp", priority=1)
@@ -62,14 +63,14 @@ def test_a_raw_ampersand_stays_raw_as_beads_rust_writes_it(store):
     assert '"title":"Tom & Jerry <3"' in exported and '"priority":1' in exported
 
 
-def test_issues_created_here_take_the_spelling_of_the_imported_file(store):
+def test_issues_created_here_take_the_spelling_of_the_imported_file(store: SqlStore) -> None:
     store.import_lines([json.dumps({"id": "t-a", "title": "spaced", "status": "open", "priority": 2})])
     created = call(store, "create", title="fresh")["id"]
     line = next(line for line in store.export_lines() if created in line)
     assert line.startswith(f'{{"id": "{created}", "title": "fresh", ')
 
 
-def test_place_puts_each_new_key_after_its_nearest_predecessor():
+def test_place_puts_each_new_key_after_its_nearest_predecessor() -> None:
     assert list(place({"b": 1, "title": 2, "id": 3}, ["b", "title"])) == ["id", "b", "title"]
     line_order = ["id", "title", "created_at", "updated_at", "close_reason", "assignee"]  # an older era's order
     values = dict.fromkeys([*line_order, "started_at", "owner", "zz_unknown", "comment_count", "_type"])
@@ -89,7 +90,7 @@ def test_place_puts_each_new_key_after_its_nearest_predecessor():
     assert list(place(dict.fromkeys(reversed(KEY_ORDER)), None)) == list(KEY_ORDER)
 
 
-def test_style_is_read_from_separators_outside_strings():
+def test_style_is_read_from_separators_outside_strings() -> None:
     assert style_of('{"a":"x, y: z","b":1}') == GO
     assert style_of('{"a": "x,y", "b": 1}') == LineStyle(", ", ": ", html_escaped=True)
     assert style_of('{"a":"<"}').html_escaped is False

@@ -1,22 +1,23 @@
 """Claims hold: while an issue is claimed only its holder moves it; its content, notes and links stay open."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from bee_contracts import BeeError
 from bee_tracker import calls
-from bee_tracker.store import open_store
+from bee_tracker.store import SqlStore, open_store
 from tests.tracker.calls import ALICE, BOB, bee, call, new, refused
 
 
-def claimed_by_alice(store):
+def claimed_by_alice(store: SqlStore):
     issue_id = new(store, "contested")
     call(store, "claim", ALICE, id=issue_id)
     return issue_id
 
 
-def test_another_actor_cannot_take_a_claim_through_update(store):
+def test_another_actor_cannot_take_a_claim_through_update(store: SqlStore) -> None:
     issue_id = claimed_by_alice(store)
     for change in ({"assignee": BOB}, {"status": "open", "assignee": None}, {"status": "blocked"}, {"assignee": ""}):
         error = refused(store, "forbidden", "update", BOB, id=issue_id, **change)
@@ -26,7 +27,7 @@ def test_another_actor_cannot_take_a_claim_through_update(store):
     assert (got["assignee"], got["status"]) == (ALICE, "in_progress")
 
 
-def test_another_actor_cannot_complete_hand_off_or_release_a_claim(store):
+def test_another_actor_cannot_complete_hand_off_or_release_a_claim(store: SqlStore) -> None:
     issue_id = claimed_by_alice(store)
     assert ALICE in refused(store, "forbidden", "complete", BOB, id=issue_id, summary="mine").message
     assert ALICE in refused(store, "forbidden", "handoff", BOB, id=issue_id, done="x").message
@@ -38,7 +39,7 @@ def test_another_actor_cannot_complete_hand_off_or_release_a_claim(store):
     assert call(store, "update", BOB, id=issue_id, assignee=BOB)["assignee"] == BOB  # unclaimed: open to all
 
 
-def test_content_notes_and_links_stay_open_to_everyone_with_compare_and_swap(store):
+def test_content_notes_and_links_stay_open_to_everyone_with_compare_and_swap(store: SqlStore) -> None:
     issue_id = claimed_by_alice(store)
     other = new(store, "other")
     revision = call(store, "get", id=issue_id)["state_revision"]
@@ -60,7 +61,7 @@ def test_content_notes_and_links_stay_open_to_everyone_with_compare_and_swap(sto
     call(store, "update", BOB, id=issue_id, status="in_progress", assignee=ALICE)  # unchanged values change nothing
 
 
-def test_the_holder_moves_the_claim_and_completing_ends_it(store):
+def test_the_holder_moves_the_claim_and_completing_ends_it(store: SqlStore) -> None:
     issue_id = claimed_by_alice(store)
     assert call(store, "update", ALICE, id=issue_id, assignee=BOB)["assignee"] == BOB  # the holder hands it over
     refused(store, "forbidden", "update", ALICE, id=issue_id, status="open")
@@ -71,7 +72,7 @@ def test_the_holder_moves_the_claim_and_completing_ends_it(store):
     assert "closed_at" not in got and "close_reason" not in got
 
 
-def test_a_forced_release_records_who_and_why(store):
+def test_a_forced_release_records_who_and_why(store: SqlStore) -> None:
     issue_id = claimed_by_alice(store)
     released = calls.release_forced(store, issue_id, actor="operator:root", reason="alice left the team")
     assert (released["assignee"], released["status"]) == (None, "open")
@@ -86,7 +87,7 @@ def test_a_forced_release_records_who_and_why(store):
     assert info.value.code == "conflict" and "not claimed" in info.value.message
 
 
-def test_the_cli_releases_by_force_with_the_operator_as_actor(tmp_path):
+def test_the_cli_releases_by_force_with_the_operator_as_actor(tmp_path: Path) -> None:
     home = tmp_path / "home"
     source = tmp_path / "issues.jsonl"
     source.write_text(

@@ -2,14 +2,15 @@
 
 import pytest
 
+from bee_tracker.store import SqlStore
 from tests.tracker.calls import call, new, refused
 
 
-def ready_ids(store):
+def ready_ids(store: SqlStore):
     return {issue["id"] for issue in call(store, "ready", limit=100)["issues"]}
 
 
-def test_blocks_then_parent_child_back_is_refused_and_spelled_out(store):
+def test_blocks_then_parent_child_back_is_refused_and_spelled_out(store: SqlStore) -> None:
     a, b = new(store, "A"), new(store, "B")
     call(store, "link", id=a, target=b)  # A blocks-on B
     error = refused(store, "invalid_argument", "link", id=b, target=a, type="parent-child")
@@ -23,7 +24,7 @@ def test_blocks_then_parent_child_back_is_refused_and_spelled_out(store):
     assert b in ready_ids(store)  # nothing was linked: B is still ready
 
 
-def test_a_longer_mixed_cycle_is_refused(store):
+def test_a_longer_mixed_cycle_is_refused(store: SqlStore) -> None:
     a, b, c, d = (new(store, name) for name in "ABCD")
     call(store, "link", id=a, target=b, type="blocks")
     call(store, "link", id=b, target=c, type="waits-for")
@@ -41,13 +42,13 @@ def test_a_longer_mixed_cycle_is_refused(store):
 
 
 @pytest.mark.parametrize("kind", ["related", "discovered-from", "follows"])
-def test_links_that_do_not_decide_readiness_may_close_a_loop(store, kind):
+def test_links_that_do_not_decide_readiness_may_close_a_loop(store: SqlStore, kind) -> None:
     a, b = new(store, "A"), new(store, "B")
     call(store, "link", id=a, target=b)
     assert call(store, "link", id=b, target=a, type=kind)["changed"] is True
 
 
-def test_a_new_issue_never_takes_an_id_something_already_depends_on(store):
+def test_a_new_issue_never_takes_an_id_something_already_depends_on(store: SqlStore) -> None:
     # An imported issue may depend on ids that do not exist yet; a new issue taking one of them would inherit
     # that dependent, and creating it as a child of that dependent would close a cycle.
     store.import_lines(

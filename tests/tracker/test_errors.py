@@ -44,7 +44,7 @@ def hold_lock(url, issue_id):
     return lite
 
 
-def test_a_lock_held_elsewhere_is_busy_and_retryable(store_url):
+def test_a_lock_held_elsewhere_is_busy_and_retryable(store_url: str) -> None:
     store = short_lock_store(store_url)
     try:
         issue_id = new(store)
@@ -60,7 +60,7 @@ def test_a_lock_held_elsewhere_is_busy_and_retryable(store_url):
         store.close()
 
 
-def test_a_damaged_database_is_internal_not_busy(tmp_path):
+def test_a_damaged_database_is_internal_not_busy(tmp_path: Path) -> None:
     path = tmp_path / "tracker.db"
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(BeeError) as info:
@@ -69,7 +69,7 @@ def test_a_damaged_database_is_internal_not_busy(tmp_path):
 
 
 @pytest.mark.parametrize("store_url", [BACKENDS[1]], indirect=True)
-def test_a_value_postgres_cannot_hold_is_invalid_even_past_the_tools_checks(store_url):
+def test_a_value_postgres_cannot_hold_is_invalid_even_past_the_tools_checks(store_url: str) -> None:
     store = open_store(store_url, prefix="t")
     try:
 
@@ -84,7 +84,7 @@ def test_a_value_postgres_cannot_hold_is_invalid_even_past_the_tools_checks(stor
         store.close()
 
 
-def test_a_call_without_a_verified_actor_is_unauthorized(store):
+def test_a_call_without_a_verified_actor_is_unauthorized(store: SqlStore) -> None:
     issue_id = new(store)
     handler = handlers(store)["get"]
     with pytest.raises(BeeError) as info:
@@ -95,6 +95,6 @@ def test_a_call_without_a_verified_actor_is_unauthorized(store):
     assert answer["data"]["issue"]
 
 
-def test_in_process_calls_are_validated_like_the_hosts(store):
+def test_in_process_calls_are_validated_like_the_hosts(store: SqlStore) -> None:
     assert "priority" in refused(store, "invalid_argument", "create", title="x", priority=9).message
     assert "unknown tool" in refused(store, "invalid_argument", "delete", id="t-x").message

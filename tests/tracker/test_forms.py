@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bee_contracts import BeeError
-from bee_tracker.store import sources
+from bee_tracker.store import SqlStore, sources
 from tests.tracker.calls import bee
 
 BEADS = Path(__file__).resolve().parents[1] / "fixtures" / "beads"
@@ -32,7 +32,7 @@ def beads_dir(root, *, legacy=None, backup=False):
     return directory
 
 
-def test_a_beads_directory_with_one_form_imports_that_form(store, tmp_path):
+def test_a_beads_directory_with_one_form_imports_that_form(store: SqlStore, tmp_path: Path) -> None:
     legacy = beads_dir(tmp_path / "a", legacy=SKYHOOK)
     report = store.import_from(sources.choose(legacy))
     assert report["source"] == {"form": "legacy", "path": f"{legacy}/issues.jsonl"}
@@ -42,7 +42,7 @@ def test_a_beads_directory_with_one_form_imports_that_form(store, tmp_path):
     assert choice.describe() == {"form": "backup", "path": f"{backup}/backup"}
 
 
-def test_a_beads_directory_with_both_forms_imports_the_newer(store, tmp_path):
+def test_a_beads_directory_with_both_forms_imports_the_newer(store: SqlStore, tmp_path: Path) -> None:
     directory = beads_dir(tmp_path / "c", legacy=SKYHOOK, backup=True)
     choice = sources.choose(directory)
     assert choice.describe() == {
@@ -57,7 +57,7 @@ def test_a_beads_directory_with_both_forms_imports_the_newer(store, tmp_path):
     assert report["source"]["form"] == "legacy" and report["source"]["passedOver"]["why"] == "older"
 
 
-def test_a_directory_without_beads_data_says_what_it_looked_for(tmp_path):
+def test_a_directory_without_beads_data_says_what_it_looked_for(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(BeeError) as info:
         sources.choose(tmp_path / "empty")
@@ -65,7 +65,7 @@ def test_a_directory_without_beads_data_says_what_it_looked_for(tmp_path):
     assert "issues.jsonl or beads.jsonl" in info.value.message and "backup" in info.value.message
 
 
-def test_a_symlink_out_of_the_directory_is_never_read(store, tmp_path):
+def test_a_symlink_out_of_the_directory_is_never_read(store: SqlStore, tmp_path: Path) -> None:
     secret = tmp_path / "secret.jsonl"
     secret.write_text('{"id":"s-1","title":"a secret the checkout points at"}\n')
     directory = tmp_path / "checkout" / ".beads"
@@ -85,7 +85,9 @@ def test_a_symlink_out_of_the_directory_is_never_read(store, tmp_path):
     assert info.value.code == "outside_root" and store.export_lines() == []
 
 
-def test_a_line_longer_than_any_beads_line_is_refused(store, tmp_path, monkeypatch):
+def test_a_line_longer_than_any_beads_line_is_refused(
+    store: SqlStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sources, "MAX_LINE_BYTES", 4096)
     endless = tmp_path / "endless.jsonl"
     endless.write_bytes(b'{"id":"t-a","title":"fine"}\n' + b"x" * 10_000)
@@ -113,7 +115,7 @@ REFUSED = [
 
 
 @pytest.mark.parametrize(("line", "says"), REFUSED, ids=[says for _, says in REFUSED])
-def test_a_line_that_is_no_issue_is_named_for_what_it_looks_like(store, line, says):
+def test_a_line_that_is_no_issue_is_named_for_what_it_looks_like(store: SqlStore, line, says) -> None:
     good = '{"id":"t-a","title":"fine","status":"open","priority":2,"issue_type":"task"}'
     with pytest.raises(BeeError) as info:
         store.import_lines([good, line])
@@ -123,7 +125,7 @@ def test_a_line_that_is_no_issue_is_named_for_what_it_looks_like(store, line, sa
     assert store.export_lines() == []
 
 
-def test_cli_refuses_a_deletions_manifest_and_imports_nothing(tmp_path):
+def test_cli_refuses_a_deletions_manifest_and_imports_nothing(tmp_path: Path) -> None:
     home = tmp_path / "home"
     manifest = NOT_ISSUES / "gastownhall__beads__deletions.jsonl"
     refused = bee("tracker", "import", "--home", str(home), str(manifest))
@@ -132,7 +134,7 @@ def test_cli_refuses_a_deletions_manifest_and_imports_nothing(tmp_path):
     assert bee("tracker", "export", "--home", str(home)).stdout == ""
 
 
-def test_cli_imports_a_beads_directory(tmp_path):
+def test_cli_imports_a_beads_directory(tmp_path: Path) -> None:
     checkout = tmp_path / "checkout"
     beads_dir(checkout, legacy=SKYHOOK)
     home = tmp_path / "home"
@@ -144,7 +146,7 @@ def test_cli_imports_a_beads_directory(tmp_path):
     assert missing.returncode == 2 and "does not exist" in missing.stderr
 
 
-def test_cli_imports_stdin_as_a_legacy_file(tmp_path):
+def test_cli_imports_stdin_as_a_legacy_file(tmp_path: Path) -> None:
     home = tmp_path / "home"
     executable = Path(sys.executable).parent / "bee"
     done = subprocess.run(
@@ -159,7 +161,7 @@ def test_cli_imports_stdin_as_a_legacy_file(tmp_path):
     assert bee("tracker", "export", "--home", str(home)).stdout == SKYHOOK.read_text()
 
 
-def test_a_directory_holding_only_the_issues_table_is_read_as_a_backup(store, tmp_path):
+def test_a_directory_holding_only_the_issues_table_is_read_as_a_backup(store: SqlStore, tmp_path: Path) -> None:
     alone = tmp_path / "backup"
     alone.mkdir()
     shutil.copy(GASTOWN / "issues.jsonl", alone / "issues.jsonl")

@@ -7,12 +7,12 @@ from bee_tracker.store.sql import SqlStore
 from tests.tracker.calls import ALICE, BOB, call, new, refused
 
 
-def history(store, issue_id):
+def history(store: SqlStore, issue_id):
     got = call(store, "get", id=issue_id)
     return got["history"], got["history_count"]
 
 
-def test_each_write_records_tool_actor_time_and_what_changed(store):
+def test_each_write_records_tool_actor_time_and_what_changed(store: SqlStore) -> None:
     blocker = new(store, "blocker")
     issue_id = new(store, "feature", labels=["a"], prerequisites=[blocker])
     call(store, "claim", BOB, id=issue_id)
@@ -38,7 +38,7 @@ def test_each_write_records_tool_actor_time_and_what_changed(store):
     assert all(e["at"].endswith("Z") for e in events)
 
 
-def test_refused_replayed_and_empty_writes_record_nothing(store):
+def test_refused_replayed_and_empty_writes_record_nothing(store: SqlStore) -> None:
     issue_id = new(store, "quiet", priority=1)
     call(store, "claim", ALICE, id=issue_id, idempotency_key="claim-0001")
     call(store, "claim", ALICE, id=issue_id, idempotency_key="claim-0001")  # replayed
@@ -48,7 +48,7 @@ def test_refused_replayed_and_empty_writes_record_nothing(store):
     assert history(store, issue_id)[1] == 2  # create and the first claim
 
 
-def test_get_returns_the_newest_events_oldest_first(store):
+def test_get_returns_the_newest_events_oldest_first(store: SqlStore) -> None:
     issue_id = new(store, "busy")
     for n in range(HISTORY_LIMIT + 5):
         call(store, "add_note", BOB, id=issue_id, text=f"note {n}")
@@ -58,7 +58,7 @@ def test_get_returns_the_newest_events_oldest_first(store):
     assert events[-1]["changes"]["comment"] == [comments[-1]["id"]]
 
 
-def test_a_version_1_store_migrates_to_history(store_url):
+def test_a_version_1_store_migrates_to_history(store_url: str) -> None:
     db = open_database(store_url)
     with db.write() as tx:  # the schema as version 1 left it
         for statement in (SQLITE if db.dialect == "sqlite" else POSTGRES)[0]:

@@ -5,6 +5,7 @@ import os
 import shutil
 import stat
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +23,9 @@ def mode(path):
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def test_the_home_is_found_from_the_flag_env_instance_or_the_working_directory(tmp_path, monkeypatch):
+def test_the_home_is_found_from_the_flag_env_instance_or_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     checkout = tmp_path / "checkout"
     deep = checkout / "src" / "pkg"
     deep.mkdir(parents=True)
@@ -37,7 +40,7 @@ def test_the_home_is_found_from_the_flag_env_instance_or_the_working_directory(t
     assert default_home(deep) == tmp_path / "explicit"
 
 
-def test_init_creates_a_private_home_and_key_once(tmp_path):
+def test_init_creates_a_private_home_and_key_once(tmp_path: Path) -> None:
     home = tmp_path / "home"
     first = bee("tracker", "init", "--home", str(home), env=CLEAN)
     assert first.returncode == 0 and "created" in first.stdout
@@ -48,7 +51,7 @@ def test_init_creates_a_private_home_and_key_once(tmp_path):
     assert again.returncode == 0 and "already there" in again.stdout and read_key(home) == key
 
 
-def test_token_never_creates_a_key_and_says_how_to(tmp_path):
+def test_token_never_creates_a_key_and_says_how_to(tmp_path: Path) -> None:
     home = tmp_path / "nowhere"
     refused = bee("tracker", "token", "--home", str(home), "--actor", "a@example.com", env=CLEAN)
     assert refused.returncode == 1 and refused.stdout == ""
@@ -57,7 +60,7 @@ def test_token_never_creates_a_key_and_says_how_to(tmp_path):
     assert not home.exists()
 
 
-def test_token_in_a_subdirectory_of_a_checkout_uses_the_checkouts_key(tmp_path):
+def test_token_in_a_subdirectory_of_a_checkout_uses_the_checkouts_key(tmp_path: Path) -> None:
     checkout = tmp_path / "checkout"
     deep = checkout / "src" / "pkg"
     deep.mkdir(parents=True)
@@ -70,7 +73,7 @@ def test_token_in_a_subdirectory_of_a_checkout_uses_the_checkouts_key(tmp_path):
     assert not (deep / ".bee").exists()
 
 
-def test_a_damaged_key_is_reported_not_replaced(tmp_path):
+def test_a_damaged_key_is_reported_not_replaced(tmp_path: Path) -> None:
     home = tmp_path / "home"
     assert bee("tracker", "init", "--home", str(home), env=CLEAN).returncode == 0
     (home / KEY_FILE).write_text("not hex\n")
@@ -80,7 +83,7 @@ def test_a_damaged_key_is_reported_not_replaced(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["import", "export"])
-def test_local_commands_on_the_embedded_store_keep_the_home_private(tmp_path, command):
+def test_local_commands_on_the_embedded_store_keep_the_home_private(tmp_path: Path, command) -> None:
     home = tmp_path / "home"
     source = tmp_path / "empty.jsonl"
     source.write_text("")
@@ -108,7 +111,7 @@ ATTACKERS_KEY = "ab" * 32 + "\n"
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 
-def shipped_checkout(tmp_path, *, umask=None):
+def shipped_checkout(tmp_path: Path, *, umask=None):
     """A clone of a repository whose author committed .bee/tracker/signing-key (with a key they know)."""
     origin = tmp_path / "origin"
     (origin / ".bee" / "tracker").mkdir(parents=True)
@@ -126,7 +129,7 @@ def shipped_checkout(tmp_path, *, umask=None):
     return tmp_path / "clone"
 
 
-def refuses_the_key(done, key, why):
+def refuses_the_key(done, key, why) -> None:
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert f"the signing key {key} was not made by Bee on this machine: {why}" in done.stderr, done.stderr
     assert "bee tracker init --home" in done.stderr and "Traceback" not in done.stderr
@@ -134,7 +137,7 @@ def refuses_the_key(done, key, why):
 
 @needs_git
 @pytest.mark.parametrize("command", ["init", "token", "open", "serve"])
-def test_a_key_the_checkout_ships_is_refused_by_every_command(tmp_path, command):
+def test_a_key_the_checkout_ships_is_refused_by_every_command(tmp_path: Path, command) -> None:
     checkout = shipped_checkout(tmp_path)
     key = checkout / ".bee" / "tracker" / KEY_FILE
     assert mode(key) == 0o644  # what a clone makes of it
@@ -151,7 +154,7 @@ def test_a_key_the_checkout_ships_is_refused_by_every_command(tmp_path, command)
 
 
 @needs_git
-def test_a_tracked_key_is_refused_even_when_private(tmp_path):
+def test_a_tracked_key_is_refused_even_when_private(tmp_path: Path) -> None:
     # Under umask 077 a clone writes the key 0600, exactly as Bee does: only git's index tells it apart.
     checkout = shipped_checkout(tmp_path, umask=0o077)
     key = checkout / ".bee" / "tracker" / KEY_FILE
@@ -163,7 +166,7 @@ def test_a_tracked_key_is_refused_even_when_private(tmp_path):
 
 
 @needs_git
-def test_a_tracked_database_is_not_served(tmp_path):
+def test_a_tracked_database_is_not_served(tmp_path: Path) -> None:
     checkout = shipped_checkout(tmp_path)
     (checkout / ".bee" / "tracker" / KEY_FILE).unlink()
     database = checkout / ".bee" / "tracker" / "tracker.db"
@@ -173,7 +176,7 @@ def test_a_tracked_database_is_not_served(tmp_path):
     assert done.returncode == 1 and f"the tracker database {database} is tracked by git" in done.stderr, done.stderr
 
 
-def test_a_key_bee_made_keeps_working_in_a_repository_that_ignores_it(tmp_path):
+def test_a_key_bee_made_keeps_working_in_a_repository_that_ignores_it(tmp_path: Path) -> None:
     checkout = tmp_path / "checkout"
     checkout.mkdir()
     if shutil.which("git"):
@@ -184,7 +187,7 @@ def test_a_key_bee_made_keeps_working_in_a_repository_that_ignores_it(tmp_path):
 
 
 @pytest.mark.parametrize("problem", ["group-readable", "symlink", "fifo", "dangling"])
-def test_a_key_that_is_not_a_private_file_is_refused_and_left_alone(tmp_path, problem):
+def test_a_key_that_is_not_a_private_file_is_refused_and_left_alone(tmp_path: Path, problem) -> None:
     home = tmp_path / "home"
     assert bee("tracker", "init", "--home", str(home), env=CLEAN).returncode == 0
     key = home / KEY_FILE
@@ -211,7 +214,7 @@ def test_a_key_that_is_not_a_private_file_is_refused_and_left_alone(tmp_path, pr
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
-def test_a_key_of_another_user_is_refused(tmp_path):
+def test_a_key_of_another_user_is_refused(tmp_path: Path) -> None:
     home = tmp_path / "home"
     assert bee("tracker", "init", "--home", str(home), env=CLEAN).returncode == 0
     os.chown(home / KEY_FILE, 65534, 65534)
@@ -219,7 +222,9 @@ def test_a_key_of_another_user_is_refused(tmp_path):
     refuses_the_key(done, home / KEY_FILE, "it is owned by uid 65534, not by you (uid 0)")
 
 
-def test_a_dot_bee_linking_out_of_its_checkout_is_not_taken_for_the_checkouts(tmp_path, monkeypatch):
+def test_a_dot_bee_linking_out_of_its_checkout_is_not_taken_for_the_checkouts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("BEE_TRACKER_HOME", raising=False)
     monkeypatch.delenv("BEE_INSTANCE_ROOT", raising=False)
     theirs, mine = tmp_path / "cloned", tmp_path / "mine"

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from bee_contracts import BeeError
+from bee_tracker.store import SqlStore
 from tests.tracker.calls import bee, call
 
 #: Real exports from public repositories (see fixtures/beads/SOURCES.tsv).
@@ -14,7 +15,7 @@ FIXTURES = sorted(BEADS.glob("*.jsonl"))
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
-def test_real_exports_round_trip_exactly(store, fixture):
+def test_real_exports_round_trip_exactly(store: SqlStore, fixture) -> None:
     data = fixture.read_bytes()
     lines = data.decode("utf-8").splitlines()
     report = store.import_lines(data.splitlines(keepends=True))
@@ -25,14 +26,14 @@ def test_real_exports_round_trip_exactly(store, fixture):
     assert "".join(line + "\n" for line in exported).encode("utf-8") == data
 
 
-def test_the_tombstone_fixture_keeps_its_204_tombstones(store):
+def test_the_tombstone_fixture_keeps_its_204_tombstones(store: SqlStore) -> None:
     data = (BEADS / "gastownhall__beads__tombstones.jsonl").read_bytes()
     report = store.import_lines(data.splitlines())
     assert (report["imported"], report["tombstones"]) == (421, 204)
     assert sum(json.loads(line).get("status") == "tombstone" for line in store.export_lines()) == 204
 
 
-def test_touched_issues_keep_every_key_and_their_order(store):
+def test_touched_issues_keep_every_key_and_their_order(store: SqlStore) -> None:
     line = (
         '{"id":"t-1","title":"A \\u003cb\\u003e","status":"open","priority":1,"issue_type":"task",'
         '"work_type":"mutex","estimated_minutes":30,"labels":["x"],'
@@ -50,7 +51,7 @@ def test_touched_issues_keep_every_key_and_their_order(store):
     assert "\\u003cb\\u003e" in exported  # escaped the way Beads (Go) escapes
 
 
-def test_missing_ids_are_generated_and_other_records_kept_in_place(store):
+def test_missing_ids_are_generated_and_other_records_kept_in_place(store: SqlStore) -> None:
     lines = [
         '{"_schema":"beads-jsonl/1","_sort":"stable-v1"}',
         '{"id":"t-a","title":"kept","status":"open","priority":2,"issue_type":"task"}',
@@ -70,7 +71,7 @@ def test_missing_ids_are_generated_and_other_records_kept_in_place(store):
     assert len(store.export_lines()) == 4
 
 
-def test_custom_statuses_and_types_are_registered_by_import(store):
+def test_custom_statuses_and_types_are_registered_by_import(store: SqlStore) -> None:
     store.import_lines(
         [
             '{"id":"t-h","title":"h","status":"hooked","priority":2,"issue_type":"convoy"}',
@@ -81,7 +82,7 @@ def test_custom_statuses_and_types_are_registered_by_import(store):
     assert "review" in vocabulary["statuses"] and "saga" in vocabulary["types"]
 
 
-def test_a_malformed_line_is_named_and_nothing_is_imported(store):
+def test_a_malformed_line_is_named_and_nothing_is_imported(store: SqlStore) -> None:
     with pytest.raises(BeeError) as info:
         store.import_lines(
             ['{"id":"t-a","title":"a","status":"open","priority":2,"issue_type":"task"}', '{"id":"t-b", oops}']
@@ -103,7 +104,7 @@ def test_a_malformed_line_is_named_and_nothing_is_imported(store):
         (b'{"id":"t-b","title":"deep","extra":' + b"[" * 40 + b"]" * 40 + b"}", "nested"),
     ],
 )
-def test_a_line_the_store_cannot_hold_is_named_and_nothing_is_imported(store, bad, says):
+def test_a_line_the_store_cannot_hold_is_named_and_nothing_is_imported(store: SqlStore, bad, says) -> None:
     good = b'{"id":"t-a","title":"a","status":"open","priority":2,"issue_type":"task"}\n'
     with pytest.raises(BeeError) as info:
         store.import_lines([good, bad + b"\n"])
@@ -112,7 +113,7 @@ def test_a_line_the_store_cannot_hold_is_named_and_nothing_is_imported(store, ba
     assert store.export_lines() == []
 
 
-def test_a_crlf_file_imports_and_exports_with_lf(store):
+def test_a_crlf_file_imports_and_exports_with_lf(store: SqlStore) -> None:
     crlf = (
         b'{"id":"t-a","title":"a","status":"open","priority":2,"issue_type":"task"}\r\n'
         b'{"id":"t-b","title":"b","status":"closed","priority":2,"issue_type":"task"}\r\n'
@@ -121,7 +122,7 @@ def test_a_crlf_file_imports_and_exports_with_lf(store):
     assert "".join(line + "\n" for line in store.export_lines()).encode() == crlf.replace(b"\r\n", b"\n")
 
 
-def test_reimport_replaces_and_new_comment_ids_continue_above_imported_ones(store):
+def test_reimport_replaces_and_new_comment_ids_continue_above_imported_ones(store: SqlStore) -> None:
     line = (
         '{"id":"t-c","title":"c","status":"open","priority":2,"issue_type":"task",'
         '"comments":[{"id":41,"issue_id":"t-c","author":"a","text":"old","created_at":"2026-01-01T00:00:00Z"}]}'
@@ -133,7 +134,7 @@ def test_reimport_replaces_and_new_comment_ids_continue_above_imported_ones(stor
     assert note["comment"]["id"] > 41
 
 
-def test_cli_import_of_invalid_utf8_names_the_line_and_imports_nothing(tmp_path):
+def test_cli_import_of_invalid_utf8_names_the_line_and_imports_nothing(tmp_path: Path) -> None:
     source = tmp_path / "issues.jsonl"
     source.write_bytes(
         b'{"id":"t-a","title":"fine","status":"open","priority":2,"issue_type":"task"}\n'
@@ -146,7 +147,7 @@ def test_cli_import_of_invalid_utf8_names_the_line_and_imports_nothing(tmp_path)
     assert bee("tracker", "export", "--home", str(home)).stdout == ""
 
 
-def test_cli_import_of_a_crlf_file_and_of_tombstones_round_trips(tmp_path):
+def test_cli_import_of_a_crlf_file_and_of_tombstones_round_trips(tmp_path: Path) -> None:
     crlf = tmp_path / "crlf.jsonl"
     crlf.write_bytes(b'{"id":"t-a","title":"a","status":"open","priority":2,"issue_type":"task"}\r\n')
     home = tmp_path / "home"
@@ -175,7 +176,7 @@ ODD_RECORDS = [
 
 
 @pytest.mark.parametrize("record", ODD_RECORDS, ids=[str(n) for n in range(len(ODD_RECORDS))])
-def test_odd_records_import_export_exactly_and_stay_usable(store, record):
+def test_odd_records_import_export_exactly_and_stay_usable(store: SqlStore, record) -> None:
     line = json.dumps(record, separators=(",", ":"))
     assert store.import_lines([line])["imported"] == 1
     assert store.export_lines() == [line]
@@ -185,27 +186,27 @@ def test_odd_records_import_export_exactly_and_stay_usable(store, record):
     assert json.loads(store.export_lines()[0])["title"] == "renamed"
 
 
-def test_a_tombstone_without_an_id_is_kept_and_deletes_nothing(store):
+def test_a_tombstone_without_an_id_is_kept_and_deletes_nothing(store: SqlStore) -> None:
     lines = ['{"status":"tombstone","title":"no id"}', '{"id":"t-a","title":"live"}']
     report = store.import_lines(lines)
     assert report["imported"] == 1 and report["otherRecords"] == {"tombstone": 1}
     assert call(store, "search")["total"] == 1 and store.export_lines() == lines
 
 
-def test_a_generated_id_never_takes_an_id_a_later_line_names(store, monkeypatch):
+def test_a_generated_id_never_takes_an_id_a_later_line_names(store: SqlStore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("bee_tracker.store.ids.secrets.choice", lambda alphabet: "0")  # first pick: t-0000
     report = store.import_lines(['{"title":"no id"}', '{"id":"t-0000","title":"named"}'])
     [generated] = report["generatedIds"]
     assert generated["id"] == "t-00000" and (report["imported"], report["replaced"]) == (2, 0)
 
 
-def test_a_missing_priority_is_zero_as_in_beads(store):
+def test_a_missing_priority_is_zero_as_in_beads(store: SqlStore) -> None:
     store.import_lines(['{"id":"t-p","title":"no priority","status":"open","issue_type":"task"}'])
     assert call(store, "get", id="t-p")["issue"]["priority"] == 0
     assert store.export_lines() == ['{"id":"t-p","title":"no priority","status":"open","issue_type":"task"}']
 
 
-def test_a_refused_import_leaves_search_indexing_new_issues(store):
+def test_a_refused_import_leaves_search_indexing_new_issues(store: SqlStore) -> None:
     good = '{"id":"t-a","title":"walrus","status":"open","priority":2,"issue_type":"task"}'
     with pytest.raises(BeeError):
         store.import_lines([good, "{broken"])
@@ -221,7 +222,7 @@ def _many(count, prefix="t-m"):
     return [json.dumps({"id": f"{prefix}{n}", "title": f"issue {n}", "labels": ["x"]}) for n in range(count)]
 
 
-def test_a_bad_line_after_many_written_batches_leaves_nothing(store):
+def test_a_bad_line_after_many_written_batches_leaves_nothing(store: SqlStore) -> None:
     lines = _many(6000)  # several batches, written while the next are read
     with pytest.raises(BeeError) as info:
         store.import_lines([*lines, "{broken"])
@@ -231,13 +232,13 @@ def test_a_bad_line_after_many_written_batches_leaves_nothing(store):
     assert len(store.export_lines()) == 6000
 
 
-def test_a_batch_the_database_refuses_stops_the_import_whole(store, monkeypatch):
+def test_a_batch_the_database_refuses_stops_the_import_whole(store: SqlStore, monkeypatch: pytest.MonkeyPatch) -> None:
     from bee_tracker.store import bulk
 
     real = bulk.Bulk._write
     calls = []
 
-    def failing(self, batch):
+    def failing(self, batch) -> None:
         calls.append(len(batch))
         if len(calls) == 2:
             raise RuntimeError("the disk is full")

@@ -46,7 +46,7 @@ def join(store: SqlStore, actor: str = ALICE, *, space: str = "team", checkout: 
     return call(store, "lease_join", actor, space=space, checkout_id=checkout, ttl_seconds=ttl)
 
 
-def test_a_joined_lease_is_live_until_the_tracker_clock_passes_its_expiry(store, clock):
+def test_a_joined_lease_is_live_until_the_tracker_clock_passes_its_expiry(store: SqlStore, clock) -> None:
     joined = join(store, ttl=60)
     assert joined["created"] is True and joined["live"] is True
     assert joined["id"].startswith("lease-") and len(joined["id"]) == len("lease-") + 32
@@ -63,7 +63,7 @@ def test_a_joined_lease_is_live_until_the_tracker_clock_passes_its_expiry(store,
     assert expired["renewed_at"] == joined["renewed_at"]  # reading never renews
 
 
-def test_joining_again_renews_the_live_lease_and_after_expiry_makes_a_new_one(store, clock):
+def test_joining_again_renews_the_live_lease_and_after_expiry_makes_a_new_one(store: SqlStore, clock) -> None:
     first = join(store, ttl=60)
     clock.at = T0 + 30
     again = join(store, ttl=120)
@@ -80,7 +80,7 @@ def test_joining_again_renews_the_live_lease_and_after_expiry_makes_a_new_one(st
     assert call(store, "lease_get", id=first["id"])["live"] is False  # the old id stays dead
 
 
-def test_renewing_extends_a_live_lease_and_an_expired_one_stays_dead(store, clock):
+def test_renewing_extends_a_live_lease_and_an_expired_one_stays_dead(store: SqlStore, clock) -> None:
     lease = join(store, ttl=60)
     clock.at = T0 + 50
     renewed = call(store, "lease_renew", ALICE, id=lease["id"])
@@ -97,7 +97,7 @@ def test_renewing_extends_a_live_lease_and_an_expired_one_stays_dead(store, cloc
     assert call(store, "lease_get", id=lease["id"])["live"] is False
 
 
-def test_only_the_holder_renews_or_leaves_a_lease_and_anyone_reads_it(store):
+def test_only_the_holder_renews_or_leaves_a_lease_and_anyone_reads_it(store: SqlStore) -> None:
     lease = join(store, ALICE)
     for tool in ("lease_renew", "lease_leave"):
         error = refused(store, "forbidden", tool, BOB, id=lease["id"])
@@ -107,7 +107,7 @@ def test_only_the_holder_renews_or_leaves_a_lease_and_anyone_reads_it(store):
     assert seen["live"] is True and seen["holder"] == ALICE
 
 
-def test_leaving_ends_the_lease_for_good(store, clock):
+def test_leaving_ends_the_lease_for_good(store: SqlStore, clock) -> None:
     lease = join(store)
     clock.at = T0 + 10
     left = call(store, "lease_leave", ALICE, id=lease["id"])
@@ -120,7 +120,7 @@ def test_leaving_ends_the_lease_for_good(store, clock):
     assert rejoined["created"] is True and rejoined["id"] != lease["id"]
 
 
-def test_unknown_leases_are_not_found_and_bad_arguments_are_refused(store):
+def test_unknown_leases_are_not_found_and_bad_arguments_are_refused(store: SqlStore) -> None:
     unknown = "lease-" + "0" * 32
     for tool in ("lease_get", "lease_renew", "lease_leave"):
         assert "no lease" in refused(store, "not_found", tool, ALICE, id=unknown).message
@@ -134,7 +134,7 @@ def test_unknown_leases_are_not_found_and_bad_arguments_are_refused(store):
     refused(store, "invalid_argument", "lease_renew", ALICE, id=lease["id"], ttl_seconds=86401)
 
 
-def test_an_actor_holds_a_bounded_number_of_live_leases(store, clock):
+def test_an_actor_holds_a_bounded_number_of_live_leases(store: SqlStore, clock) -> None:
     for n in range(leases.MAX_LIVE_PER_HOLDER):
         join(store, checkout=f"chk-{n}", ttl=60)
     error = refused(store, "forbidden", "lease_join", ALICE, space="team", checkout_id="one-more")
@@ -145,7 +145,7 @@ def test_an_actor_holds_a_bounded_number_of_live_leases(store, clock):
     assert join(store, checkout="one-more")["created"] is True  # expired leases do not count
 
 
-def test_ended_leases_are_forgotten_a_week_after_they_end(store, clock):
+def test_ended_leases_are_forgotten_a_week_after_they_end(store: SqlStore, clock) -> None:
     lease = join(store, ttl=60)
     clock.at = T0 + 60 + leases.FORGET_AFTER_SECONDS - 1
     join(store, checkout="another")
@@ -155,7 +155,7 @@ def test_ended_leases_are_forgotten_a_week_after_they_end(store, clock):
     refused(store, "not_found", "lease_get", ALICE, id=lease["id"])
 
 
-def test_concurrent_joins_of_one_checkout_make_one_lease(store):
+def test_concurrent_joins_of_one_checkout_make_one_lease(store: SqlStore) -> None:
     start = threading.Barrier(6)
     ids: list[str] = []
 
@@ -171,13 +171,13 @@ def test_concurrent_joins_of_one_checkout_make_one_lease(store):
     assert len(ids) == 6 and len(set(ids)) == 1
 
 
-def test_leases_write_no_issue_history(store):
+def test_leases_write_no_issue_history(store: SqlStore) -> None:
     issue = new(store, "unrelated")
     join(store)
     assert call(store, "get", id=issue)["history_count"] == 1
 
 
-def test_a_store_at_schema_2_migrates_to_leases_and_keeps_its_issues(store_url, clock):
+def test_a_store_at_schema_2_migrates_to_leases_and_keeps_its_issues(store_url: str, clock) -> None:
     db = open_database(store_url)
     steps = migrations.SQLITE if db.dialect == "sqlite" else migrations.POSTGRES
     with db.write() as tx:

@@ -5,10 +5,11 @@ maintained state against a from-scratch computation."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from bee_tracker.store import readiness
+from bee_tracker.store import SqlStore, readiness
 from bee_tracker.store.readiness import Rule
 from tests.conftest import FIXTURES
 from tests.tracker.beads_rule import Beads
@@ -30,18 +31,18 @@ EXPORTS = sorted((FIXTURES / "beads").glob("*.jsonl"))
 
 
 @pytest.fixture
-def store(store_url):
+def store(store_url: str):
     opened = clocked_store(store_url)
     yield opened
     opened.close()
 
 
-def ready_ids(store, **filters):
+def ready_ids(store: SqlStore, **filters):
     return every_ready(store, **filters)
 
 
 @pytest.mark.parametrize("export", EXPORTS, ids=[p.stem for p in EXPORTS])
-def test_ready_and_blocked_are_beads_own_on_every_real_export(store, export):
+def test_ready_and_blocked_are_beads_own_on_every_real_export(store: SqlStore, export) -> None:
     lines = export.read_bytes().splitlines()
     store.import_lines(lines)
     beads = Beads.imported(lines)
@@ -57,7 +58,7 @@ def test_ready_and_blocked_are_beads_own_on_every_real_export(store, export):
             assert set(got["blocked_by"]) == set(expected) and got["ready"] is False, issue_id
 
 
-def test_the_real_exports_hold_what_the_rule_decides():
+def test_the_real_exports_hold_what_the_rule_decides() -> None:
     """The comparisons above are not vacuous: the exports have blocked issues, held children and ready work."""
     totals = {"ready": 0, "blocked": 0, "held": 0}
     for export in EXPORTS:
@@ -69,7 +70,7 @@ def test_the_real_exports_hold_what_the_rule_decides():
     assert totals["ready"] > 100 and totals["blocked"] > 20 and totals["held"] > 0, totals
 
 
-def test_wisps_pinned_and_orchestration_types_are_never_offered(store):
+def test_wisps_pinned_and_orchestration_types_are_never_offered(store: SqlStore) -> None:
     store.import_lines(
         [
             line("t-eph", ephemeral=True, title="Process witness mail"),
@@ -100,7 +101,7 @@ def test_wisps_pinned_and_orchestration_types_are_never_offered(store):
     assert_consistent(store)
 
 
-def test_only_blocks_and_conditional_blocks_block_and_an_own_status_blocks_nobody(store):
+def test_only_blocks_and_conditional_blocks_block_and_an_own_status_blocks_nobody(store: SqlStore) -> None:
     store.import_lines(
         [
             line("t-blocker"),
@@ -122,7 +123,7 @@ def test_only_blocks_and_conditional_blocks_block_and_an_own_status_blocks_nobod
     assert_matches_beads(store)
 
 
-def test_waits_for_waits_on_the_spawners_children_with_either_gate(store):
+def test_waits_for_waits_on_the_spawners_children_with_either_gate(store: SqlStore) -> None:
     any_gate = json.dumps({"gate": "any-children"})
     store.import_lines(
         [
@@ -149,7 +150,7 @@ def test_waits_for_waits_on_the_spawners_children_with_either_gate(store):
     assert_consistent(store)
 
 
-def test_deferral_hides_the_issue_and_a_future_parent_deferral_hides_its_children(store):
+def test_deferral_hides_the_issue_and_a_future_parent_deferral_hides_its_children(store: SqlStore) -> None:
     store.import_lines(
         [
             line("t-later", defer_until=FUTURE),
@@ -173,7 +174,7 @@ def test_deferral_hides_the_issue_and_a_future_parent_deferral_hides_its_childre
     assert_consistent(store)
 
 
-def test_order_is_priority_then_newest_then_id_and_every_ready_issue_is_reachable(store):
+def test_order_is_priority_then_newest_then_id_and_every_ready_issue_is_reachable(store: SqlStore) -> None:
     lines = [line(f"t-{n:03d}", priority=n % 3, created_at=f"2026-01-{1 + n % 28:02d}T00:00:00Z") for n in range(250)]
     lines.append(line("t-undated", priority=0, created_at=None))
     store.import_lines(lines)
@@ -186,7 +187,7 @@ def test_order_is_priority_then_newest_then_id_and_every_ready_issue_is_reachabl
     assert priority_zero[-1] == "t-undated"  # no created_at sorts last within its priority
 
 
-def test_a_blocked_issue_holds_its_direct_children_and_the_transitive_option_all_descendants(store):
+def test_a_blocked_issue_holds_its_direct_children_and_the_transitive_option_all_descendants(store: SqlStore) -> None:
     chain = [line("t-top", dependencies=[dep("t-top", "t-blocker")]), line("t-blocker")]
     parent = "t-top"
     for depth in range(1, 300):  # a deep hierarchy
@@ -216,7 +217,7 @@ def test_a_blocked_issue_holds_its_direct_children_and_the_transitive_option_all
     assert_consistent(store)
 
 
-def test_cycles_are_refused_by_link_and_an_imported_cycle_still_settles(store):
+def test_cycles_are_refused_by_link_and_an_imported_cycle_still_settles(store: SqlStore) -> None:
     a, b = new(store, "a"), new(store, "b")
     call(store, "link", id=a, target=b)
     assert "cycle" in refused(store, "invalid_argument", "link", id=b, target=a, type="parent-child").message
@@ -233,7 +234,7 @@ def test_cycles_are_refused_by_link_and_an_imported_cycle_still_settles(store):
     assert_matches_beads(store)
 
 
-def test_stale_backlogs_closed_blockers_and_reopened_work(store):
+def test_stale_backlogs_closed_blockers_and_reopened_work(store: SqlStore) -> None:
     """A backlog where most blockers finished long ago: closing, reopening and re-linking move issues in and out."""
     blocker = new(store, "old blocker")
     waiting = [new(store, f"waiting {n}", prerequisites=[blocker]) for n in range(5)]
@@ -251,7 +252,7 @@ def test_stale_backlogs_closed_blockers_and_reopened_work(store):
     assert_consistent(store)
 
 
-def test_claim_records_started_at_where_bd_writes_it_and_keeps_it(store):
+def test_claim_records_started_at_where_bd_writes_it_and_keeps_it(store: SqlStore) -> None:
     store.import_lines([line("t-1", updated_at="2026-01-02T00:00:00Z", closed_at=None)])
     first = call(store, "claim", id="t-1")
     issue = call(store, "get", id="t-1")["issue"]
@@ -266,7 +267,7 @@ def test_claim_records_started_at_where_bd_writes_it_and_keeps_it(store):
     assert call(store, "get", id=fresh)["issue"]["started_at"]
 
 
-def test_the_counts_in_an_imported_line_follow_the_data_after_writes(store):
+def test_the_counts_in_an_imported_line_follow_the_data_after_writes(store: SqlStore) -> None:
     hermes = (FIXTURES / "beads" / "NousResearch__hermes-agent.jsonl").read_bytes().splitlines()
     store.import_lines(hermes)
     before = {json.loads(text)["id"]: json.loads(text) for text in store.export_lines()}
@@ -283,7 +284,7 @@ def test_the_counts_in_an_imported_line_follow_the_data_after_writes(store):
     assert again[second]["dependent_count"] == before[second]["dependent_count"]
 
 
-def test_a_store_from_before_migration_5_builds_its_readiness(store_url):
+def test_a_store_from_before_migration_5_builds_its_readiness(store_url: str) -> None:
     from bee_tracker.store import SqlStore, open_database
     from bee_tracker.store import schema as migrations
 
@@ -307,7 +308,7 @@ def test_a_store_from_before_migration_5_builds_its_readiness(store_url):
         old.close()
 
 
-def test_a_changed_rule_version_rebuilds_on_migrate(store):
+def test_a_changed_rule_version_rebuilds_on_migrate(store: SqlStore) -> None:
     new(store, "x")
     with store.db.write() as tx:
         tx.run("UPDATE readiness SET is_ready = 0")
@@ -317,7 +318,7 @@ def test_a_changed_rule_version_rebuilds_on_migrate(store):
     assert len(every_ready(store)) == 1
 
 
-def test_writes_that_change_no_readiness_leave_every_other_issue_alone(store):
+def test_writes_that_change_no_readiness_leave_every_other_issue_alone(store: SqlStore) -> None:
     blocker = new(store, "blocker")
     waiting = new(store, "waiting", prerequisites=[blocker])
     others = state(store)
@@ -330,7 +331,7 @@ def test_writes_that_change_no_readiness_leave_every_other_issue_alone(store):
     assert_consistent(store)
 
 
-def test_bee_tracker_rule_shows_and_chooses_the_rule_of_the_store(tmp_path):
+def test_bee_tracker_rule_shows_and_chooses_the_rule_of_the_store(tmp_path: Path) -> None:
     from tests.tracker.calls import bee
 
     home = tmp_path / "home"

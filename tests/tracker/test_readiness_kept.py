@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import threading
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker import calls
+from bee_tracker.store import SqlStore
 from bee_tracker.store.readiness import Rule
 from tests.conftest import BACKENDS
 from tests.tracker.beads_rule import Beads
@@ -62,7 +64,7 @@ OPERATIONS = st.one_of(
 )
 
 
-def apply(store, ids: list[str], operation: tuple[Any, ...], actor: str = ACTORS[0]) -> None:
+def apply(store: SqlStore, ids: list[str], operation: tuple[Any, ...], actor: str = ACTORS[0]) -> None:
     """Run one random write; a refused one (a cycle, someone else's claim, a closed issue) changes nothing."""
     kind, *rest = operation
 
@@ -98,7 +100,7 @@ def apply(store, ids: list[str], operation: tuple[Any, ...], actor: str = ACTORS
             raise
 
 
-def transitive_ready(store) -> list[str]:
+def transitive_ready(store: SqlStore) -> list[str]:
     """Beads' ready, without every descendant of a blocked issue: what the transitive option promises."""
     beads = Beads.imported(store.export_lines())
     blocked, _ = beads.computed_blocked()
@@ -115,7 +117,7 @@ def transitive_ready(store) -> list[str]:
     return [i for i in beads.ready(NOW_TIME) if i not in hidden]
 
 
-def fresh_url(backend: str, request, tmp_path) -> str:
+def fresh_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if backend == "sqlite":
         return str(tmp_path / f"{uuid.uuid4().hex}.db")
     url: str = request.getfixturevalue("postgres_server").create_database()
@@ -123,12 +125,14 @@ def fresh_url(backend: str, request, tmp_path) -> str:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_random_write_sequences_keep_readiness_equal_to_a_computation_from_scratch(backend, request, tmp_path):
+def test_random_write_sequences_keep_readiness_equal_to_a_computation_from_scratch(
+    backend, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     examples = 30 if backend == "sqlite" else 8
 
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(operations=st.lists(OPERATIONS, min_size=5, max_size=24), transitive=st.booleans())
-    def run(operations, transitive):
+    def run(operations, transitive) -> None:
         store = clocked_store(fresh_url(backend, request, tmp_path))
         try:
             if transitive:
@@ -148,7 +152,7 @@ def test_random_write_sequences_keep_readiness_equal_to_a_computation_from_scrat
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_racing_writers_leave_readiness_consistent(backend, request, tmp_path):
+def test_racing_writers_leave_readiness_consistent(backend, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     store = clocked_store(fresh_url(backend, request, tmp_path))
     try:
         ids: list[str] = []

@@ -10,6 +10,7 @@ import re
 import pytest
 
 from bee_tracker import calls
+from bee_tracker.store import SqlStore
 from tests.conftest import FIXTURES
 from tests.tracker.beads_rule import Beads
 from tests.tracker.calls import ALICE, call, new
@@ -19,13 +20,13 @@ EXPORTS = sorted((FIXTURES / "beads").glob("*.jsonl"))
 
 
 @pytest.fixture
-def store(store_url):
+def store(store_url: str):
     opened = clocked_store(store_url)
     yield opened
     opened.close()
 
 
-def every_hit(store, query: str, **filters) -> list[str]:
+def every_hit(store: SqlStore, query: str, **filters) -> list[str]:
     """Every match of ``query``, page after page, checking that the pages add up to the total."""
     found: list[str] = []
     while True:
@@ -58,7 +59,7 @@ def queries_for(beads: Beads, rng: random.Random, count: int) -> list[str]:
 
 
 @pytest.mark.parametrize("export", EXPORTS, ids=[p.stem for p in EXPORTS])
-def test_every_bd_search_hit_is_a_bee_hit_on_every_real_export(store, export):
+def test_every_bd_search_hit_is_a_bee_hit_on_every_real_export(store: SqlStore, export) -> None:
     lines = export.read_bytes().splitlines()
     store.import_lines(lines)
     beads = Beads.imported(lines)
@@ -75,7 +76,7 @@ def test_every_bd_search_hit_is_a_bee_hit_on_every_real_export(store, export):
     assert checked >= 10 and matched >= checked // 2  # the queries find things; the check is not vacuous
 
 
-def test_stems_plurals_camel_case_and_id_fragments_are_found(store):
+def test_stems_plurals_camel_case_and_id_fragments_are_found(store: SqlStore) -> None:
     store.import_lines(
         [
             line("t-a1b2", title="Patrol the PatrolScheduler loop"),
@@ -96,7 +97,7 @@ def test_stems_plurals_camel_case_and_id_fragments_are_found(store):
     assert every_hit(store, "patrol") == ["t-a1b2", "t-g7h8.3"]  # title substring ranks above a word in the text
 
 
-def test_wildcards_and_escapes_read_as_beads_reads_them(store):
+def test_wildcards_and_escapes_read_as_beads_reads_them(store: SqlStore) -> None:
     store.import_lines(
         [
             line("t-1", title="50% done"),
@@ -114,7 +115,7 @@ def test_wildcards_and_escapes_read_as_beads_reads_them(store):
         assert beads.search(query) <= set(every_hit(store, query)), query
 
 
-def test_search_ranks_the_exact_id_first_and_pages_reach_every_hit(store):
+def test_search_ranks_the_exact_id_first_and_pages_reach_every_hit(store: SqlStore) -> None:
     ids = [new(store, f"Login step {n}", priority=n % 5) for n in range(130)]
     exact = ids[77]
     assert every_hit(store, exact)[0] == exact
@@ -129,7 +130,7 @@ def test_search_ranks_the_exact_id_first_and_pages_reach_every_hit(store):
     assert_consistent(store)
 
 
-def test_a_huge_or_hostile_query_is_only_text(store):
+def test_a_huge_or_hostile_query_is_only_text(store: SqlStore) -> None:
     new(store, "plain")
     for query in ("%%%%" * 250, "' OR 1=1 --", '"; DROP TABLE issues; --', "\\" * 999, "*" * 1000):
         hits = every_hit(store, query)

@@ -8,6 +8,7 @@ from bee_contracts import BeeError
 from bee_contracts.limits import MAX_RESULT_BYTES
 from bee_hostkit.results import render, result_bytes
 from bee_tracker.model import COMMENTS_MAX_BYTES, ISSUE_MAX_BYTES
+from bee_tracker.store import SqlStore
 from bee_tracker.store.bounds import issue_bytes
 from tests.tracker.calls import ALICE, BOB, call, new, refused
 
@@ -15,7 +16,7 @@ from tests.tracker.calls import ALICE, BOB, call, new, refused
 HEAVY = "\x01"
 
 
-def get_fits(store, issue_id, **args):
+def get_fits(store: SqlStore, issue_id, **args):
     data = call(store, "get", id=issue_id, **args)
     render({"data": data})  # what the host does before answering: refuses a result over the limit
     size = result_bytes({"data": data})
@@ -23,7 +24,7 @@ def get_fits(store, issue_id, **args):
     return data, size
 
 
-def test_a_create_that_get_could_never_return_is_refused(store):
+def test_a_create_that_get_could_never_return_is_refused(store: SqlStore) -> None:
     # Schema-valid (65,536 characters), but 852 KiB as get returns it.
     error = refused(store, "invalid_argument", "create", title="huge", description=HEAVY * 65536)
     assert error.details is not None
@@ -33,7 +34,7 @@ def test_a_create_that_get_could_never_return_is_refused(store):
     assert call(store, "search")["total"] == 0  # nothing was created
 
 
-def test_writes_that_would_pass_the_cap_are_refused(store):
+def test_writes_that_would_pass_the_cap_are_refused(store: SqlStore) -> None:
     prerequisite = new(store, "prerequisite")
     issue_id = new(store, "full")
     record = call(store, "get", id=issue_id)["issue"]
@@ -59,7 +60,7 @@ def test_writes_that_would_pass_the_cap_are_refused(store):
     call(store, "add_note", id=issue_id, text="a short note still fits")  # notes are not part of the issue's cap
 
 
-def test_get_always_fits_even_with_every_share_full(store):
+def test_get_always_fits_even_with_every_share_full(store: SqlStore) -> None:
     prerequisites = [new(store, HEAVY * 500) for _ in range(40)]
     issue_id = new(store, "crowded", prerequisites=prerequisites)
     for _ in range(40):
@@ -78,7 +79,7 @@ def test_get_always_fits_even_with_every_share_full(store):
     assert newest == max(c["id"] for c in data["issue"]["comments"])  # the newest are the ones shown
 
 
-def test_get_of_an_epic_with_thousands_of_dependents_and_a_long_comment_history(store):
+def test_get_of_an_epic_with_thousands_of_dependents_and_a_long_comment_history(store: SqlStore) -> None:
     comments = [
         {"id": n, "issue_id": "t-epic", "author": "a", "text": f"round {n}: " + "x" * 30000} for n in range(1, 151)
     ]
@@ -102,7 +103,7 @@ def test_get_of_an_epic_with_thousands_of_dependents_and_a_long_comment_history(
     assert 0 < len(data["dependents"]) < 3000
 
 
-def test_an_imported_line_over_the_cap_stops_the_import(store):
+def test_an_imported_line_over_the_cap_stops_the_import(store: SqlStore) -> None:
     good = json.dumps({"id": "t-a", "title": "fine"})
     big = json.dumps({"id": "t-b", "title": "big", "description": HEAVY * 20000})
     with pytest.raises(BeeError) as info:
@@ -114,7 +115,7 @@ def test_an_imported_line_over_the_cap_stops_the_import(store):
         store.import_lines([long_comment])
 
 
-def test_lists_end_where_the_next_issue_would_not_fit(store):
+def test_lists_end_where_the_next_issue_would_not_fit(store: SqlStore) -> None:
     store.import_lines([json.dumps({"id": f"t-{n:03d}", "title": HEAVY * 5000}) for n in range(100)])
     found = call(store, "search", limit=100)
     assert found["total"] == 100 and found["has_more"] is True and 0 < len(found["issues"]) < 100
@@ -134,7 +135,7 @@ def test_lists_end_where_the_next_issue_would_not_fit(store):
         "2026-05-01T09:00:00+01:60",
     ],
 )
-def test_defer_until_must_be_rfc_3339(store, bad):
+def test_defer_until_must_be_rfc_3339(store: SqlStore, bad) -> None:
     issue_id = new(store)
     error = refused(store, "invalid_argument", "update", id=issue_id, defer_until=bad)
     assert "RFC 3339" in error.message and error.details == {"argument": "defer_until"}
@@ -143,7 +144,7 @@ def test_defer_until_must_be_rfc_3339(store, bad):
 @pytest.mark.parametrize(
     "good", ["2999-01-01T00:00:00Z", "2999-05-01T09:00:00.123456789+02:00", "2016-12-31T23:59:60Z", None]
 )
-def test_defer_until_accepts_rfc_3339_and_null(store, good):
+def test_defer_until_accepts_rfc_3339_and_null(store: SqlStore, good) -> None:
     issue_id = new(store)
     call(store, "update", ALICE, id=issue_id, defer_until=good)
     assert call(store, "get", id=issue_id)["issue"].get("defer_until") == good

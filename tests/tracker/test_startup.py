@@ -4,12 +4,13 @@ import json
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
 from bee_tracker import host as server
 from bee_tracker.auth import mint
-from bee_tracker.store import open_store
+from bee_tracker.store import SqlStore, open_store
 from tests.board.helpers import ALICE, SECRET, client
 
 #: What the tracker's request paths need only after start-up: the SDK (and pydantic with it), the token library
@@ -17,7 +18,7 @@ from tests.board.helpers import ALICE, SECRET, client
 HEAVY = ("mcp", "mcp_types", "pydantic", "jwt", "cryptography", "jinja2", "graphviz")
 
 
-def test_the_app_is_built_without_the_sdk_or_the_board_libraries(tmp_path):
+def test_the_app_is_built_without_the_sdk_or_the_board_libraries(tmp_path: Path) -> None:
     code = f"""
 import json, sys
 from pathlib import Path
@@ -32,14 +33,16 @@ print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))
 
 
 @pytest.fixture
-def lite(tmp_path):
+def lite(tmp_path: Path):
     opened = open_store(str(tmp_path / "tracker.db"), prefix="t")
     yield opened
     opened.close()
 
 
-def test_an_mcp_server_that_cannot_be_built_fails_health_and_mcp_with_the_reason(lite, tmp_path, monkeypatch):
-    def broken(store, config):
+def test_an_mcp_server_that_cannot_be_built_fails_health_and_mcp_with_the_reason(
+    lite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(store: SqlStore, config) -> None:
         raise ValueError("tracker: catalog and handlers disagree")
 
     monkeypatch.setattr(server, "build_host", broken)
@@ -56,11 +59,13 @@ def test_an_mcp_server_that_cannot_be_built_fails_health_and_mcp_with_the_reason
         assert web.get("/board/signin").status_code == 200  # the board was built all the same
 
 
-def test_health_says_starting_until_the_mcp_server_is_built_then_ok(lite, tmp_path, monkeypatch):
+def test_health_says_starting_until_the_mcp_server_is_built_then_ok(
+    lite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     release = threading.Event()
     real = server.build_host
 
-    def held(store, config):
+    def held(store: SqlStore, config):
         assert release.wait(timeout=60), "the test never let the build finish"
         return real(store, config)
 

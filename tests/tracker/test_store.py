@@ -5,15 +5,16 @@ from typing import Any
 import pytest
 
 from bee_contracts import ErrorCode
+from bee_tracker.store import SqlStore
 from bee_tracker.store.readiness import Rule
 from tests.tracker.calls import ALICE, BOB, call, new, refused
 
 
-def ready_ids(store, **filters):
+def ready_ids(store: SqlStore, **filters):
     return [issue["id"] for issue in call(store, "ready", **filters)["issues"]]
 
 
-def test_create_get_round_trip(store):
+def test_create_get_round_trip(store: SqlStore) -> None:
     issue_id = new(store, "Write docs", description="All of them", priority=1, labels=["docs", "p1"])
     assert issue_id.startswith("t-")
     got = call(store, "get", id=issue_id)
@@ -29,7 +30,7 @@ def test_create_get_round_trip(store):
     assert got["last_activity_at"] and got["comment_count"] == 0
 
 
-def test_children_get_dotted_ids_and_parent_links(store):
+def test_children_get_dotted_ids_and_parent_links(store: SqlStore) -> None:
     parent = new(store, "Epic", issue_type="epic")
     first = new(store, "a", parent=parent)
     second = new(store, "b", parent=parent)
@@ -38,7 +39,7 @@ def test_children_get_dotted_ids_and_parent_links(store):
     assert {d["id"] for d in got["dependents"]} == {first, second} and got["dependents_count"] == 2
 
 
-def test_ready_respects_blockers_missing_targets_parents_deferral_and_types(store):
+def test_ready_respects_blockers_missing_targets_parents_deferral_and_types(store: SqlStore) -> None:
     blocker = new(store, "blocker")
     blocked = new(store, "blocked", prerequisites=[blocker])
     conditional = new(store, "conditional")
@@ -68,7 +69,7 @@ def test_ready_respects_blockers_missing_targets_parents_deferral_and_types(stor
     assert child in ready and grandchild in ready
 
 
-def test_dependency_on_a_missing_id_does_not_block(store):
+def test_dependency_on_a_missing_id_does_not_block(store: SqlStore) -> None:
     store.import_lines(
         [
             '{"id":"t-x","title":"x","status":"open","priority":2,"issue_type":"task",'
@@ -78,7 +79,7 @@ def test_dependency_on_a_missing_id_does_not_block(store):
     assert "t-x" in ready_ids(store)
 
 
-def test_ready_filters_and_order(store):
+def test_ready_filters_and_order(store: SqlStore) -> None:
     low = new(store, "low", priority=3)
     high = new(store, "high", priority=0)
     tagged = new(store, "tagged", priority=3, labels=["backend", "api"])
@@ -94,7 +95,7 @@ def test_ready_filters_and_order(store):
     assert call(store, "ready", offset=3) == {"issues": [], "total": 3, "offset": 3, "has_more": False}
 
 
-def test_search_text_filters_and_closed(store):
+def test_search_text_filters_and_closed(store: SqlStore) -> None:
     a = new(store, "Fix flaky login test", description="the OAuth callback races")
     b = new(store, "Write release notes")
     call(store, "complete", id=a, summary="fixed")
@@ -108,7 +109,7 @@ def test_search_text_filters_and_closed(store):
     assert beyond["issues"] == [] and beyond["total"] == 2 and beyond["offset"] == 2**53 - 1
 
 
-def test_claim_is_exclusive_and_idempotent_for_the_holder(store):
+def test_claim_is_exclusive_and_idempotent_for_the_holder(store: SqlStore) -> None:
     issue_id = new(store)
     first = call(store, "claim", id=issue_id)
     assert first["assignee"] == ALICE and first["status"] == "in_progress" and first["already_held"] is False
@@ -119,7 +120,7 @@ def test_claim_is_exclusive_and_idempotent_for_the_holder(store):
     assert error.code is ErrorCode.CONFLICT and error.details["assignee"] == ALICE and ALICE in error.message
 
 
-def test_release_verifies_ownership_and_records_the_reason(store):
+def test_release_verifies_ownership_and_records_the_reason(store: SqlStore) -> None:
     issue_id = new(store)
     call(store, "claim", id=issue_id)
     refused(store, "forbidden", "release", BOB, id=issue_id, reason="mine now")
@@ -129,7 +130,7 @@ def test_release_verifies_ownership_and_records_the_reason(store):
     assert comment["text"] == "Released: blocked on review" and comment["author"] == ALICE
 
 
-def test_release_is_one_transaction(store):
+def test_release_is_one_transaction(store: SqlStore) -> None:
     issue_id = new(store)
     call(store, "claim", id=issue_id)
     revision = call(store, "get", id=issue_id)["state_revision"]
@@ -137,7 +138,7 @@ def test_release_is_one_transaction(store):
     assert call(store, "get", id=issue_id)["comment_count"] == 0  # the reason was not written either
 
 
-def test_notes_are_activity_not_state(store):
+def test_notes_are_activity_not_state(store: SqlStore) -> None:
     issue_id = new(store)
     before = call(store, "get", id=issue_id)
     call(store, "add_note", BOB, id=issue_id, text="found the root cause")
@@ -147,7 +148,7 @@ def test_notes_are_activity_not_state(store):
     assert after["issue"]["comments"][0]["author"] == BOB
 
 
-def test_update_with_expected_revision_is_compare_and_swap(store):
+def test_update_with_expected_revision_is_compare_and_swap(store: SqlStore) -> None:
     issue_id = new(store)
     revision = call(store, "get", id=issue_id)["state_revision"]
     call(store, "update", id=issue_id, priority=0, expected_revision=revision)
@@ -157,7 +158,7 @@ def test_update_with_expected_revision_is_compare_and_swap(store):
     assert call(store, "get", id=issue_id)["issue"]["priority"] == 0
 
 
-def test_an_update_that_changes_nothing_bumps_nothing(store):
+def test_an_update_that_changes_nothing_bumps_nothing(store: SqlStore) -> None:
     issue_id = new(store, "same", priority=1)
     before = call(store, "get", id=issue_id)
     call(store, "update", id=issue_id, title="same", priority=1)
@@ -165,7 +166,7 @@ def test_an_update_that_changes_nothing_bumps_nothing(store):
     assert (after["state_revision"], after["history_count"]) == (before["state_revision"], before["history_count"])
 
 
-def test_update_labels_and_vocabulary(store):
+def test_update_labels_and_vocabulary(store: SqlStore) -> None:
     issue_id = new(store, "x", labels=["a", "b"])
     call(store, "update", id=issue_id, add_labels=["c"], remove_labels=["a"])
     assert call(store, "get", id=issue_id)["issue"]["labels"] == ["b", "c"]
@@ -179,7 +180,7 @@ def test_update_labels_and_vocabulary(store):
     assert "nothing to update" in refused(store, "invalid_argument", "update", id=issue_id).message
 
 
-def test_link_refuses_self_unknown_targets_and_removes(store):
+def test_link_refuses_self_unknown_targets_and_removes(store: SqlStore) -> None:
     a, b = new(store, "a"), new(store, "b")
     assert "cannot depend on itself" in refused(store, "invalid_argument", "link", id=a, target=a).message
     call(store, "link", id=a, target=b)
@@ -189,7 +190,7 @@ def test_link_refuses_self_unknown_targets_and_removes(store):
     refused(store, "not_found", "link", id=a, target=b, action="remove")
 
 
-def test_complete_refuses_blockers_children_gates_and_others_claims(store):
+def test_complete_refuses_blockers_children_gates_and_others_claims(store: SqlStore) -> None:
     blocker = new(store, "blocker")
     issue_id = new(store, "x", prerequisites=[blocker])
     blocked = refused(store, "blocked", "complete", id=issue_id, summary="done")
@@ -214,7 +215,7 @@ def test_complete_refuses_blockers_children_gates_and_others_claims(store):
     assert "already closed" in refused(store, "conflict", "complete", id=epic).message
 
 
-def test_handoff_with_release_is_one_transaction(store):
+def test_handoff_with_release_is_one_transaction(store: SqlStore) -> None:
     issue_id = new(store)
     call(store, "claim", id=issue_id)
     result = call(store, "handoff", id=issue_id, done="parser", remaining="tests", next="write tests", release=True)
@@ -227,7 +228,7 @@ def test_handoff_with_release_is_one_transaction(store):
     assert "at least one of" in refused(store, "invalid_argument", "handoff", id=other).message
 
 
-def test_idempotency_key_replays_the_first_outcome(store):
+def test_idempotency_key_replays_the_first_outcome(store: SqlStore) -> None:
     first = call(store, "create", title="once", idempotency_key="key-0001")
     again = call(store, "create", title="once", idempotency_key="key-0001", actor="ignored@example.com")
     assert again["id"] == first["id"] and again["replayed"] is True
@@ -237,7 +238,7 @@ def test_idempotency_key_replays_the_first_outcome(store):
     assert call(store, "create", BOB, title="once", idempotency_key="key-0001")["id"] != first["id"]
 
 
-def test_unknown_ids(store):
+def test_unknown_ids(store: SqlStore) -> None:
     for tool, args in (
         ("get", {"id": "t-none"}),
         ("claim", {"id": "t-none"}),
@@ -257,12 +258,12 @@ def test_unknown_ids(store):
         ("add_note", {"id": "t-x", "text": "\udfff"}),
     ],
 )
-def test_text_the_store_cannot_hold_is_invalid_not_internal(store, tool, args):
+def test_text_the_store_cannot_hold_is_invalid_not_internal(store: SqlStore, tool, args) -> None:
     error = refused(store, "invalid_argument", tool, **args)
     assert "cannot store" in error.message
 
 
-def test_concurrent_retries_with_one_idempotency_key_act_once_and_all_get_the_first_answer(store):
+def test_concurrent_retries_with_one_idempotency_key_act_once_and_all_get_the_first_answer(store: SqlStore) -> None:
     import threading
 
     answers: list[dict[str, Any]] = []

@@ -2,6 +2,7 @@
 
 import json
 
+from bee_tracker.store import SqlStore
 from tests.tracker.calls import ALICE, BOB, call, new, refused
 
 
@@ -25,7 +26,7 @@ def blocks(issue_id, target, kind="blocks"):
     return [{"issue_id": issue_id, "depends_on_id": target, "type": kind}]
 
 
-def test_a_tombstone_is_not_found_saying_when_and_by_whom_it_was_deleted(store):
+def test_a_tombstone_is_not_found_saying_when_and_by_whom_it_was_deleted(store: SqlStore) -> None:
     store.import_lines([tombstone("t-gone"), line(id="t-live", title="live")])
     error = refused(store, "not_found", "get", id="t-gone")
     assert "was deleted" in error.message and "stevey" in error.message
@@ -49,7 +50,7 @@ def test_a_tombstone_is_not_found_saying_when_and_by_whom_it_was_deleted(store):
         assert "was deleted" in refused(store, "not_found", tool, **args).message, tool
 
 
-def test_tombstones_never_appear_in_ready_or_search(store):
+def test_tombstones_never_appear_in_ready_or_search(store: SqlStore) -> None:
     store.import_lines([tombstone("t-gone", description="needle"), line(id="t-live", title="live needle")])
     assert [i["id"] for i in call(store, "ready")["issues"]] == ["t-live"]
     assert [i["id"] for i in call(store, "search", query="needle")["issues"]] == ["t-live"]
@@ -57,7 +58,7 @@ def test_tombstones_never_appear_in_ready_or_search(store):
     assert call(store, "search", status=["tombstone"])["total"] == 0
 
 
-def test_tombstones_never_block_and_count_as_done(store):
+def test_tombstones_never_block_and_count_as_done(store: SqlStore) -> None:
     store.import_lines(
         [
             tombstone("t-blocker"),
@@ -77,7 +78,7 @@ def test_tombstones_never_block_and_count_as_done(store):
     assert call(store, "complete", id="t-blocked")["status"] == "closed"
 
 
-def test_update_may_not_set_status_tombstone(store):
+def test_update_may_not_set_status_tombstone(store: SqlStore) -> None:
     issue_id = new(store)
     error = refused(store, "invalid_argument", "update", id=issue_id, status="tombstone")
     assert "tombstone" in error.message
@@ -85,12 +86,12 @@ def test_update_may_not_set_status_tombstone(store):
     assert "tombstone" not in store.vocabulary()["statuses"]
 
 
-def test_new_issues_never_take_a_deleted_id(store):
+def test_new_issues_never_take_a_deleted_id(store: SqlStore) -> None:
     store.import_lines([line(id="t-p", title="parent"), tombstone("t-p.1"), tombstone("t-p.2")])
     assert new(store, "third", ALICE, parent="t-p") == "t-p.3"
 
 
-def test_the_last_line_for_an_id_counts_and_earlier_ones_are_kept_verbatim(store):
+def test_the_last_line_for_an_id_counts_and_earlier_ones_are_kept_verbatim(store: SqlStore) -> None:
     lines = [
         line(id="t-a", title="first"),
         line(id="t-b", title="other"),
@@ -106,7 +107,7 @@ def test_the_last_line_for_an_id_counts_and_earlier_ones_are_kept_verbatim(store
     assert (again["imported"], again["replaced"]) == (2, 2) and store.export_lines() == lines
 
 
-def test_a_tombstone_in_the_file_deletes_its_id_wherever_the_live_line_is(store):
+def test_a_tombstone_in_the_file_deletes_its_id_wherever_the_live_line_is(store: SqlStore) -> None:
     lines = [line(id="t-a", title="live first"), tombstone("t-a")]
     report = store.import_lines(lines)
     assert (report["imported"], report["tombstones"], report["shadowed"]) == (0, 1, [{"line": 1, "id": "t-a"}])
@@ -114,7 +115,7 @@ def test_a_tombstone_in_the_file_deletes_its_id_wherever_the_live_line_is(store)
     assert store.export_lines() == lines
 
 
-def test_reimport_a_tombstone_deletes_the_live_issue_and_a_live_line_never_undeletes(store):
+def test_reimport_a_tombstone_deletes_the_live_issue_and_a_live_line_never_undeletes(store: SqlStore) -> None:
     store.import_lines([line(id="t-a", title="live")])
     call(store, "add_note", BOB, id="t-a", text="was here")
     report = store.import_lines([tombstone("t-a")])
@@ -126,7 +127,7 @@ def test_reimport_a_tombstone_deletes_the_live_issue_and_a_live_line_never_undel
     assert store.export_lines() == [tombstone("t-a")]
 
 
-def test_reimporting_the_same_file_changes_nothing(store):
+def test_reimporting_the_same_file_changes_nothing(store: SqlStore) -> None:
     lines = [
         '{"_schema":"beads-jsonl/1"}',
         line(id="t-a", title="a"),
