@@ -8,6 +8,7 @@ its runs and then hangs, or waits until the test lets it finish: what these test
 import shlex
 import stat
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -53,8 +54,8 @@ class FakeDot:
 
 
 @pytest.fixture
-def fake_dot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    def make(**options):
+def fake_dot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeDot]:
+    def make(**options: bool) -> FakeDot:
         home = tmp_path / f"dot-{len(list(tmp_path.glob('dot-*')))}"
         home.mkdir()
         fake = FakeDot(home, **options)
@@ -65,7 +66,7 @@ def fake_dot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_a_picture_not_drawn_in_time_is_remembered_and_the_issue_page_lists_it_in_words(
-    lite: SqlStore, web: TestClient, fake_dot, monkeypatch: pytest.MonkeyPatch
+    lite: SqlStore, web: TestClient, fake_dot: Callable[..., FakeDot], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     slow = fake_dot(hang=True)
     monkeypatch.setattr(dot, "TIMEOUT_SECONDS", 0.5)
@@ -98,7 +99,7 @@ def test_a_picture_not_drawn_in_time_is_remembered_and_the_issue_page_lists_it_i
 
 
 def test_a_dense_neighbourhood_is_listed_in_words_and_never_given_to_graphviz(
-    lite: SqlStore, web: TestClient, fake_dot
+    lite: SqlStore, web: TestClient, fake_dot: Callable[..., FakeDot]
 ) -> None:
     counting = fake_dot(hang=True)
     epic = created(lite, "epic", issue_type="epic")
@@ -128,7 +129,7 @@ def test_a_drawable_graph_is_pictured_with_its_words_folded_away(lite: SqlStore,
 
 
 def test_a_full_drawing_queue_is_503_with_retry_after_at_once_and_the_rest_of_the_board_is_free(
-    lite: SqlStore, web: TestClient, fake_dot
+    lite: SqlStore, web: TestClient, fake_dot: Callable[..., FakeDot]
 ) -> None:
     gate = fake_dot()
     capacity = drawing.CONCURRENT + drawing.QUEUED
@@ -151,7 +152,9 @@ def test_a_full_drawing_queue_is_503_with_retry_after_at_once_and_the_rest_of_th
     assert web.get(f"/board/graph/{issues[1]}").status_code == 200 and gate.count() == capacity  # kept
 
 
-def test_one_picture_asked_for_twice_at_once_is_drawn_once(lite: SqlStore, web: TestClient, fake_dot) -> None:
+def test_one_picture_asked_for_twice_at_once_is_drawn_once(
+    lite: SqlStore, web: TestClient, fake_dot: Callable[..., FakeDot]
+) -> None:
     gate = fake_dot()
     issue = created(lite, "one issue")
     sign_in(web)
@@ -171,7 +174,9 @@ def hood_of(title: str) -> Neighbourhood:
 
 
 @pytest.mark.anyio
-async def test_a_remembered_failure_is_tried_again_once_it_expires(fake_dot, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_remembered_failure_is_tried_again_once_it_expires(
+    fake_dot: Callable[..., FakeDot], monkeypatch: pytest.MonkeyPatch
+) -> None:
     slow = fake_dot(hang=True)
     monkeypatch.setattr(dot, "TIMEOUT_SECONDS", 0.5)
     now = [1000.0]

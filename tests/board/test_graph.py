@@ -7,13 +7,17 @@ import re
 import shutil
 import stat
 import sys
+from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import pytest
+from starlette.testclient import TestClient
 
 from bee_contracts import BeeError
 from bee_tracker import calls
 from bee_tracker.board import dot, graph
+from bee_tracker.store import SqlStore
 from tests.board.helpers import ALICE, created, sign_in
 from tests.board.test_pages import XSS
 
@@ -25,16 +29,18 @@ XLINK = "{http://www.w3.org/1999/xlink}href"
 XLINK_TITLE = "{http://www.w3.org/1999/xlink}title"
 
 
-def line(issue_id, title="t", status="open", **extra):
+def line(issue_id: str, title: str = "t", status: str = "open", **extra: Any) -> str:
     return json.dumps({"id": issue_id, "title": title, "status": status, "priority": 2, **extra})
 
 
-def blocks(issue_id, target, kind="blocks"):
+def blocks(issue_id: str, target: str, kind: str = "blocks") -> dict[str, str]:
     return {"issue_id": issue_id, "depends_on_id": target, "type": kind}
 
 
-def hood(store, issue_id):
-    return store.read(graph.neighbourhood, {"id": issue_id})
+def hood(store: SqlStore, issue_id: str) -> graph.Neighbourhood:
+    # SqlStore.read bounds its result to a Mapping, and a neighbourhood is a dataclass: the board reads it the same
+    # way (board/pages.py, through board.run), so the bound is looser in practice than the signature says.
+    return store.read(graph.neighbourhood, {"id": issue_id})  # type: ignore[type-var]
 
 
 def parsed(svg: bytes) -> ElementTree.Element:
@@ -42,7 +48,7 @@ def parsed(svg: bytes) -> ElementTree.Element:
     return ElementTree.fromstring(text)
 
 
-def test_a_cycle_in_imported_data_is_found_and_marked(lite):
+def test_a_cycle_in_imported_data_is_found_and_marked(lite: SqlStore) -> None:
     lite.import_lines(
         [
             line("t-a", dependencies=[blocks("t-a", "t-b")]),
@@ -58,7 +64,7 @@ def test_a_cycle_in_imported_data_is_found_and_marked(lite):
     assert hood(lite, "t-d").critical_path == ["t-d", "t-a"]  # and no further: nothing in a cycle can finish
 
 
-def test_the_critical_path_is_the_longest_chain_of_unfinished_work_before_the_epic(lite):
+def test_the_critical_path_is_the_longest_chain_of_unfinished_work_before_the_epic(lite: SqlStore) -> None:
     epic = created(lite, "epic", issue_type="epic")
     quick = created(lite, "quick", parent=epic)
     slow = created(lite, "slow", parent=epic)
@@ -78,7 +84,7 @@ def test_the_critical_path_is_the_longest_chain_of_unfinished_work_before_the_ep
     assert found.cycles == []
 
 
-def test_an_issue_without_children_shows_what_is_around_it_and_what_was_left_out(lite):
+def test_an_issue_without_children_shows_what_is_around_it_and_what_was_left_out(lite: SqlStore) -> None:
     center = created(lite, "center")
     near = [created(lite, f"near {n}", prerequisites=[center]) for n in range(3)]
     far = created(lite, "far", prerequisites=[near[0]])
@@ -94,7 +100,7 @@ def test_an_issue_without_children_shows_what_is_around_it_and_what_was_left_out
     assert "+ 6 more not shown" in dot.drawing(big).source
 
 
-def test_missing_and_deleted_dependencies_are_drawn_as_such(lite):
+def test_missing_and_deleted_dependencies_are_drawn_as_such(lite: SqlStore) -> None:
     lite.import_lines(
         [
             line("t-a", dependencies=[blocks("t-a", "t-gone"), blocks("t-a", "t-deleted")]),
@@ -108,7 +114,7 @@ def test_missing_and_deleted_dependencies_are_drawn_as_such(lite):
 
 
 @needs_dot
-def test_the_svg_holds_issue_text_only_as_text(lite, web):
+def test_the_svg_holds_issue_text_only_as_text(lite: SqlStore, web: TestClient) -> None:
     ids = ["t-plain", "javascript:alert(1)", 't-"quoted"<b>', "t-slash/../x"]
     lines = [line(ids[0], XSS[0], dependencies=[blocks(ids[0], other) for other in ids[1:]])]
     lines += [line(other, title, assignee=XSS[3]) for other, title in zip(ids[1:], XSS[1:], strict=False)]
@@ -152,12 +158,14 @@ TRICKY_TITLES = [
 TRICKY_ID, TRICKY_KIND = r"t-\N\\x", r"\G<k>&amp;"
 
 
-def texts(group) -> list[str]:
+def texts(group: ElementTree.Element) -> list[str]:
     return [element.text or "" for element in group.iter(f"{SVG}text")]
 
 
 @needs_dot
-def test_dot_escapes_entities_and_html_in_titles_ids_and_kinds_stay_as_typed_in_labels_and_titles(lite, web):
+def test_dot_escapes_entities_and_html_in_titles_ids_and_kinds_stay_as_typed_in_labels_and_titles(
+    lite: SqlStore, web: TestClient
+) -> None:
     ids = [f"t-{n}" for n in range(len(TRICKY_TITLES))]
     deps = [blocks("t-focus", issue_id) for issue_id in [*ids, TRICKY_ID]]
     lines = [line("t-focus", "focus", dependencies=[*deps, blocks("t-focus", ids[0], TRICKY_KIND)])]
@@ -193,7 +201,7 @@ def test_dot_escapes_entities_and_html_in_titles_ids_and_kinds_stay_as_typed_in_
     assert (nodes, edges) == (len(ids) + 2, len(ids) + 2)  # every issue (the tricky id too) and every link
 
 
-def test_render_refuses_oversized_sources_and_says_when_graphviz_is_missing(monkeypatch):
+def test_render_refuses_oversized_sources_and_says_when_graphviz_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(BeeError) as large:
         dot.render_svg("digraph { " + "a -> b; " * (dot.MAX_SOURCE_BYTES // 8) + "}")
     assert large.value.code == "invalid_argument" and "too large to draw" in large.value.message
@@ -203,7 +211,7 @@ def test_render_refuses_oversized_sources_and_says_when_graphviz_is_missing(monk
     assert missing.value.code == "unavailable" and "could not be started" in missing.value.message
 
 
-def test_a_dot_that_hangs_is_stopped_at_the_timeout(monkeypatch, tmp_path):
+def test_a_dot_that_hangs_is_stopped_at_the_timeout(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     hanging = tmp_path / "dot"
     hanging.write_text(f"#!{sys.executable}\nimport time\ntime.sleep(60)\n")
     hanging.chmod(hanging.stat().st_mode | stat.S_IXUSR)
@@ -215,7 +223,9 @@ def test_a_dot_that_hangs_is_stopped_at_the_timeout(monkeypatch, tmp_path):
 
 
 @needs_dot
-def test_the_issue_page_shows_the_graph_the_cycles_and_the_critical_path_in_words(lite, web):
+def test_the_issue_page_shows_the_graph_the_cycles_and_the_critical_path_in_words(
+    lite: SqlStore, web: TestClient
+) -> None:
     lite.import_lines(
         [
             line("t-a", "epic a", issue_type="epic"),

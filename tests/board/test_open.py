@@ -4,7 +4,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from bee_cli.main import make_cli
 from bee_tracker.auth import AuthError, hmac_verifier
@@ -13,7 +13,7 @@ from bee_tracker.cli import register
 from bee_tracker.home import ensure_key
 
 
-def open_link(home, *args):
+def open_link(home: Path, *args: str) -> Result:
     return CliRunner().invoke(
         make_cli([register]), ["tracker", "open", "--home", str(home), "--actor", "ann@example.com", *args]
     )
@@ -47,7 +47,7 @@ def test_open_needs_the_homes_key_and_a_web_address(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("actor", ["ann\u2028@example.com", "\ud800", "a" * 321, "ann\x00"])
-def test_token_and_open_refuse_an_actor_no_tracker_would_accept(tmp_path: Path, actor) -> None:
+def test_token_and_open_refuse_an_actor_no_tracker_would_accept(tmp_path: Path, actor: str) -> None:
     ensure_key(tmp_path / "home")
     for command in ("token", "open"):
         result = CliRunner().invoke(

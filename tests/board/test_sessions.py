@@ -1,6 +1,7 @@
 """Board sessions in the store, on SQLite and PostgreSQL: found by cookie, ended by time or sign-out, links once."""
 
 from bee_tracker.board.sessions import SESSION_MAX_SECONDS, Sessions
+from bee_tracker.store import SqlStore
 
 
 class Clock:
@@ -11,7 +12,7 @@ class Clock:
         return self.now
 
 
-def test_a_session_is_found_by_its_cookie_and_the_store_holds_only_its_digest(store):
+def test_a_session_is_found_by_its_cookie_and_the_store_holds_only_its_digest(store: SqlStore) -> None:
     clock = Clock()
     sessions = Sessions(store.db, clock=clock)
     opened = sessions.open("alice@example.com")
@@ -25,14 +26,14 @@ def test_a_session_is_found_by_its_cookie_and_the_store_holds_only_its_digest(st
     assert opened.cookie not in stored[0][0] and len(stored[0][0]) == 64
 
 
-def test_forged_empty_and_oversized_cookies_find_nothing(store):
+def test_forged_empty_and_oversized_cookies_find_nothing(store: SqlStore) -> None:
     sessions = Sessions(store.db)
     opened = sessions.open("alice@example.com")
     for cookie in (None, "", opened.cookie[:-1] + ("A" if opened.cookie[-1] != "A" else "B"), "x" * 10_000):
         assert sessions.find(cookie) is None
 
 
-def test_a_session_ends_at_its_lifetime_or_sooner_with_its_token(store):
+def test_a_session_ends_at_its_lifetime_or_sooner_with_its_token(store: SqlStore) -> None:
     clock = Clock()
     sessions = Sessions(store.db, clock=clock)
     bounded = sessions.open("alice@example.com", ends_by=clock.now + 60)
@@ -49,7 +50,7 @@ def test_a_session_ends_at_its_lifetime_or_sooner_with_its_token(store):
         assert tx.rows("SELECT actor FROM board_sessions") == [("carol@example.com",)]
 
 
-def test_closing_ends_the_session_for_every_copy_of_the_cookie(store):
+def test_closing_ends_the_session_for_every_copy_of_the_cookie(store: SqlStore) -> None:
     sessions = Sessions(store.db)
     opened = sessions.open("alice@example.com")
     other = sessions.open("alice@example.com")
@@ -60,7 +61,7 @@ def test_closing_ends_the_session_for_every_copy_of_the_cookie(store):
     assert sessions.close(opened.cookie) is False
 
 
-def test_a_link_is_spent_once_and_forgotten_after_it_expires(store):
+def test_a_link_is_spent_once_and_forgotten_after_it_expires(store: SqlStore) -> None:
     clock = Clock()
     sessions = Sessions(store.db, clock=clock)
     assert sessions.spend_link("jti-1", expires_epoch=clock.now + 90) is True
@@ -70,4 +71,6 @@ def test_a_link_is_spent_once_and_forgotten_after_it_expires(store):
     clock.now += 91
     sessions.open("alice@example.com")  # sweeps spent links whose tokens have expired
     with store.db.read() as tx:
-        assert tx.row("SELECT COUNT(*) FROM board_links")[0] == 0
+        found = tx.row("SELECT COUNT(*) FROM board_links")
+        assert found is not None
+        assert found[0] == 0

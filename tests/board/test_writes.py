@@ -1,5 +1,7 @@
 """A lead's writes from the board: each form is a tracker tool for the signed-in actor, under the same rules."""
 
+from typing import Any
+
 import pytest
 from starlette.testclient import TestClient
 
@@ -8,11 +10,12 @@ from bee_tracker.store import SqlStore
 from tests.board.helpers import ALICE, BOB, Elements, created, post, sign_in
 
 
-def get(store: SqlStore, issue_id):
-    return calls.call(store, "get", ALICE, {"id": issue_id})["data"]
+def get(store: SqlStore, issue_id: str) -> dict[str, Any]:
+    data: dict[str, Any] = calls.call(store, "get", ALICE, {"id": issue_id})["data"]
+    return data
 
 
-def history(store: SqlStore, issue_id):
+def history(store: SqlStore, issue_id: str) -> list[tuple[str, str]]:
     return [(event["actor"], event["tool"]) for event in get(store, issue_id)["history"]]
 
 
@@ -77,7 +80,7 @@ def test_a_write_on_a_stale_revision_says_someone_else_changed_it_and_shows_the_
     ids=["missing", "forged", "cross-origin"],
 )
 def test_a_write_without_the_sessions_csrf_token_changes_nothing(
-    web: TestClient, lite: SqlStore, data, headers
+    web: TestClient, lite: SqlStore, data: dict[str, str | None], headers: dict[str, str]
 ) -> None:
     issue = created(lite, "protected")
     csrf = sign_in(web, BOB)
