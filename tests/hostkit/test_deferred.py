@@ -4,6 +4,7 @@ import logging
 import subprocess
 import sys
 import threading
+from typing import NoReturn
 
 import anyio
 import httpx
@@ -30,10 +31,10 @@ def client(app: Starlette) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1")
 
 
-async def test_a_request_waits_for_the_build_while_the_other_routes_answer():
+async def test_a_request_waits_for_the_build_while_the_other_routes_answer() -> None:
     release = threading.Event()
 
-    def build():
+    def build() -> tuple[PlainTextResponse, None]:
         assert release.wait(timeout=60), "the test never let the build finish"
         return PlainTextResponse("built"), None
 
@@ -55,8 +56,8 @@ async def test_a_request_waits_for_the_build_while_the_other_routes_answer():
     assert part.ready and part.failure is None
 
 
-async def test_a_build_that_fails_is_logged_and_answered_503_with_its_reason(caplog):
-    def build():
+async def test_a_build_that_fails_is_logged_and_answered_503_with_its_reason(caplog: pytest.LogCaptureFixture) -> None:
+    def build() -> NoReturn:
         raise ImportError("no module named 'kernel'")
 
     part = Deferred("the broken part", build)
@@ -73,11 +74,12 @@ async def test_a_build_that_fails_is_logged_and_answered_503_with_its_reason(cap
     assert part.failure is not None and "the broken part could not be started" in caplog.text
 
 
-async def test_the_app_stops_without_waiting_for_a_build_still_running():
+async def test_the_app_stops_without_waiting_for_a_build_still_running() -> None:
     release = threading.Event()
 
-    def build():
+    def build() -> tuple[PlainTextResponse, None]:
         release.wait(timeout=60)
+
         return PlainTextResponse("too late"), None
 
     part = Deferred("the endless part", build)
@@ -91,7 +93,7 @@ async def test_the_app_stops_without_waiting_for_a_build_still_running():
         release.set()
 
 
-async def test_served_without_the_lifespan_that_builds_it_is_an_error_not_a_hang():
+async def test_served_without_the_lifespan_that_builds_it_is_an_error_not_a_hang() -> None:
     part = Deferred("the unstarted part", lambda: (PlainTextResponse("never"), None))
     app = app_with(part)
     with anyio.fail_after(30), pytest.raises(RuntimeError, match="outside the lifespan"):
@@ -99,7 +101,7 @@ async def test_served_without_the_lifespan_that_builds_it_is_an_error_not_a_hang
             await http.get("/part")
 
 
-def test_an_mcp_app_imports_the_sdk_only_when_it_builds_the_server():
+def test_an_mcp_app_imports_the_sdk_only_when_it_builds_the_server() -> None:
     code = (
         "import sys; from bee_hostkit.http_app import mcp_http_app; "
         "app = mcp_http_app(lambda: None, hosts=('tracker.example',)); "

@@ -14,7 +14,7 @@ from bee_hostkit.framing import (
 )
 
 
-def frames(limit, *chunks):
+def frames(limit: int, *chunks: bytes) -> list[Frame | Oversized]:
     splitter = FrameSplitter(limit)
     out: list[Frame | Oversized] = []
     for chunk in chunks:
@@ -62,7 +62,7 @@ def test_oversized_frame_is_skipped_and_the_next_frame_survives() -> None:
         (b"not json at all", None),
     ],
 )
-def test_recover_id(head, expected) -> None:
+def test_recover_id(head: bytes, expected: str | int | None) -> None:
     assert recover_id(head) == expected
 
 
@@ -83,7 +83,7 @@ def test_peek_id() -> None:
 
 
 @pytest.mark.parametrize("bad_id", [None, 1.0, -2.5, True, False, {}, {"a": 1}, [], [1]])
-def test_invalid_id_error_answers_a_request_whose_id_is_not_a_string_or_an_integer(bad_id) -> None:
+def test_invalid_id_error_answers_a_request_whose_id_is_not_a_string_or_an_integer(bad_id: object) -> None:
     frame = invalid_id_error({"jsonrpc": "2.0", "id": bad_id, "method": "tools/list"})
     assert frame is not None and frame.endswith(b"\n")
     answer = json.loads(frame)
@@ -103,7 +103,8 @@ def test_invalid_id_error_answers_a_request_whose_id_is_not_a_string_or_an_integ
         "not a message",
     ],
 )
-def test_invalid_id_error_passes_everything_else(message) -> None:
+def test_invalid_id_error_passes_everything_else(message: object) -> None:
+
     assert invalid_id_error(message) is None
 
 

@@ -2,7 +2,7 @@
 
 import json
 import threading
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import anyio
 import pytest
@@ -38,14 +38,14 @@ def error_of(wire: dict[str, Any]) -> dict[str, Any]:
     return envelope
 
 
-def test_catalog_and_handlers_must_agree():
+def test_catalog_and_handlers_must_agree() -> None:
     with pytest.raises(ValueError, match="disagree"):
         Host("h", [SPEC], {})
     with pytest.raises(ValueError, match="disagree"):
         Host("h", [SPEC], {"demo": lambda call: {}, "extra": lambda call: {}})
 
 
-async def test_the_handler_gets_one_call_with_typed_arguments_defaults_deadline_and_caller():
+async def test_the_handler_gets_one_call_with_typed_arguments_defaults_deadline_and_caller() -> None:
     seen: list[Call[Any]] = []
 
     def handler(call: Call[Any]) -> dict[str, Any]:
@@ -62,10 +62,11 @@ async def test_the_handler_gets_one_call_with_typed_arguments_defaults_deadline_
     assert seen[1].caller is None
 
 
-async def test_over_the_admission_limit_the_answer_is_busy_at_once():
+async def test_over_the_admission_limit_the_answer_is_busy_at_once() -> None:
     release = threading.Event()
 
-    def slow(call):
+    def slow(call: Call[Any]) -> dict[str, Any]:
+
         release.wait(10)
         return {"ok": True}
 
@@ -73,7 +74,7 @@ async def test_over_the_admission_limit_the_answer_is_busy_at_once():
     async with anyio.create_task_group() as tg:
         first: dict[str, Any] = {}
 
-        async def run_first():
+        async def run_first() -> None:
             first.update(await host.call("demo", {}))
 
         tg.start_soon(run_first)
@@ -86,7 +87,7 @@ async def test_over_the_admission_limit_the_answer_is_busy_at_once():
     assert (await host.call("demo", {}))["isError"] is False  # the slot was given back
 
 
-async def test_a_handler_past_its_deadline_is_answered_without_it_and_writes_are_outcome_unknown():
+async def test_a_handler_past_its_deadline_is_answered_without_it_and_writes_are_outcome_unknown() -> None:
     gate = threading.Event()
     host = Host("h", [SPEC], {"demo": cast(Handler, lambda call: gate.wait(10) or {})}, deadlines={"demo": 0.05})
     result = await host.call("demo", {})
@@ -95,11 +96,11 @@ async def test_a_handler_past_its_deadline_is_answered_without_it_and_writes_are
     assert body["code"] == "deadline_exceeded" and body["outcome_unknown"] is True
 
 
-async def test_failures_are_the_envelope_as_text_without_structured_content_and_internals_stay_hidden():
-    def broken(call):
+async def test_failures_are_the_envelope_as_text_without_structured_content_and_internals_stay_hidden() -> None:
+    def broken(call: Call[Any]) -> NoReturn:
         raise RuntimeError("secret internals")
 
-    def refusing(call):
+    def refusing(call: Call[Any]) -> NoReturn:
         raise BeeError(ErrorCode.CONFLICT, "changed", details={"state_revision": 3})
 
     host = Host("h", [SPEC], {"demo": broken})
@@ -118,7 +119,7 @@ async def test_failures_are_the_envelope_as_text_without_structured_content_and_
     assert body["code"] == "invalid_argument" and "argument n must be an integer, got 'two'" in body["error"]
 
 
-async def test_a_coroutine_handler_runs_on_the_loop_and_is_cancelled_at_its_deadline():
+async def test_a_coroutine_handler_runs_on_the_loop_and_is_cancelled_at_its_deadline() -> None:
     async def answering(call: Call[Any]) -> dict[str, Any]:
         return {"ok": call.args["mode"] == "fast"}
 
@@ -134,7 +135,7 @@ async def test_a_coroutine_handler_runs_on_the_loop_and_is_cancelled_at_its_dead
     assert body["code"] == "deadline_exceeded"
 
 
-async def test_execute_is_the_call_path_without_rendering():
+async def test_execute_is_the_call_path_without_rendering() -> None:
     host = Host("h", [SPEC], {"demo": lambda call: {"ok": True}})
     assert await host.execute("demo", {}) == {"ok": True}
     with pytest.raises(BeeError) as info:

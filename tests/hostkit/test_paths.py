@@ -5,7 +5,9 @@ import os
 import socket
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +17,7 @@ from bee_hostkit.paths import MAX_SYMLINKS, SHOWN_NAME_CHARS, shown
 
 
 @pytest.fixture
-def tree(tmp_path: Path):
+def tree(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     (root / "src").mkdir(parents=True)
     (root / "src" / "a.py").write_text("x = 1\n")
@@ -30,24 +32,24 @@ def tree(tmp_path: Path):
 
 
 @pytest.fixture
-def files(tree):
+def files(tree: Path) -> Iterator[ConfinedRoot]:
     confined = ConfinedRoot(tree, hidden=[tree / "state" / "instance"])
     yield confined
     confined.close()
 
 
-def read(files, path):
+def read(files: ConfinedRoot, path: str) -> bytes:
     with files.open(path) as file:
         return file.read()
 
 
-def failure(files, path):
+def failure(files: ConfinedRoot, path: str) -> BeeError:
     with pytest.raises(BeeError) as info:
         read(files, path)
     return info.value
 
 
-def test_plain_relative_paths_are_read(files) -> None:
+def test_plain_relative_paths_are_read(files: ConfinedRoot) -> None:
     assert read(files, "src/a.py") == b"x = 1\n"
     assert read(files, "./src//a.py") == b"x = 1\n"
 
@@ -67,25 +69,25 @@ def test_plain_relative_paths_are_read(files) -> None:
         ("sub/.bee/x", "Bee's own state (.bee)"),
     ],
 )
-def test_escapes_are_refused_before_touching_the_disk(files, path, text) -> None:
+def test_escapes_are_refused_before_touching_the_disk(files: ConfinedRoot, path: str, text: str) -> None:
     refused = failure(files, path)
     assert refused.code is ErrorCode.OUTSIDE_ROOT
     assert text in refused.message
 
 
-def test_an_instance_root_inside_the_root_is_hidden(files) -> None:
+def test_an_instance_root_inside_the_root_is_hidden(files: ConfinedRoot) -> None:
     refused = failure(files, "state/instance/secret")
     assert refused.code is ErrorCode.OUTSIDE_ROOT and "instance state" in refused.message
     assert failure(files, "state/instance").code is ErrorCode.OUTSIDE_ROOT
 
 
-def test_a_hidden_directory_outside_the_root_changes_nothing(tree, tmp_path: Path) -> None:
+def test_a_hidden_directory_outside_the_root_changes_nothing(tree: Path, tmp_path: Path) -> None:
     confined = ConfinedRoot(tree, hidden=[tmp_path / "elsewhere"])
     assert read(confined, "src/a.py") == b"x = 1\n"
     confined.close()
 
 
-def test_symlink_leaving_the_root_is_refused(files, tree, tmp_path: Path) -> None:
+def test_symlink_leaving_the_root_is_refused(files: ConfinedRoot, tree: Path, tmp_path: Path) -> None:
     os.symlink(tmp_path / "secret.txt", tree / "src" / "leak.txt")
     os.symlink("../../secret.txt", tree / "src" / "relative-leak.txt")
     for path in ("src/leak.txt", "src/relative-leak.txt"):
@@ -93,18 +95,18 @@ def test_symlink_leaving_the_root_is_refused(files, tree, tmp_path: Path) -> Non
         assert refused.code is ErrorCode.OUTSIDE_ROOT and "outside the checkout" in refused.message
 
 
-def test_symlinked_directory_leaving_the_root_is_refused(files, tree, tmp_path: Path) -> None:
+def test_symlinked_directory_leaving_the_root_is_refused(files: ConfinedRoot, tree: Path, tmp_path: Path) -> None:
     os.symlink(tmp_path, tree / "up")
     assert failure(files, "up/secret.txt").code is ErrorCode.OUTSIDE_ROOT
 
 
-def test_a_symlink_that_leaves_and_comes_back_is_refused(files, tree) -> None:
+def test_a_symlink_that_leaves_and_comes_back_is_refused(files: ConfinedRoot, tree: Path) -> None:
     # The walk never steps outside the root, even on the way back in: what is out there could be swapped.
     os.symlink(f"../../{tree.name}/src/a.py", tree / "src" / "out-and-back.py")
     assert failure(files, "src/out-and-back.py").code is ErrorCode.OUTSIDE_ROOT
 
 
-def test_symlinks_inside_the_root_are_followed(files, tree) -> None:
+def test_symlinks_inside_the_root_are_followed(files: ConfinedRoot, tree: Path) -> None:
     os.symlink("a.py", tree / "src" / "same-dir.py")
     os.symlink("../src/a.py", tree / "src" / "in-and-back.py")
     os.symlink(tree / "src" / "a.py", tree / "absolute.py")
@@ -122,10 +124,12 @@ def test_symlinks_inside_the_root_are_followed(files, tree) -> None:
         ("state/instance/secret", "instance state"),
     ],
 )
-def test_symlinks_into_internals_state_or_the_instance_are_refused(files, tree, target, text) -> None:
+def test_symlinks_into_internals_state_or_the_instance_are_refused(
+    files: ConfinedRoot, tree: Path, target: str, text: str
+) -> None:
     os.symlink(target, tree / "relative-link")
     os.symlink(tree / target, tree / "absolute-link")
-    os.symlink(target.split("/")[0], tree / "directory-link")
+    os.symlink(target.split("/", maxsplit=1)[0], tree / "directory-link")
     rest = "/".join(target.split("/")[1:])
     for path in ("relative-link", "absolute-link", f"directory-link/{rest}"):
         refused = failure(files, path)
@@ -133,14 +137,14 @@ def test_symlinks_into_internals_state_or_the_instance_are_refused(files, tree, 
         assert text in refused.message, path
 
 
-def test_symlink_loops_and_long_chains_are_refused(files, tree) -> None:
+def test_symlink_loops_and_long_chains_are_refused(files: ConfinedRoot, tree: Path) -> None:
     os.symlink("loop-b", tree / "loop-a")
     os.symlink("loop-a", tree / "loop-b")
     refused = failure(files, "loop-a")
     assert refused.code is ErrorCode.INVALID_ARGUMENT and f"more than {MAX_SYMLINKS} symlinks" in refused.message
 
 
-def test_a_directory_is_refused(files, tree) -> None:
+def test_a_directory_is_refused(files: ConfinedRoot, tree: Path) -> None:
     os.symlink(".", tree / "here")
     for path in ("src", "src/", "here", "here/src"):
         refused = failure(files, path)
@@ -148,13 +152,13 @@ def test_a_directory_is_refused(files, tree) -> None:
 
 
 @pytest.mark.timeout(20)  # a FIFO opened for reading without a writer blocks: this must not
-def test_a_fifo_is_refused_without_blocking(files, tree) -> None:
+def test_a_fifo_is_refused_without_blocking(files: ConfinedRoot, tree: Path) -> None:
     os.mkfifo(tree / "src" / "pipe")
     refused = failure(files, "src/pipe")
     assert refused.code is ErrorCode.INVALID_ARGUMENT and "is a FIFO, not a regular file" in refused.message
 
 
-def test_a_socket_is_refused(files, tree, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_socket_is_refused(files: ConfinedRoot, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     listener = socket.socket(socket.AF_UNIX)
     monkeypatch.chdir(tree)  # a socket path is limited to ~100 bytes; bind relative to the tree
     try:
@@ -166,27 +170,27 @@ def test_a_socket_is_refused(files, tree, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.mark.timeout(20)
-def test_dev_zero_through_a_symlink_is_never_opened(files, tree) -> None:
+def test_dev_zero_through_a_symlink_is_never_opened(files: ConfinedRoot, tree: Path) -> None:
     os.symlink("/dev/zero", tree / "zeros")
     assert failure(files, "zeros").code is ErrorCode.OUTSIDE_ROOT
 
 
 @pytest.mark.timeout(20)
 @pytest.mark.skipif(os.geteuid() != 0, reason="creating a device node needs root")
-def test_a_device_node_inside_the_root_is_refused_unread(files, tree) -> None:
+def test_a_device_node_inside_the_root_is_refused_unread(files: ConfinedRoot, tree: Path) -> None:
     os.mknod(tree / "zero", stat.S_IFCHR | 0o600, os.makedev(1, 5))  # /dev/zero's numbers
     refused = failure(files, "zero")
     assert refused.code is ErrorCode.INVALID_ARGUMENT and "is a character device" in refused.message
 
 
-def test_missing_empty_and_through_a_file(files) -> None:
+def test_missing_empty_and_through_a_file(files: ConfinedRoot) -> None:
     assert failure(files, "src/none.py").code is ErrorCode.NOT_FOUND
     assert failure(files, "").code is ErrorCode.INVALID_ARGUMENT
     through = failure(files, "src/a.py/x")
     assert through.code is ErrorCode.NOT_FOUND and "'a.py' is not a directory" in through.message
 
 
-def test_reads_stop_at_the_size_fstat_gave(files, tree) -> None:
+def test_reads_stop_at_the_size_fstat_gave(files: ConfinedRoot, tree: Path) -> None:
     with files.open("src/a.py") as file:
         with open(tree / "src" / "a.py", "ab") as grow:
             grow.write(b"y = 2\n" * 1000)
@@ -198,13 +202,13 @@ def test_reads_stop_at_the_size_fstat_gave(files, tree) -> None:
     assert max(len(chunk) for chunk in chunks) == 1000
 
 
-def test_the_root_stays_the_opened_directory_when_renamed(files, tree) -> None:
+def test_the_root_stays_the_opened_directory_when_renamed(files: ConfinedRoot, tree: Path) -> None:
     moved = tree.parent / "moved"
     tree.rename(moved)
     assert read(files, "src/a.py") == b"x = 1\n"
 
 
-def test_a_directory_opens_as_a_root_confined_to_itself(files, tree, tmp_path: Path) -> None:
+def test_a_directory_opens_as_a_root_confined_to_itself(files: ConfinedRoot, tree: Path, tmp_path: Path) -> None:
     (tree / "src" / "inner").mkdir()
     (tree / "src" / "inner" / "b.txt").write_text("b\n")
     (tree / "src" / "inner" / "up").symlink_to("../a.py")
@@ -221,7 +225,9 @@ def test_a_directory_opens_as_a_root_confined_to_itself(files, tree, tmp_path: P
         inner.close()
 
 
-def test_a_directory_through_a_symlink_is_its_real_place_and_never_outside(files, tree, tmp_path: Path) -> None:
+def test_a_directory_through_a_symlink_is_its_real_place_and_never_outside(
+    files: ConfinedRoot, tree: Path, tmp_path: Path
+) -> None:
     (tree / "alias").symlink_to("src")
     (tree / "away").symlink_to(tmp_path)
     inner = files.directory("alias")
@@ -239,7 +245,7 @@ def test_a_directory_through_a_symlink_is_its_real_place_and_never_outside(files
         assert info.value.code is code, path
 
 
-def test_a_directory_root_keeps_hiding_what_its_parent_hides(tree) -> None:
+def test_a_directory_root_keeps_hiding_what_its_parent_hides(tree: Path) -> None:
     outer = ConfinedRoot(tree, hidden=[tree / "state" / "instance"])
     state = outer.directory("state")
     with pytest.raises(BeeError) as info:
@@ -252,13 +258,13 @@ def test_a_directory_root_keeps_hiding_what_its_parent_hides(tree) -> None:
 # -- the confined walk, and opening without following symlinks ---------------------------------------------------
 
 
-def walked(root, **limits):
-    options = {"max_depth": 64, "max_entries": 1000, **limits}
+def walked(root: ConfinedRoot, **limits: Any) -> list[tuple[str, str]]:
+    options: dict[str, Any] = {"max_depth": 64, "max_entries": 1000, **limits}
     return [(entry.path, entry.kind) for entry in root.walk(**options)]
 
 
 def test_the_walk_reports_files_symlinks_and_special_files_in_order_and_never_follows(
-    files, tree, tmp_path: Path
+    files: ConfinedRoot, tree: Path, tmp_path: Path
 ) -> None:
     (tree / "src" / "deep" / "er").mkdir(parents=True)
     (tree / "src" / "deep" / "er" / "b.py").write_text("b\n")
@@ -278,7 +284,7 @@ def test_the_walk_reports_files_symlinks_and_special_files_in_order_and_never_fo
     ]
 
 
-def test_the_walk_refuses_a_tree_deeper_than_its_limit_by_name(files, tree) -> None:
+def test_the_walk_refuses_a_tree_deeper_than_its_limit_by_name(files: ConfinedRoot, tree: Path) -> None:
     (tree / "a" / "b" / "c" / "d").mkdir(parents=True)
     (tree / "a" / "b" / "c" / "d" / "f.txt").write_text("f\n")
     assert ("a/b/c/d/f.txt", "file") in walked(files, max_depth=4)
@@ -288,7 +294,7 @@ def test_the_walk_refuses_a_tree_deeper_than_its_limit_by_name(files, tree) -> N
     assert "'a/b/c/d' lies more than 3 folders deep" in info.value.message
 
 
-def test_the_walk_is_iterative_so_depth_costs_no_stack(files, tree) -> None:
+def test_the_walk_is_iterative_so_depth_costs_no_stack(files: ConfinedRoot, tree: Path) -> None:
     deep = tree.joinpath(*["d"] * 300)
     deep.mkdir(parents=True)
     (deep / "f.txt").write_text("f\n")
@@ -301,7 +307,7 @@ def test_the_walk_is_iterative_so_depth_costs_no_stack(files, tree) -> None:
     assert ("/".join(["d"] * 300) + "/f.txt", "file") in found
 
 
-def test_the_walk_stops_listing_past_its_entry_limit(files, tree) -> None:
+def test_the_walk_stops_listing_past_its_entry_limit(files: ConfinedRoot, tree: Path) -> None:
     for n in range(50):
         (tree / "src" / f"f{n}.py").write_text("")
     with pytest.raises(BeeError) as info:
@@ -309,7 +315,9 @@ def test_the_walk_stops_listing_past_its_entry_limit(files, tree) -> None:
     assert info.value.code is ErrorCode.INVALID_ARGUMENT and "more than 40 files and folders" in info.value.message
 
 
-def test_a_directory_swapped_for_a_symlink_during_the_walk_is_reported_not_entered(files, tree, tmp_path: Path) -> None:
+def test_a_directory_swapped_for_a_symlink_during_the_walk_is_reported_not_entered(
+    files: ConfinedRoot, tree: Path, tmp_path: Path
+) -> None:
     (tree / "z").mkdir()
     (tree / "z" / "real.txt").write_text("real\n")
     (tmp_path / "elsewhere").mkdir()
@@ -324,7 +332,7 @@ def test_a_directory_swapped_for_a_symlink_during_the_walk_is_reported_not_enter
     assert ("z", "symlink") in seen and not any("secret" in path for path, _ in seen)
 
 
-def test_an_entry_that_goes_away_during_the_walk_is_a_conflict(files, tree) -> None:
+def test_an_entry_that_goes_away_during_the_walk_is_a_conflict(files: ConfinedRoot, tree: Path) -> None:
     (tree / "z.txt").write_text("z\n")
     walk = files.walk(max_depth=64, max_entries=1000)
     assert next(walk).path == "src/a.py"  # the walk is paused here: remove an entry it has listed, not reached
@@ -334,7 +342,7 @@ def test_an_entry_that_goes_away_during_the_walk_is_a_conflict(files, tree) -> N
     assert info.value.code is ErrorCode.CONFLICT and "'z.txt' went away while the tree was walked" in info.value.message
 
 
-def test_a_walk_entry_knows_whether_the_opened_file_is_the_one_it_met(files, tree) -> None:
+def test_a_walk_entry_knows_whether_the_opened_file_is_the_one_it_met(files: ConfinedRoot, tree: Path) -> None:
     entry = next(e for e in files.walk(max_depth=64, max_entries=1000) if e.path == "src/a.py")
     with files.open("src/a.py") as file:
         assert entry.unchanged(os.fstat(file.fd))
@@ -344,7 +352,7 @@ def test_a_walk_entry_knows_whether_the_opened_file_is_the_one_it_met(files, tre
         assert not entry.unchanged(os.fstat(file.fd))
 
 
-def test_opening_without_following_refuses_every_symlink_on_the_way(files, tree) -> None:
+def test_opening_without_following_refuses_every_symlink_on_the_way(files: ConfinedRoot, tree: Path) -> None:
     os.symlink("a.py", tree / "src" / "same-dir.py")
     os.symlink("src", tree / "code")
     assert read(files, "src/same-dir.py") == b"x = 1\n"  # followed by default

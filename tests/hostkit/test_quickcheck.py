@@ -1,11 +1,13 @@
 """The quick check of valid arguments: it never accepts what jsonschema refuses, and valid calls skip jsonschema."""
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from bee_contracts import BeeError, load_catalog
+from bee_contracts import BeeError, ToolSpec, load_catalog
 from bee_contracts.schemas import load_schema
 from bee_hostkit._quickcheck import compile_check
 from bee_hostkit.validation import SchemaValidator, _strict_validator_class
@@ -29,21 +31,21 @@ values = st.recursive(
 )
 
 
-def arguments_for(schema):
+def arguments_for(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
     """Objects built from the schema's own property names (and a stranger), with values of every kind."""
     names = [*sorted(schema.get("properties", {})), "unexpected"]
     return st.dictionaries(st.sampled_from(names), values, max_size=len(names))
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
-def test_every_catalog_input_schema_compiles_to_a_quick_check(spec) -> None:
+def test_every_catalog_input_schema_compiles_to_a_quick_check(spec: ToolSpec) -> None:
     assert compile_check(spec.input_schema) is not None
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.name)
 @settings(max_examples=25)
 @given(data=st.data())
-def test_the_quick_check_never_accepts_what_jsonschema_refuses(spec, data) -> None:
+def test_the_quick_check_never_accepts_what_jsonschema_refuses(spec: ToolSpec, data: st.DataObject) -> None:
     quick = compile_check(spec.input_schema)
     assert quick is not None
     strict = _strict_validator_class()(spec.input_schema)
@@ -54,7 +56,7 @@ def test_the_quick_check_never_accepts_what_jsonschema_refuses(spec, data) -> No
 
 @settings(max_examples=300)
 @given(instance=values)
-def test_the_quick_check_agrees_with_jsonschema_on_a_schema_of_every_keyword(instance) -> None:
+def test_the_quick_check_agrees_with_jsonschema_on_a_schema_of_every_keyword(instance: Any) -> None:
     schema = {
         "type": ["object", "array", "string", "integer", "null"],
         "properties": {"s": {"type": "string", "minLength": 1, "maxLength": 3, "pattern": "^[a-z]"}},

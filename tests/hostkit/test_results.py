@@ -18,7 +18,7 @@ json_values = st.recursive(
 )
 
 
-def sdk_size(structured):
+def sdk_size(structured: dict[str, Any]) -> int:
     """The size the SDK puts on the wire for the same result object."""
     model = types.CallToolResult.model_validate(render(structured), by_name=False)
     return len(
@@ -29,12 +29,12 @@ def sdk_size(structured):
 
 
 @given(st.dictionaries(st.text(max_size=10), json_values, max_size=5))
-def test_result_bytes_is_exact_against_the_sdk_serialization(structured) -> None:
+def test_result_bytes_is_exact_against_the_sdk_serialization(structured: dict[str, Any]) -> None:
     assert result_bytes(structured) == sdk_size(structured)
 
 
 @given(st.lists(json_values, min_size=1, max_size=6))
-def test_list_items_add_exactly_their_piece_size_plus_separators(items) -> None:
+def test_list_items_add_exactly_their_piece_size_plus_separators(items: list[Any]) -> None:
     base = result_bytes({"items": []})
     total = result_bytes({"items": items})
     assert total == base + sum(piece_bytes(i) for i in items) + 2 * (len(items) - 1)
@@ -73,7 +73,7 @@ wire_values = st.recursive(
 
 
 @given(st.dictionaries(st.text(max_size=10), wire_values, max_size=5))
-def test_the_counted_size_is_the_size_on_the_stdio_wire(structured) -> None:
+def test_the_counted_size_is_the_size_on_the_stdio_wire(structured: dict[str, Any]) -> None:
     """What render counts is what the stdio transport writes: quotes, escapes, floats and huge integers included."""
     frame = encode_message(types.JSONRPCResponse(jsonrpc="2.0", id=7, result=render(structured)))
     envelope = len(b'{"jsonrpc":"2.0","id":7,"result":}')

@@ -105,7 +105,8 @@ async def test_a_client_that_stops_reading_does_not_hold_the_transport_at_shutdo
         (b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"tools/list"}', -32600, None),
     ],
 )
-def test_decode_frame_answers_what_it_cannot_pass_on(frame, code, answer_id) -> None:
+def test_decode_frame_answers_what_it_cannot_pass_on(frame: bytes, code: int, answer_id: int | None) -> None:
+
     decoded = decode_frame(frame)
     assert isinstance(decoded, bytes)
     answer = json.loads(decoded)

@@ -1,3 +1,5 @@
+from typing import Any
+
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
@@ -23,7 +25,7 @@ SCHEMA = {
 }
 
 
-def message(arguments):
+def message(arguments: dict[str, Any]) -> str:
     with pytest.raises(BeeError) as info:
         SchemaValidator("demo", SCHEMA).validate(arguments)
     assert info.value.code is ErrorCode.INVALID_ARGUMENT
@@ -45,7 +47,7 @@ def test_defaults_are_filled() -> None:
         ({"text": ""}, "argument text has length 0; minLength is 1"),
     ],
 )
-def test_messages_say_what_to_change(arguments, expected) -> None:
+def test_messages_say_what_to_change(arguments: dict[str, Any], expected: str) -> None:
     assert expected in message(arguments)
 
 
@@ -64,7 +66,7 @@ def test_messages_say_what_to_change(arguments, expected) -> None:
         (float("nan"), "argument count is nan, not a finite number"),
     ],
 )
-def test_integers_are_real_integers_that_every_reader_holds_exactly(value, expected) -> None:
+def test_integers_are_real_integers_that_every_reader_holds_exactly(value: object, expected: str) -> None:
     assert expected in message({"text": "x", "count": value})
 
 
@@ -89,7 +91,8 @@ def test_nesting_past_the_limit_is_refused_before_the_schema_walks_it() -> None:
 
 
 def test_parse_json_argument_turns_every_parser_failure_into_invalid_argument() -> None:
-    def failure(text):
+    def failure(text: str) -> str:
+
         with pytest.raises(BeeError) as info:
             parse_json_argument("someJson", text, hint="pass an object")
         assert info.value.code is ErrorCode.INVALID_ARGUMENT
