@@ -14,7 +14,7 @@ from bee_design.capture.navigation import origin
         ("file:///srv/site/index.html", "file:///srv/other/page.html"),
     ],
 )
-def test_urls_of_one_origin(given, other) -> None:
+def test_urls_of_one_origin(given: str, other: str) -> None:
     assert origin(given) == origin(other)
 
 
@@ -31,5 +31,5 @@ def test_urls_of_one_origin(given, other) -> None:
         ("http://example.org/", "http://example.org:99999/"),  # a port that does not parse matches nothing
     ],
 )
-def test_urls_of_another_origin(given, other) -> None:
+def test_urls_of_another_origin(given: str, other: str) -> None:
     assert origin(given) != origin(other)

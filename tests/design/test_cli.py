@@ -2,6 +2,7 @@
 
 import json
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,11 @@ from tests.design.helpers import SHOP, page_image, save_png, write_evidence
 
 
 @pytest.fixture
-def bee(root: Path):
+def bee(root: Path) -> Callable[..., str]:
     runner = CliRunner()
 
-    def run(*args: str, code: int = 0):
+    def run(*args: str, code: int = 0) -> str:
+
         rooted = [] if args[:2] == ("visual", "diff") else ["--root", str(root)]
         result = runner.invoke(make_cli([register]), [*args, *rooted])
         assert result.exit_code == code, result.output
@@ -25,7 +27,7 @@ def bee(root: Path):
     return run
 
 
-def test_import_map_list_verify_unmap(bee, root: Path) -> None:
+def test_import_map_list_verify_unmap(bee: Callable[..., str], root: Path) -> None:
     out = bee("design", "import", str(SHOP))
     assert out.startswith("Imported bundle shop: 7 files, 6 elements")
     assert "Unchanged bundle shop" in bee("design", "import", str(SHOP))
@@ -44,7 +46,7 @@ def test_import_map_list_verify_unmap(bee, root: Path) -> None:
     assert "not mapped" in bee("design", "unmap", "shop:index.html", code=1)
 
 
-def test_import_reads_a_zip_names_it_and_refuses_unsafe_ones(bee, tmp_path: Path) -> None:
+def test_import_reads_a_zip_names_it_and_refuses_unsafe_ones(bee: Callable[..., str], tmp_path: Path) -> None:
     archive = tmp_path / "Shop Export.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         for path in SHOP.rglob("*"):
@@ -65,7 +67,7 @@ def test_import_reads_a_zip_names_it_and_refuses_unsafe_ones(bee, tmp_path: Path
     )
 
 
-def test_visual_spec_region_show_diff_and_report(bee, root: Path, tmp_path: Path) -> None:
+def test_visual_spec_region_show_diff_and_report(bee: Callable[..., str], root: Path, tmp_path: Path) -> None:
     write_evidence(root / "evidence" / "ref", {("home", "desktop"): page_image(200, 100)})
     out = bee("visual", "spec", "create", "shop", "--from", str(root / "evidence" / "ref"), "--max-diff-ratio", "0.001")
     assert "spec shop: threshold 0.1, anti-aliasing ignore, ≤ 0.001 of pixels" in out

@@ -5,7 +5,7 @@ import pytest
 
 from bee_contracts import BeeError
 from bee_design.visual.boxes import boxes
-from bee_design.visual.diff import compare, count_differing
+from bee_design.visual.diff import Indices, PixelDiff, compare, count_differing
 from bee_design.visual.shift import detect_shift
 from tests.design.helpers import page_image
 
@@ -160,7 +160,7 @@ def _moved_rows(image: np.ndarray, rows: list[int]) -> np.ndarray:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_counts_judged_on_row_bands_equal_the_kernel_on_the_whole_image(seed) -> None:
+def test_counts_judged_on_row_bands_equal_the_kernel_on_the_whole_image(seed: int) -> None:
     rng = np.random.default_rng(seed)
     before = _soft_page(rng)
     # Changed rows at every gap around the band margins (bands merge rows up to four apart), and the image's edges.
@@ -205,7 +205,7 @@ def test_the_kernel_refuses_arrays_it_would_misread() -> None:
 # -- the shift search skips only offsets that cannot be the answer ----------------------------------------------------
 
 
-def _every_offset(diff, members, threshold):
+def _every_offset(diff: PixelDiff, members: Indices, threshold: float) -> tuple[int, int, float] | None:
     """The shift definition, every offset measured on every pixel: what detect_shift must answer."""
     from bee_design.visual import kernel
     from bee_design.visual.shift import EXPLAINED, MIN_PIXELS, RADIUS, SAMPLE
@@ -242,7 +242,7 @@ def _moved(image: np.ndarray, dx: int, dy: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_the_shift_search_answers_as_trying_every_offset_on_every_pixel_does(seed) -> None:
+def test_the_shift_search_answers_as_trying_every_offset_on_every_pixel_does(seed: int) -> None:
     rng = np.random.default_rng(100 + seed)
     before = _soft_page(rng, 120, 90)
     dx, dy = (int(v) for v in rng.integers(-3, 4, 2))
@@ -292,7 +292,7 @@ def _flood_filled(width: int, height: int, positions: np.ndarray, limit: int) ->
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_boxes_group_the_tiles_a_flood_fill_groups(seed) -> None:
+def test_boxes_group_the_tiles_a_flood_fill_groups(seed: int) -> None:
     rng = np.random.default_rng(200 + seed)
     for _ in range(60):
         width, height = int(rng.integers(1, 260)), int(rng.integers(1, 200))

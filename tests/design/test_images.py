@@ -63,7 +63,8 @@ def refused(data: bytes, text: str) -> BeeError:
 
 
 @pytest.mark.parametrize("kind", ["eps", "GIF", "JPEG", "BMP", "TIFF", "WEBP"])
-def test_an_image_in_any_format_but_png_is_refused_whatever_pillow_could_read(kind) -> None:
+def test_an_image_in_any_format_but_png_is_refused_whatever_pillow_could_read(kind: str) -> None:
+
     refused(other_format(kind), "shot.png is not a PNG image; Bee compares PNG files only")
 
 
@@ -104,7 +105,7 @@ def test_an_image_file_over_the_byte_limit_is_refused_before_it_is_read(tmp_path
     assert "is not a regular file" in caught.value.message
 
 
-def test_an_evidence_record_over_its_limit_is_refused_before_it_is_read(root: Path, spec) -> None:
+def test_an_evidence_record_over_its_limit_is_refused_before_it_is_read(root: Path, spec: str) -> None:
     folder = root / "evidence" / "huge"
     folder.mkdir(parents=True)
     with (folder / EVIDENCE_FILE).open("wb") as file:  # sparse, like the image above
@@ -120,7 +121,7 @@ def test_an_evidence_record_over_its_limit_is_refused_before_it_is_read(root: Pa
 
 
 @pytest.fixture
-def fake_gs(tmp_path: Path):
+def fake_gs(tmp_path: Path) -> tuple[dict[str, str], Path]:
     """A `gs` first on PATH that records each run and then hangs as the real one would on EPS."""
     folder = tmp_path / "fake-bin"
     folder.mkdir()
@@ -154,7 +155,7 @@ def host_pid(root: Path) -> int:
 
 
 @pytest.fixture
-def spec(root: Path):
+def spec(root: Path) -> str:
     create_spec(
         DesignFiles(root),
         "shop",
@@ -167,7 +168,7 @@ def spec(root: Path):
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ERAS)
 async def test_an_eps_named_as_evidence_starts_no_program_and_is_refused_at_once(
-    root: Path, spec, fake_gs, era: str
+    root: Path, spec: str, fake_gs: tuple[dict[str, str], Path], era: str
 ) -> None:
     env, ran = fake_gs
     folder = root / "evidence" / "eps"
@@ -188,7 +189,9 @@ async def test_an_eps_named_as_evidence_starts_no_program_and_is_refused_at_once
 
 
 @pytest.mark.e2e
-def test_bee_visual_diff_refuses_an_eps_and_a_gif_without_starting_a_program(tmp_path: Path, fake_gs) -> None:
+def test_bee_visual_diff_refuses_an_eps_and_a_gif_without_starting_a_program(
+    tmp_path: Path, fake_gs: tuple[dict[str, str], Path]
+) -> None:
     env, ran = fake_gs
     reference = tmp_path / "reference.png"
     save_png(reference, page_image(400, 300))
@@ -226,7 +229,7 @@ MIB = 1024 * 1024
 
 @pytest.mark.e2e
 def test_a_huge_evidence_header_costs_no_memory_and_a_wrong_size_is_judged_from_the_header(
-    root: Path, spec, tmp_path: Path
+    root: Path, spec: str, tmp_path: Path
 ) -> None:
     """The baseline is a report that decodes and compares two 400×300 images; a bomb's header and a 6000×6000
     screenshot (509 MiB when it was decoded before its size was checked) must stay within a few MiB of it."""
@@ -248,7 +251,7 @@ def test_a_huge_evidence_header_costs_no_memory_and_a_wrong_size_is_judged_from_
 
 @pytest.mark.e2e
 @pytest.mark.anyio
-async def test_a_decompression_bomb_is_invalid_argument_through_the_host(root: Path, spec) -> None:
+async def test_a_decompression_bomb_is_invalid_argument_through_the_host(root: Path, spec: str) -> None:
     folder = root / "evidence" / "bomb"
     folder.mkdir(parents=True)
     (folder / "home--desktop.png").write_bytes(png(100_000, 100_000, rows=1))

@@ -10,13 +10,13 @@ from bee_design import layout
 from bee_design.bundle.manifest import Manifest
 from bee_design.inventory import Inventory
 from bee_design.layout import DesignFiles
-from bee_design.mapping import MapFile, parse_target
+from bee_design.mapping import MapFile, Mapping, parse_target
 from tests.design.helpers import SHOP, import_shop
 
 
-def states(root: Path):
+def states(root: Path) -> dict[str, tuple[str, list[str]]]:
     inventory = Inventory.load(DesignFiles(root))
-    found = {}
+    found: dict[str, tuple[str, list[str]]] = {}
     for manifest in inventory.manifests.values():
         for element in manifest.elements:
             state = inventory.state(manifest, element)
@@ -26,7 +26,8 @@ def states(root: Path):
     return found
 
 
-def map_index(root: Path, *targets):
+def map_index(root: Path, *targets: str) -> Mapping:
+
     _, element = Inventory.load(DesignFiles(root), "shop").element("shop:index.html")
     return MapFile(DesignFiles(root)).map("shop:index.html", element.digest, list(targets))
 

@@ -11,6 +11,8 @@ import pytest
 from bee_contracts import BeeError
 from bee_design.bundle import reading
 from bee_design.bundle.reading import read_bundle
+from bee_hostkit import ConfinedRoot
+from bee_hostkit.paths import WalkEntry
 from tests.design.helpers import SHOP, zip_with_raw_name
 
 
@@ -21,7 +23,7 @@ def zip_of(path: Path, entries: dict[str, bytes]) -> Path:
     return path
 
 
-def test_a_folder_is_read_in_path_order_without_clutter(tmp_path):
+def test_a_folder_is_read_in_path_order_without_clutter(tmp_path: Path) -> None:
     folder = tmp_path / "export"
     folder.mkdir()
     (folder / "b.css").write_text("b")
@@ -33,13 +35,13 @@ def test_a_folder_is_read_in_path_order_without_clutter(tmp_path):
     assert raw.kind == "folder" and [f.path for f in raw.files] == ["a.html", "b.css"]
 
 
-def test_a_zip_with_one_top_folder_is_read_from_inside_it(tmp_path):
+def test_a_zip_with_one_top_folder_is_read_from_inside_it(tmp_path: Path) -> None:
     raw = read_bundle(zip_of(tmp_path / "shop.zip", {"shop/index.html": b"<p>", "shop/css/a.css": b"a{}"}))
     assert raw.kind == "zip" and raw.name == "shop.zip"
     assert [f.path for f in raw.files] == ["css/a.css", "index.html"]
 
 
-def test_the_fixture_folder_and_its_zip_read_the_same(tmp_path):
+def test_the_fixture_folder_and_its_zip_read_the_same(tmp_path: Path) -> None:
     entries = {f"shop/{p.relative_to(SHOP).as_posix()}": p.read_bytes() for p in SHOP.rglob("*") if p.is_file()}
     zipped = read_bundle(zip_of(tmp_path / "shop.zip", entries))
     assert zipped.files == read_bundle(SHOP).files
@@ -55,14 +57,14 @@ def test_the_fixture_folder_and_its_zip_read_the_same(tmp_path):
         ("shop\\evil.html", "backslash"),
     ],
 )
-def test_a_zip_entry_that_leaves_the_bundle_is_refused(tmp_path, name, why):
+def test_a_zip_entry_that_leaves_the_bundle_is_refused(tmp_path: Path, name: str, why: str) -> None:
     archive = zip_of(tmp_path / "bad.zip", {"index.html": b"ok", name: b"evil"})
     with pytest.raises(BeeError) as caught:
         read_bundle(archive)
     assert caught.value.code == "outside_root" and why in caught.value.message
 
 
-def test_a_zip_symlink_entry_is_refused(tmp_path):
+def test_a_zip_symlink_entry_is_refused(tmp_path: Path) -> None:
     archive = tmp_path / "link.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("index.html", b"ok")
@@ -74,7 +76,7 @@ def test_a_zip_symlink_entry_is_refused(tmp_path):
     assert caught.value.code == "outside_root" and "symlink" in caught.value.message
 
 
-def test_a_folder_with_a_symlink_is_refused(tmp_path):
+def test_a_folder_with_a_symlink_is_refused(tmp_path: Path) -> None:
     folder = tmp_path / "export"
     folder.mkdir()
     (folder / "index.html").write_text("ok")
@@ -84,7 +86,9 @@ def test_a_folder_with_a_symlink_is_refused(tmp_path):
     assert caught.value.code == "outside_root" and "'secret.css' is a symlink" in caught.value.message
 
 
-def test_a_zip_bomb_is_refused_from_its_declared_sizes_without_inflating(tmp_path, monkeypatch):
+def test_a_zip_bomb_is_refused_from_its_declared_sizes_without_inflating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     archive = tmp_path / "bomb.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("index.html", b"ok")
@@ -107,7 +111,9 @@ def test_a_zip_bomb_is_refused_from_its_declared_sizes_without_inflating(tmp_pat
     assert inflated == []
 
 
-def test_a_bundle_over_the_total_size_is_refused_before_inflating(tmp_path, monkeypatch):
+def test_a_bundle_over_the_total_size_is_refused_before_inflating(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(reading, "MAX_TOTAL_BYTES", 1000)
     inflated: list[str] = []
 
@@ -122,14 +128,14 @@ def test_a_bundle_over_the_total_size_is_refused_before_inflating(tmp_path, monk
     assert inflated == []
 
 
-def test_too_many_files_are_refused(tmp_path, monkeypatch):
+def test_too_many_files_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reading, "MAX_FILES", 3)
     archive = zip_of(tmp_path / "many.zip", {f"f{i}.css": b"x" for i in range(4)})
     with pytest.raises(BeeError, match="more than 3 files"):
         read_bundle(archive)
 
 
-def test_a_file_that_is_not_a_zip_and_an_empty_zip_are_refused(tmp_path):
+def test_a_file_that_is_not_a_zip_and_an_empty_zip_are_refused(tmp_path: Path) -> None:
     (tmp_path / "notes.zip").write_text("not a zip")
     with pytest.raises(BeeError, match="cannot be read as a zip"):
         read_bundle(tmp_path / "notes.zip")
@@ -140,7 +146,7 @@ def test_a_file_that_is_not_a_zip_and_an_empty_zip_are_refused(tmp_path):
     assert caught.value.code == "not_found"
 
 
-def test_duplicate_zip_entries_are_refused(tmp_path):
+def test_duplicate_zip_entries_are_refused(tmp_path: Path) -> None:
     import warnings
 
     archive = tmp_path / "dup.zip"
@@ -169,7 +175,9 @@ def refusal(path: Path) -> BeeError:
         (b"\x83\x65\x83\x58\x83\x67.png", False, r"\x83e\x83X\x83g.png"),  # Shift JIS
     ],
 )
-def test_a_zip_name_that_is_not_utf8_is_refused_naming_the_entry(tmp_path, raw, utf8_flag, shown):
+def test_a_zip_name_that_is_not_utf8_is_refused_naming_the_entry(
+    tmp_path: Path, raw: bytes, utf8_flag: bool, shown: str
+) -> None:
     archive = zip_with_raw_name(tmp_path / "names.zip", raw, utf8_flag=utf8_flag)
     refused = refusal(archive)
     assert refused.code == "invalid_argument"
@@ -177,21 +185,21 @@ def test_a_zip_name_that_is_not_utf8_is_refused_naming_the_entry(tmp_path, raw, 
     assert refused.details == {"entry": shown}
 
 
-def test_a_zip_name_in_utf8_without_the_flag_is_read_as_utf8(tmp_path):
+def test_a_zip_name_in_utf8_without_the_flag_is_read_as_utf8(tmp_path: Path) -> None:
     # macOS's Archive Utility writes UTF-8 names without setting the flag; cp437 would turn them into mojibake.
     archive = zip_with_raw_name(tmp_path / "mac.zip", "café.png".encode(), utf8_flag=False)
     assert [f.path for f in read_bundle(archive).files] == ["café.png", "index.html"]
 
 
 @pytest.mark.parametrize("raw", [b"evil\x00.html", b"\x00vil.html", b"img/\x00.png"])
-def test_a_zip_name_with_a_nul_byte_is_refused_not_cut_or_dropped(tmp_path, raw):
+def test_a_zip_name_with_a_nul_byte_is_refused_not_cut_or_dropped(tmp_path: Path, raw: bytes) -> None:
     archive = zip_with_raw_name(tmp_path / "nul.zip", raw, utf8_flag=False)
     refused = refusal(archive)
     assert refused.code == "invalid_argument" and "has a NUL byte in its name" in refused.message
     assert "'" + raw.decode().replace("\x00", r"\x00") + "'" in refused.message  # the whole name, the NUL escaped
 
 
-def test_zip_names_too_deep_or_too_long_are_refused(tmp_path):
+def test_zip_names_too_deep_or_too_long_are_refused(tmp_path: Path) -> None:
     deep = "/".join(["d"] * (reading.MAX_DEPTH + 1)) + "/x.css"
     long = "n" * (reading.MAX_PATH_BYTES + 1) + ".css"
     assert reading.MAX_DEPTH == 64 and reading.MAX_PATH_BYTES == 1024
@@ -202,7 +210,7 @@ def test_zip_names_too_deep_or_too_long_are_refused(tmp_path):
     assert "…" in refused.message and len(refused.message) < 400  # the name is shown cut short
 
 
-def test_a_folder_name_that_is_not_utf8_is_refused_naming_the_entry(tmp_path):
+def test_a_folder_name_that_is_not_utf8_is_refused_naming_the_entry(tmp_path: Path) -> None:
     folder = tmp_path / "export"
     (folder / "img").mkdir(parents=True)
     (folder / "index.html").write_text("<p>ok</p>")
@@ -212,7 +220,7 @@ def test_a_folder_name_that_is_not_utf8_is_refused_naming_the_entry(tmp_path):
     assert r"entry 'img/caf\xe9.png' has a name that is not UTF-8; rename it" in refused.message
 
 
-def test_a_folder_1100_deep_is_refused_with_a_clear_error(tmp_path):
+def test_a_folder_1100_deep_is_refused_with_a_clear_error(tmp_path: Path) -> None:
     folder = tmp_path / "export"
     folder.mkdir()
     (folder / "index.html").write_text("<p>ok</p>")
@@ -235,7 +243,7 @@ def test_a_folder_1100_deep_is_refused_with_a_clear_error(tmp_path):
     assert "'" + "d/" * 64 + "d' lies more than 64 folders deep; flatten the tree" in refused.message
 
 
-def test_git_and_bee_folders_are_not_bundle_files(tmp_path):
+def test_git_and_bee_folders_are_not_bundle_files(tmp_path: Path) -> None:
     folder = tmp_path / "export"
     (folder / ".git" / "objects").mkdir(parents=True)
     (folder / ".git" / "config").write_text("[core]")
@@ -246,7 +254,7 @@ def test_git_and_bee_folders_are_not_bundle_files(tmp_path):
 
 
 @pytest.fixture
-def swapped(tmp_path, monkeypatch):
+def swapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, dict[str, Callable[[Path], object]]]:
     """A bundle folder and a hook that changes ``styles/a.css`` after the walk, just before it is read."""
     folder = tmp_path / "export"
     (folder / "styles").mkdir(parents=True)
@@ -257,7 +265,8 @@ def swapped(tmp_path, monkeypatch):
     real = reading._read_file
     changes: dict[str, Callable[[Path], object]] = {}
 
-    def read_after_change(root, entry, source):
+    def read_after_change(root: ConfinedRoot, entry: WalkEntry, source: str) -> bytes:
+
         if entry.path in changes:
             changes.pop(entry.path)(folder / entry.path)
         return real(root, entry, source)
@@ -266,10 +275,12 @@ def swapped(tmp_path, monkeypatch):
     return folder, secret, changes
 
 
-def test_a_file_swapped_for_a_symlink_after_the_walk_is_refused_not_followed(swapped):
+def test_a_file_swapped_for_a_symlink_after_the_walk_is_refused_not_followed(
+    swapped: tuple[Path, Path, dict[str, Callable[[Path], object]]],
+) -> None:
     folder, secret, changes = swapped
 
-    def to_symlink(path):
+    def to_symlink(path: Path) -> None:
         path.unlink()
         path.symlink_to(secret)
 
@@ -279,12 +290,14 @@ def test_a_file_swapped_for_a_symlink_after_the_walk_is_refused_not_followed(swa
     assert "'styles/a.css' is a symlink (swapped in while the bundle was read)" in refused.message
 
 
-def test_a_folder_swapped_for_a_symlink_after_the_walk_is_refused_not_followed(swapped):
+def test_a_folder_swapped_for_a_symlink_after_the_walk_is_refused_not_followed(
+    swapped: tuple[Path, Path, dict[str, Callable[[Path], object]]],
+) -> None:
     folder, secret, changes = swapped
     (secret.parent / "elsewhere").mkdir()
     (secret.parent / "elsewhere" / "a.css").write_text(secret.read_text())
 
-    def folder_to_symlink(path):
+    def folder_to_symlink(path: Path) -> None:
         path.unlink()
         path.parent.rmdir()
         path.parent.symlink_to(secret.parent / "elsewhere")
@@ -302,7 +315,9 @@ def test_a_folder_swapped_for_a_symlink_after_the_walk_is_refused_not_followed(s
     ],
     ids=["rewritten", "replaced"],
 )
-def test_a_file_changed_after_the_walk_is_refused_as_changed(swapped, change):
+def test_a_file_changed_after_the_walk_is_refused_as_changed(
+    swapped: tuple[Path, Path, dict[str, Callable[[Path], object]]], change: Callable[[Path], object]
+) -> None:
     folder, _, changes = swapped
     changes["styles/a.css"] = change
     refused = refusal(folder)
@@ -310,7 +325,9 @@ def test_a_file_changed_after_the_walk_is_refused_as_changed(swapped, change):
 
 
 @pytest.mark.timeout(20)  # opening a FIFO for reading without a writer blocks: this must not
-def test_a_file_swapped_for_a_fifo_or_removed_after_the_walk_is_refused(swapped):
+def test_a_file_swapped_for_a_fifo_or_removed_after_the_walk_is_refused(
+    swapped: tuple[Path, Path, dict[str, Callable[[Path], object]]],
+) -> None:
     folder, _, changes = swapped
 
     def to_fifo(path: Path) -> None:

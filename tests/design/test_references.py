@@ -60,7 +60,7 @@ def test_references_resolve_relative_to_the_file_and_the_bundle_root() -> None:
         assert resolve("index.html", external, files) == ("external", None)
 
 
-def refs(text):
+def refs(text: str) -> list[tuple[str, str]]:
     return [(r.ref, r.via) for r in html_references(text)]
 
 
@@ -129,7 +129,7 @@ ADVERSARIAL = {
 
 @pytest.mark.timeout(10)  # the give-up guard: one of these takes ~0.1-0.6 s on a loaded 2-core machine
 @pytest.mark.parametrize("name", list(ADVERSARIAL))
-def test_a_mebibyte_of_hostile_text_is_scanned_in_linear_time(name) -> None:
+def test_a_mebibyte_of_hostile_text_is_scanned_in_linear_time(name: str) -> None:
     kind, unit = ADVERSARIAL[name]
     hostile = unit * (MIB // len(unit))
     if kind == "css":
@@ -152,7 +152,7 @@ class _Oracle(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.found: list[tuple[str, str]] = []
 
-    def handle_starttag(self, tag, attrs) -> None:
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values: dict[str, str | None] = {}
         for name, value in attrs:
             values.setdefault(name, value)
@@ -172,7 +172,9 @@ _TAG = st.tuples(
 
 @settings(deadline=None)
 @given(st.lists(_TAG, max_size=8))
-def test_well_formed_markup_is_read_as_python_s_html_parser_reads_it(tags) -> None:
+def test_well_formed_markup_is_read_as_python_s_html_parser_reads_it(
+    tags: list[tuple[str, list[tuple[str, str, str]], str]],
+) -> None:
     html = "".join(
         f"<{name}" + "".join(f" {attr}={quote}{value}{quote}" for attr, value, quote in attrs) + f">{text}"
         for name, attrs, text in tags
@@ -185,5 +187,6 @@ def test_well_formed_markup_is_read_as_python_s_html_parser_reads_it(tags) -> No
 
 @settings(deadline=None)
 @given(st.text())
-def test_any_text_is_scanned_without_an_error(text) -> None:
+def test_any_text_is_scanned_without_an_error(text: str) -> None:
+
     assert isinstance(html_references(text), list) and isinstance(css_references(text), list)

@@ -2,13 +2,14 @@
 
 import json
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
+import numpy as np
 import pytest
 from PIL import Image
 
 from bee_contracts import BeeError
-from bee_contracts.shapes.design import VisualReportArgs
+from bee_contracts.shapes.design import VisualReportArgs, VisualReportResult
 from bee_design import layout
 from bee_design.capture.evidence import EVIDENCE_FILE
 from bee_design.context import DesignContext
@@ -23,7 +24,7 @@ DESKTOP = (400, 300)
 MOBILE = (200, 320)
 
 
-def shots(**changes):
+def shots(**changes: Any) -> dict[tuple[str, str], np.ndarray]:
     return {
         ("home", "desktop"): page_image(*DESKTOP, **changes),
         ("home", "mobile"): page_image(*MOBILE, **changes),
@@ -31,19 +32,20 @@ def shots(**changes):
 
 
 @pytest.fixture
-def spec(root: Path):
+def spec(root: Path) -> str:
     create_spec(DesignFiles(root), "shop", write_evidence(root / "evidence" / "reference", shots()))
     return "shop"
 
 
-def report(root: Path, evidence, **args):
+def report(root: Path, evidence: str, **args: Any) -> VisualReportResult:
+
     arguments = {"spec": "shop", "evidence": evidence, **args}
     return bee_visual_report(
         DesignContext.open(root), local_call("bee_visual_report", cast(VisualReportArgs, arguments))
     )
 
 
-def test_unchanged_evidence_passes_and_is_still_neither_trusted_nor_approval(root: Path, spec) -> None:
+def test_unchanged_evidence_passes_and_is_still_neither_trusted_nor_approval(root: Path, spec: str) -> None:
     write_evidence(root / "evidence" / "now", shots())
     result = report(root, "evidence/now")
     assert result["decision"] == "pass" and result["trusted"] is False and result["acceptance"] is False
@@ -58,7 +60,7 @@ def test_unchanged_evidence_passes_and_is_still_neither_trusted_nor_approval(roo
     assert result["spec"]["path"] == "bee-design/specs/shop"
 
 
-def test_a_changed_box_fails_with_its_pixels_ratio_and_bounding_box(root: Path, spec) -> None:
+def test_a_changed_box_fails_with_its_pixels_ratio_and_bounding_box(root: Path, spec: str) -> None:
     write_evidence(root / "evidence" / "now", shots(color=(192, 57, 43)))
     result = report(root, "evidence/now", viewports=["desktop"])
     [finding] = result["findings"]
@@ -76,11 +78,13 @@ def test_a_one_pixel_shift_fails_even_when_the_ratio_tolerance_would_let_it_pass
     result = report(root, "evidence/now", viewports=["desktop"])
     [finding] = result["findings"]
     assert finding["ratio"] < 0.02 and result["decision"] == "fail"
+    assert finding["shift"] is not None
     assert finding["shift"]["dx"] == 0 and finding["shift"]["dy"] == 1
+
     assert finding["reasons"][0].startswith("a layout shift: the content moved by (0, 1) px")
 
 
-def test_regions_are_judged_with_their_own_tolerance_and_masks_are_ignored(root: Path, spec) -> None:
+def test_regions_are_judged_with_their_own_tolerance_and_masks_are_ignored(root: Path, spec: str) -> None:
     set_region(DesignFiles(root), "shop", Region("box", "home", None, (15, 25, 50, 30), False, {"maxDiffPixels": 1000}))
     write_evidence(root / "evidence" / "now", shots(color=(192, 57, 43)))
     result = report(root, "evidence/now")
@@ -96,7 +100,7 @@ def test_regions_are_judged_with_their_own_tolerance_and_masks_are_ignored(root:
     assert result["decision"] == "pass" and result["summary"]["ignored"] == 2
 
 
-def test_a_region_with_a_finer_threshold_sees_changes_the_page_threshold_lets_pass(root: Path, spec) -> None:
+def test_a_region_with_a_finer_threshold_sees_changes_the_page_threshold_lets_pass(root: Path, spec: str) -> None:
     finer = {"threshold": 0.0, "maxDiffPixels": 0}
     set_region(DesignFiles(root), "shop", Region("box", "home", None, (15, 25, 50, 30), False, finer))
     faint = page_image(*DESKTOP)
@@ -110,7 +114,7 @@ def test_a_region_with_a_finer_threshold_sees_changes_the_page_threshold_lets_pa
     assert result["decision"] == "fail"
 
 
-def test_evidence_with_the_same_pixels_in_other_bytes_passes(root: Path, spec) -> None:
+def test_evidence_with_the_same_pixels_in_other_bytes_passes(root: Path, spec: str) -> None:
     folder = write_evidence(root / "evidence" / "now", shots())
     for name in ("home--desktop.png", "home--mobile.png"):
         with Image.open(folder / name) as image:
@@ -122,7 +126,7 @@ def test_evidence_with_the_same_pixels_in_other_bytes_passes(root: Path, spec) -
     assert {item["kind"] for item in result["limitations"]} == {"evidence-changed"}
 
 
-def test_a_different_size_fails_without_comparing(root: Path, spec) -> None:
+def test_a_different_size_fails_without_comparing(root: Path, spec: str) -> None:
     write_evidence(root / "evidence" / "now", {("home", "desktop"): page_image(400, 301)})
     result = report(root, "evidence/now", viewports=["desktop"])
     [finding] = result["findings"]
@@ -131,7 +135,7 @@ def test_a_different_size_fails_without_comparing(root: Path, spec) -> None:
     assert finding["reasons"][0].startswith("sizes differ: reference 400×300, evidence 400×301")
 
 
-def test_missing_viewports_and_unspecified_captures_are_limitations(root: Path, spec) -> None:
+def test_missing_viewports_and_unspecified_captures_are_limitations(root: Path, spec: str) -> None:
     write_evidence(
         root / "evidence" / "now", {("home", "desktop"): page_image(*DESKTOP), ("cart", "desktop"): page_image()}
     )
@@ -141,7 +145,7 @@ def test_missing_viewports_and_unspecified_captures_are_limitations(root: Path, 
     assert result["decision"] == "inconclusive"
 
 
-def test_evidence_bee_did_not_produce_or_that_changed_is_a_limitation(root: Path, spec) -> None:
+def test_evidence_bee_did_not_produce_or_that_changed_is_a_limitation(root: Path, spec: str) -> None:
     folder = write_evidence(root / "evidence" / "raw", shots())
     (folder / EVIDENCE_FILE).unlink()
     result = report(root, "evidence/raw")
@@ -158,7 +162,7 @@ def test_evidence_bee_did_not_produce_or_that_changed_is_a_limitation(root: Path
     assert result["decision"] == "fail"  # the swapped image is also a different size: a failure beats a limitation
 
 
-def test_fonts_and_browser_that_differ_from_the_reference_are_limitations(root: Path, spec) -> None:
+def test_fonts_and_browser_that_differ_from_the_reference_are_limitations(root: Path, spec: str) -> None:
     write_evidence(root / "evidence" / "now", shots(), fonts=("Liberation Sans",), browser="157.0.1")
     result = report(root, "evidence/now")
     kinds = sorted(item["kind"] for item in result["limitations"])
@@ -168,7 +172,7 @@ def test_fonts_and_browser_that_differ_from_the_reference_are_limitations(root: 
     assert result["decision"] == "inconclusive"
 
 
-def test_bad_report_arguments_are_clear_errors(root: Path, spec) -> None:
+def test_bad_report_arguments_are_clear_errors(root: Path, spec: str) -> None:
     write_evidence(root / "evidence" / "now", shots())
     for arguments, code, text in (
         ({"evidence": "../elsewhere"}, "outside_root", "'..'"),

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,8 @@ def key_path(root: Path) -> Path:
 
 
 @pytest.fixture
-def spec(root: Path):
+def spec(root: Path) -> str:
+
     create_spec(DesignFiles(root), "shop", write_evidence(root / "evidence" / "reference", SHOTS))
     return "shop"
 
@@ -101,7 +103,7 @@ def test_sealed_evidence_round_trips_and_any_change_breaks_the_mac(root: Path) -
 
 
 @pytest.mark.e2e
-def test_hand_written_evidence_with_bees_producer_fields_reads_unverified(root: Path, spec) -> None:
+def test_hand_written_evidence_with_bees_producer_fields_reads_unverified(root: Path, spec: str) -> None:
     write_evidence(root / "evidence" / "forged", SHOTS, sealed=False)
     code, result = report(root, "evidence/forged")
     assert code == 2 and result["evidence"]["producer"] == PRODUCER
@@ -113,7 +115,7 @@ def test_hand_written_evidence_with_bees_producer_fields_reads_unverified(root: 
 
 @pytest.mark.e2e
 def test_a_forged_mac_an_edited_record_and_evidence_from_another_root_read_unverified(
-    root: Path, spec, tmp_path: Path
+    root: Path, spec: str, tmp_path: Path
 ) -> None:
     folder = write_evidence(root / "evidence" / "forged-mac", SHOTS, sealed=False)
     record = json.loads((folder / EVIDENCE_FILE).read_text())
@@ -149,7 +151,7 @@ def test_a_root_without_a_key_verifies_nothing(root: Path, tmp_path: Path) -> No
 
 
 @pytest.mark.e2e
-def test_a_key_others_could_read_or_that_is_not_the_users_is_refused(root: Path, spec) -> None:
+def test_a_key_others_could_read_or_that_is_not_the_users_is_refused(root: Path, spec: str) -> None:
     write_evidence(root / "evidence" / "now", SHOTS)
     key = key_path(root)
     key.chmod(0o644)
@@ -189,7 +191,7 @@ def test_capture_refuses_a_key_others_could_write_before_starting_a_browser(root
     assert not (root / layout.STATE_DIR / layout.EVIDENCE_DIR).exists()
 
 
-def test_a_key_a_checkout_ships_vouches_for_nothing(root: Path, spec) -> None:
+def test_a_key_a_checkout_ships_vouches_for_nothing(root: Path, spec: str) -> None:
     """A checkout can carry a key in .bee (even one mode 0600, as a clone under umask 077 makes it) and evidence
     sealed with it: Bee never reads a key from the checkout, so that evidence reads unverified."""
     shipped = b"\x07" * 32
@@ -225,11 +227,12 @@ def test_no_read_through_the_design_state_reaches_a_keys_folder_an_older_bee_lef
     evidence = root / layout.STATE_DIR / layout.EVIDENCE_DIR / "run"
     evidence.mkdir(parents=True)
     (evidence / "home--desktop.png").symlink_to(f"../../{layout.KEYS_DIR}/evidence")
-    for route in (
+    routes: tuple[Callable[[], object], ...] = (
         lambda: files.open_state(f"{layout.KEYS_DIR}/evidence"),
         lambda: files.open_evidence(".bee/design/evidence/run", "home--desktop.png"),
         lambda: files.open_evidence(".bee/design/evidence/run/../../keys", "evidence"),
-    ):
+    )
+    for route in routes:
         with pytest.raises(BeeError) as caught:
             route()
         assert caught.value.code is ErrorCode.OUTSIDE_ROOT, caught.value
@@ -239,7 +242,7 @@ def test_no_read_through_the_design_state_reaches_a_keys_folder_an_older_bee_lef
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ERAS)
 async def test_the_host_reports_unsealed_evidence_unverified_and_never_serves_the_key(
-    root: Path, spec, era: str
+    root: Path, spec: str, era: str
 ) -> None:
     write_evidence(root / "evidence" / "sealed", SHOTS)
     write_evidence(root / "evidence" / "forged", SHOTS, sealed=False)

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from bee_contracts import BeeError
+from bee_contracts.shapes.design import DesignSliceResult
 from bee_design.bundle.manifest import Manifest
 from bee_design.context import DesignContext
 from bee_design.handlers.design_slice import bee_design_slice
@@ -15,7 +16,8 @@ from bee_hostkit import local_call
 from bee_hostkit.results import result_bytes
 
 
-def slice_of(root: Path, element, budget=65536):
+def slice_of(root: Path, element: str, budget: int = 65536) -> DesignSliceResult:
+
     return bee_design_slice(
         DesignContext.open(root), local_call("bee_design_slice", {"id": element, "budgetBytes": budget})
     )
@@ -53,7 +55,7 @@ def test_an_unmapped_element_is_never_complete(root: Path, shop: Manifest) -> No
 
 
 @pytest.mark.parametrize("budget", [1200, 1500, 2000, 3000, 6000])
-def test_a_small_budget_cuts_at_a_line_and_says_so(root: Path, shop: Manifest, budget) -> None:
+def test_a_small_budget_cuts_at_a_line_and_says_so(root: Path, shop: Manifest, budget: int) -> None:
     map_index(root)
     result = slice_of(root, "shop:index.html", budget)
     data = result["data"]

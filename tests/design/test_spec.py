@@ -1,7 +1,9 @@
 """Visual specs: references taken from evidence, compare settings, regions, and malformed specs refused."""
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,12 +16,13 @@ from tests.design.helpers import page_image, write_evidence
 
 
 @pytest.fixture
-def evidence(root: Path):
+def evidence(root: Path) -> Path:
+
     shots = {("home", "desktop"): page_image(120, 80), ("home", "mobile"): page_image(60, 90)}
     return write_evidence(root / "evidence" / "one", shots)
 
 
-def test_a_spec_takes_its_references_from_evidence_and_records_where_they_came_from(root: Path, evidence) -> None:
+def test_a_spec_takes_its_references_from_evidence_and_records_where_they_came_from(root: Path, evidence: Path) -> None:
     spec = create_spec(DesignFiles(root), "shop", evidence, compare=Tolerance(0.2, "count", None, 0.01))
     assert [(r.element, r.viewport, r.width, r.height) for r in spec.references] == [
         ("home", "desktop", 120, 80),
@@ -38,7 +41,7 @@ def test_a_spec_takes_its_references_from_evidence_and_records_where_they_came_f
     }
 
 
-def test_an_existing_spec_is_only_updated_on_request_keeping_its_regions(root: Path, evidence) -> None:
+def test_an_existing_spec_is_only_updated_on_request_keeping_its_regions(root: Path, evidence: Path) -> None:
     create_spec(DesignFiles(root), "shop", evidence)
     set_region(DesignFiles(root), "shop", Region("clock", "home", "desktop", (0, 0, 40, 10), ignore=True))
     with pytest.raises(BeeError) as caught:
@@ -48,7 +51,7 @@ def test_an_existing_spec_is_only_updated_on_request_keeping_its_regions(root: P
     assert [r.name for r in updated.regions] == ["clock"] and len(updated.references) == 2
 
 
-def test_regions_are_masks_or_areas_with_their_own_tolerance_and_must_fit_the_image(root: Path, evidence) -> None:
+def test_regions_are_masks_or_areas_with_their_own_tolerance_and_must_fit_the_image(root: Path, evidence: Path) -> None:
     create_spec(DesignFiles(root), "shop", evidence)
     spec = set_region(
         DesignFiles(root), "shop", Region("hero", "home", "desktop", (10, 10, 50, 40), False, {"maxDiffPixels": 25})
@@ -93,7 +96,10 @@ def test_regions_are_masks_or_areas_with_their_own_tolerance_and_must_fit_the_im
         (lambda body: body.pop("references"), "missing required field 'references'"),
     ],
 )
-def test_a_malformed_spec_is_refused_naming_the_problem(root: Path, evidence, edit, message) -> None:
+def test_a_malformed_spec_is_refused_naming_the_problem(
+    root: Path, evidence: Path, edit: Callable[[dict[str, Any]], object], message: str
+) -> None:
+
     create_spec(DesignFiles(root), "shop", evidence)
     path = root / layout.spec_dir("shop") / "spec.json"
     body = json.loads(path.read_text())
@@ -104,7 +110,7 @@ def test_a_malformed_spec_is_refused_naming_the_problem(root: Path, evidence, ed
     assert caught.value.code == "invalid_argument" and "malformed" in caught.value.message
 
 
-def test_a_changed_or_missing_reference_image_is_an_integrity_problem(root: Path, evidence) -> None:
+def test_a_changed_or_missing_reference_image_is_an_integrity_problem(root: Path, evidence: Path) -> None:
     files = DesignFiles(root)
     create_spec(files, "shop", evidence)
     spec, folder, _ = load_spec(files, "shop")
@@ -118,7 +124,7 @@ def test_a_changed_or_missing_reference_image_is_an_integrity_problem(root: Path
     ]
 
 
-def test_evidence_bee_did_not_write_or_that_changed_is_not_taken(root: Path, evidence, tmp_path: Path) -> None:
+def test_evidence_bee_did_not_write_or_that_changed_is_not_taken(root: Path, evidence: Path, tmp_path: Path) -> None:
     foreign = write_evidence(root / "evidence" / "foreign", {("home", "desktop"): page_image()}, producer="paint")
     with pytest.raises(BeeError, match="written by 'paint'"):
         create_spec(DesignFiles(root), "shop", foreign)
