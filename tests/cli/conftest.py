@@ -20,7 +20,7 @@ def hosts(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "home"
     folder.mkdir()
     monkeypatch.setenv("HOME", str(folder))
@@ -30,7 +30,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.fixture
-def project(tmp_path: Path):
+def project(tmp_path: Path) -> Path:
+
     folder = tmp_path / "repo"
     folder.mkdir()
     return folder

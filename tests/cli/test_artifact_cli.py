@@ -9,9 +9,11 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
+import click
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from bee_cli import make_cli
 from bee_core.cli import register as register_core
@@ -19,29 +21,30 @@ from tests.conftest import bee_executable
 
 
 @pytest.fixture
-def cli():
+def cli() -> click.Group:
     return make_cli([register_core])
 
 
 @pytest.fixture
-def checkout(tmp_path: Path, cli):
+def checkout(tmp_path: Path, cli: click.Group) -> Path:
     target = tmp_path / "repo"
     target.mkdir()
     assert CliRunner().invoke(cli, ["init", "--checkout", str(target)]).exit_code == 0
     return target
 
 
-def run(cli, checkout: Path, *args, input=None):
+def run(cli: click.Group, checkout: Path, *args: str, input: bytes | str | None = None) -> Result:
     return CliRunner().invoke(cli, ["artifact", *args, "--checkout", str(checkout)], input=input)
 
 
-def added(cli, checkout: Path, path, *extra):
+def added(cli: click.Group, checkout: Path, path: Path | str, *extra: str) -> dict[str, Any]:
     result = run(cli, checkout, "add", str(path), "--json", *extra)
     assert result.exit_code == 0, result.output
-    return json.loads(result.output)
+    found: dict[str, Any] = json.loads(result.output)
+    return found
 
 
-def test_round_trip_text_and_binary_is_exact(cli, checkout: Path, tmp_path: Path) -> None:
+def test_round_trip_text_and_binary_is_exact(cli: click.Group, checkout: Path, tmp_path: Path) -> None:
     for name, data in [("log.txt", b"line 1\r\nline 2\n\xc3\xa9\n"), ("blob.bin", os.urandom(300_000))]:
         source = tmp_path / name
         source.write_bytes(data)
@@ -56,7 +59,7 @@ def test_round_trip_text_and_binary_is_exact(cli, checkout: Path, tmp_path: Path
         assert streamed.stdout_bytes == data
 
 
-def test_add_from_stdin_with_name_and_media_type(cli, checkout: Path) -> None:
+def test_add_from_stdin_with_name_and_media_type(cli: click.Group, checkout: Path) -> None:
     result = run(
         cli, checkout, "add", "-", "--name", "pytest-output", "--media-type", "text/x-log", "--json", input="ok\n"
     )
@@ -64,7 +67,7 @@ def test_add_from_stdin_with_name_and_media_type(cli, checkout: Path) -> None:
     assert (info["name"], info["mediaType"], info["kind"], info["lines"]) == ("pytest-output", "text/x-log", "text", 1)
 
 
-def test_adding_twice_is_idempotent_and_says_so(cli, checkout: Path, tmp_path: Path) -> None:
+def test_adding_twice_is_idempotent_and_says_so(cli: click.Group, checkout: Path, tmp_path: Path) -> None:
     source = tmp_path / "a.json"
     source.write_text('[{"a": 1}]')
     first = run(cli, checkout, "add", str(source))
@@ -75,7 +78,7 @@ def test_adding_twice_is_idempotent_and_says_so(cli, checkout: Path, tmp_path: P
     assert len(listed) == 1 and listed[0]["kind"] == "json"
 
 
-def test_get_refuses_to_overwrite_unless_forced(cli, checkout: Path, tmp_path: Path) -> None:
+def test_get_refuses_to_overwrite_unless_forced(cli: click.Group, checkout: Path, tmp_path: Path) -> None:
     source = tmp_path / "a.txt"
     source.write_text("new\n")
     artifact = added(cli, checkout, source)["id"]
@@ -88,7 +91,7 @@ def test_get_refuses_to_overwrite_unless_forced(cli, checkout: Path, tmp_path: P
     assert forced.exit_code == 0 and existing.read_text() == "new\n"
 
 
-def test_list_show_rm(cli, checkout: Path, tmp_path: Path) -> None:
+def test_list_show_rm(cli: click.Group, checkout: Path, tmp_path: Path) -> None:
     assert "No artifacts yet" in run(cli, checkout, "list").output
     source = tmp_path / "a.log"
     source.write_text("x\n")
@@ -103,7 +106,9 @@ def test_list_show_rm(cli, checkout: Path, tmp_path: Path) -> None:
     assert run(cli, checkout, "rm", artifact).exit_code == 1
 
 
-def test_a_tampered_artifact_is_shown_as_such_and_never_written_out(cli, checkout: Path, tmp_path: Path) -> None:
+def test_a_tampered_artifact_is_shown_as_such_and_never_written_out(
+    cli: click.Group, checkout: Path, tmp_path: Path
+) -> None:
     source = tmp_path / "a.log"
     source.write_text("original\n")
     info = added(cli, checkout, source)
@@ -122,20 +127,20 @@ def test_a_tampered_artifact_is_shown_as_such_and_never_written_out(cli, checkou
     assert json.loads(run(cli, checkout, "show", info["id"]).output)["intact"] is True
 
 
-def test_commands_need_an_initialised_instance(cli, tmp_path: Path) -> None:
+def test_commands_need_an_initialised_instance(cli: click.Group, tmp_path: Path) -> None:
     for args in (["list"], ["add", "-"], ["get", "art-0123456789abcdef"]):
         result = CliRunner().invoke(cli, ["artifact", *args, "--checkout", str(tmp_path)], input="")
         assert result.exit_code == 1 and "bee init" in result.output, args
 
 
-def test_instance_root_option_is_honoured(cli, tmp_path: Path) -> None:
+def test_instance_root_option_is_honoured(cli: click.Group, tmp_path: Path) -> None:
     state = tmp_path / "state"
     assert CliRunner().invoke(cli, ["init", "--checkout", str(tmp_path), "--instance-root", str(state)]).exit_code == 0
     result = CliRunner().invoke(cli, ["artifact", "add", "-", "--instance-root", str(state)], input="x\n")
     assert result.exit_code == 0 and (state / "artifacts" / "records").is_dir()
 
 
-def test_malformed_id_is_refused(cli, checkout: Path) -> None:
+def test_malformed_id_is_refused(cli: click.Group, checkout: Path) -> None:
     result = run(cli, checkout, "get", "../../etc/passwd")
     assert result.exit_code == 1 and "not an artifact id" in result.output
 
@@ -202,7 +207,7 @@ def test_large_add_shows_a_progress_bar_on_a_terminal(checkout: Path, tmp_path: 
 
 
 def test_a_damaged_record_is_reported_by_list_and_show_while_the_rest_stay_listed(
-    cli, checkout: Path, tmp_path: Path
+    cli: click.Group, checkout: Path, tmp_path: Path
 ) -> None:
     sources = []
     for name in ("a.log", "b.log"):
@@ -237,7 +242,7 @@ def test_a_damaged_record_is_reported_by_list_and_show_while_the_rest_stay_liste
     assert healed.stderr == "" and broken in healed.stdout and sound in healed.stdout
 
 
-def test_only_damaged_records_are_still_reported(cli, checkout: Path, tmp_path: Path) -> None:
+def test_only_damaged_records_are_still_reported(cli: click.Group, checkout: Path, tmp_path: Path) -> None:
     source = tmp_path / "a.log"
     source.write_text("x\n")
     artifact = added(cli, checkout, source)["id"]
@@ -247,7 +252,7 @@ def test_only_damaged_records_are_still_reported(cli, checkout: Path, tmp_path: 
     assert "its format is 7, but this Bee reads format 1" in listing.stderr
 
 
-def test_get_of_an_artifact_whose_bytes_were_lost_is_refused(cli, checkout: Path, tmp_path: Path) -> None:
+def test_get_of_an_artifact_whose_bytes_were_lost_is_refused(cli: click.Group, checkout: Path, tmp_path: Path) -> None:
     source = tmp_path / "a.log"
     source.write_text("x\n")
     info = added(cli, checkout, source)

@@ -12,11 +12,12 @@ from bee_core.cli import register as register_core
 
 
 @pytest.fixture
-def cli():
+def cli() -> click.Group:
+
     return make_cli([register_cli, register_core])
 
 
-def test_version_text_and_json(cli) -> None:
+def test_version_text_and_json(cli: click.Group) -> None:
     runner = CliRunner()
     text = runner.invoke(cli, ["--version"])
     assert text.exit_code == 0
@@ -72,7 +73,7 @@ def test_installed_entry_points_provide_the_core_commands() -> None:
     assert {"init", "mcp", "doctor"} <= set(make_cli().commands)
 
 
-def test_init_creates_the_instance_and_is_idempotent(cli, tmp_path: Path) -> None:
+def test_init_creates_the_instance_and_is_idempotent(cli: click.Group, tmp_path: Path) -> None:
     runner = CliRunner()
     first = runner.invoke(cli, ["init", "--checkout", str(tmp_path)])
     assert first.exit_code == 0 and "Created" in first.output
@@ -83,7 +84,7 @@ def test_init_creates_the_instance_and_is_idempotent(cli, tmp_path: Path) -> Non
     assert again.exit_code == 0 and "Already initialised" in again.output
 
 
-def test_init_honours_instance_root_and_env(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_init_honours_instance_root_and_env(cli: click.Group, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runner = CliRunner()
     elsewhere = tmp_path / "state"
     assert runner.invoke(cli, ["init", "--checkout", str(tmp_path), "--instance-root", str(elsewhere)]).exit_code == 0
@@ -93,11 +94,11 @@ def test_init_honours_instance_root_and_env(cli, tmp_path: Path, monkeypatch: py
     assert (tmp_path / "from-env" / "instance.json").is_file()
 
 
-def test_init_refuses_a_missing_checkout(cli, tmp_path: Path) -> None:
+def test_init_refuses_a_missing_checkout(cli: click.Group, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["init", "--checkout", str(tmp_path / "missing")])
     assert result.exit_code != 0 and "is not a directory" in result.output
 
 
-def test_serve_refuses_a_missing_checkout(cli, tmp_path: Path) -> None:
+def test_serve_refuses_a_missing_checkout(cli: click.Group, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["mcp", "serve", "--checkout", str(tmp_path / "missing")])
     assert result.exit_code != 0 and "is not a directory" in result.output

@@ -1,26 +1,27 @@
 """`bee compression setup|enable|disable|status` through the click entry points."""
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from bee_cli import make_cli
 from bee_core.cli import register as register_core
 
 
 @pytest.fixture
-def run(tmp_path: Path):
+def run(tmp_path: Path) -> Callable[..., Result]:
     cli = make_cli([register_core])
 
-    def invoke(*args):
+    def invoke(*args: str) -> Result:
         return CliRunner().invoke(cli, [*args, "--checkout", str(tmp_path)])
 
     return invoke
 
 
-def test_setup_says_what_is_missing_without_an_instance(run) -> None:
+def test_setup_says_what_is_missing_without_an_instance(run: Callable[..., Result]) -> None:
     result = run("compression", "setup")
     assert result.exit_code == 1
     assert "[missing] instance" in result.output and "bee init" in result.output
@@ -29,7 +30,7 @@ def test_setup_says_what_is_missing_without_an_instance(run) -> None:
     assert refused.exit_code == 1 and "not enabled" in refused.output
 
 
-def test_setup_enable_status_disable(run, tmp_path: Path) -> None:
+def test_setup_enable_status_disable(run: Callable[..., Result], tmp_path: Path) -> None:
     assert run("init").exit_code == 0
     setup = run("compression", "setup", "--json")
     assert setup.exit_code == 0 and json.loads(setup.output)["ready"] is True
@@ -42,12 +43,12 @@ def test_setup_enable_status_disable(run, tmp_path: Path) -> None:
     assert "Compression: disabled" in run("compression", "status").output
 
 
-def test_disable_and_status_without_an_instance(run) -> None:
+def test_disable_and_status_without_an_instance(run: Callable[..., Result]) -> None:
     assert "already off" in run("compression", "disable").output
     assert "not initialised" in run("compression", "status").output
 
 
-def test_status_reports_a_damaged_settings_file(run, tmp_path: Path) -> None:
+def test_status_reports_a_damaged_settings_file(run: Callable[..., Result], tmp_path: Path) -> None:
     run("init")
     run("compression", "enable")
     (tmp_path / ".bee" / "compression" / "settings.json").write_text("[]")

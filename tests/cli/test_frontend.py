@@ -20,7 +20,7 @@ def repo(tmp_path: Path) -> Path:
     return (tmp_path / "repo").resolve()
 
 
-def test_the_core_command_lines_an_editor_writes_are_served_warm(repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_core_command_lines_an_editor_writes_are_served_warm(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(repo)
     env = {"HOME": "/home/a"}
     assert target(["mcp", "serve"], env) == {
@@ -38,7 +38,7 @@ def test_the_core_command_lines_an_editor_writes_are_served_warm(repo, monkeypat
     assert target(["mcp", "serve"], {"BEE_LOG_LEVEL": "info"})["logLevel"] == "info"  # type: ignore[index]
 
 
-def test_the_design_command_line_is_served_warm(repo) -> None:
+def test_the_design_command_line_is_served_warm(repo: Path) -> None:
     found = target(["design", "mcp", "--stdio", "--root", str(repo)], {})
     assert found is not None and (found["view"], found["checkout"], found["instance"]) == ("design", str(repo), "")
     assert target(["design", "mcp", "--root", str(repo)], {}) is not None
@@ -61,19 +61,19 @@ def test_the_design_command_line_is_served_warm(repo) -> None:
         ["design", "mcp", "--stdio", "--root", "/no/such/root"],
     ],
 )
-def test_anything_else_goes_the_click_way(args, repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_anything_else_goes_the_click_way(args: list[str], repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(repo)
     assert target(args, {}) is None
 
 
-def test_a_checkout_the_host_would_refuse_goes_the_click_way_so_its_error_is_the_hosts(repo) -> None:
+def test_a_checkout_the_host_would_refuse_goes_the_click_way_so_its_error_is_the_hosts(repo: Path) -> None:
     (repo / "file").write_text("x")
     assert target(["mcp", "serve", "--checkout", str(repo / "missing")], {}) is None
     assert target(["mcp", "serve", "--checkout", str(repo / "file")], {}) is None
     assert target(["mcp", "serve", "--checkout", str(repo), "--instance-root", str(repo / "file")], {}) is None
 
 
-def test_a_dot_bee_linking_out_of_the_checkout_goes_the_click_way_which_refuses_it(repo, tmp_path: Path) -> None:
+def test_a_dot_bee_linking_out_of_the_checkout_goes_the_click_way_which_refuses_it(repo: Path, tmp_path: Path) -> None:
     # Resolved by the front end and handed to a warm host as --instance-root, the link would be followed.
     elsewhere = tmp_path / "other" / ".bee"
     elsewhere.mkdir(parents=True)
@@ -89,7 +89,9 @@ def test_a_dot_bee_linking_out_of_the_checkout_goes_the_click_way_which_refuses_
     assert inside is not None and inside["instance"] == str(repo / "state")
 
 
-def test_the_command_line_refuses_a_dot_bee_linking_out_of_the_checkout_whatever_the_mode(repo, tmp_path: Path) -> None:
+def test_the_command_line_refuses_a_dot_bee_linking_out_of_the_checkout_whatever_the_mode(
+    repo: Path, tmp_path: Path
+) -> None:
     elsewhere = tmp_path / "other" / ".bee"
     elsewhere.mkdir(parents=True)
     (repo / ".bee").symlink_to(elsewhere)
@@ -130,7 +132,7 @@ def test_the_front_end_imports_only_the_standard_library() -> None:
     assert ours == {"bee_cli", "bee_contracts"}
 
 
-def test_bee_warm_0_serves_cold_without_a_warm_supervisor(repo, tmp_path: Path) -> None:
+def test_bee_warm_0_serves_cold_without_a_warm_supervisor(repo: Path, tmp_path: Path) -> None:
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
     env = {**os.environ, "BEE_WARM": "0", "XDG_RUNTIME_DIR": str(runtime)}

@@ -1,12 +1,14 @@
 """bee_cli.jsonedit: edits splice into the text, follow the file's layout, and are checked before they are used."""
 
+from typing import Any
+
 import pytest
 
 from bee_cli.jsonedit import EditFailed, JsonText
 from bee_contracts.jsonvalues import Lexeme
 
 
-def edited(text, *edits, jsonc=False):
+def edited(text: str, *edits: tuple[Any, ...], jsonc: bool = False) -> str:
     document = JsonText(text, jsonc=jsonc)
     for method, *args in edits:
         getattr(document, method)(*args)
@@ -36,7 +38,9 @@ LINED = '{\n    "a": 1, // one\n    "b": [1E2]\n}\n'
         ('{\r\n  "a": 1\r\n}\r\n', False, '{\r\n  "a": 1,\r\n  "k": {\r\n    "x": "y"\r\n  }\r\n}\r\n'),
     ],
 )
-def test_a_new_entry_follows_the_layout_and_taking_it_out_gives_back_the_bytes(text, jsonc, after) -> None:
+def test_a_new_entry_follows_the_layout_and_taking_it_out_gives_back_the_bytes(
+    text: str, jsonc: bool, after: str
+) -> None:
     assert edited(text, ("put", ("k",), {"x": "y"}), jsonc=jsonc) == after
     # A blank file became an empty object, which stays; every other text comes back byte for byte.
     restored = (
@@ -65,7 +69,7 @@ def test_items_are_appended_and_removed_the_same_way() -> None:
         ('{"a": 1, "b": 2, "c": 3}', "b", '{"a": 1, "c": 3}'),
     ],
 )
-def test_taking_an_entry_out_keeps_every_comment(text, key, after) -> None:
+def test_taking_an_entry_out_keeps_every_comment(text: str, key: str, after: str) -> None:
     assert edited(text, ("delete", (key,)), jsonc=True) == after
 
 

@@ -3,12 +3,15 @@ number's spelling, knows where each value is written, reads JSONC's comments and
 pass on hostile input."""
 
 import json
+import random
+from collections.abc import Iterator
+from typing import Any, NoReturn
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bee_cli.jsontree import MAX_DEPTH, JsonSyntaxError, parse, plain
+from bee_cli.jsontree import MAX_DEPTH, Entry, JsonSyntaxError, Node, parse, plain
 from bee_contracts.jsonvalues import Lexeme, write_json
 
 _keys = st.text(max_size=6)
@@ -26,24 +29,24 @@ _layouts = st.sampled_from(
 )
 
 
-def _refuse(name) -> None:
+def _refuse(name: str) -> NoReturn:
     raise ValueError(name)
 
 
-def _no_duplicates(pairs):
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len({key for key, _ in pairs}) != len(pairs):
         raise ValueError("duplicate")
     return dict(pairs)
 
 
-def stdlib(text):
+def stdlib(text: str) -> Any:
     """What the standard library makes of ``text`` with numbers as spellings, NaN refused and keys unique."""
     return json.loads(
         text, parse_int=Lexeme, parse_float=Lexeme, parse_constant=_refuse, object_pairs_hook=_no_duplicates
     )
 
 
-def spans(node, text, found):
+def spans(node: Node, text: str, found: list[str]) -> list[str]:
     found.append(text[node.start : node.end])
     for entry in node.entries:
         if entry.key is not None:
@@ -56,7 +59,9 @@ def spans(node, text, found):
 
 @settings(max_examples=300)
 @given(value=_values, layout=_layouts)
-def test_valid_json_gives_the_standard_librarys_values_and_spans_that_parse_alone(value, layout) -> None:
+def test_valid_json_gives_the_standard_librarys_values_and_spans_that_parse_alone(
+    value: Any, layout: dict[str, Any]
+) -> None:
     text = json.dumps(value, **layout)
     node = parse(text, jsonc=False)
     assert node is not None and (node.start, node.end) == (0, len(text))
@@ -77,7 +82,9 @@ def test_valid_json_gives_the_standard_librarys_values_and_spans_that_parse_alon
     ),
     replace=st.booleans(),
 )
-def test_broken_json_is_refused_exactly_when_the_standard_library_refuses_it(value, layout, edits, replace) -> None:
+def test_broken_json_is_refused_exactly_when_the_standard_library_refuses_it(
+    value: Any, layout: dict[str, Any], edits: list[tuple[int, str]], replace: bool
+) -> None:
     text = json.dumps(value, **layout)
     for offset, piece in edits:
         at = offset % (len(text) + 1)
@@ -99,7 +106,7 @@ def test_broken_json_is_refused_exactly_when_the_standard_library_refuses_it(val
 @pytest.mark.parametrize(
     "number", ["1e400", "1E2", "0.10000000000000000555", "-0", "1.50", "123456789012345678901234567890", "-0.0e-0"]
 )
-def test_numbers_keep_their_spelling(number) -> None:
+def test_numbers_keep_their_spelling(number: str) -> None:
     text = f'{{"n": {number}}}'
     assert (tree := parse(text, jsonc=False)) is not None
     assert plain(tree, text) == {"n": Lexeme(number)}
@@ -112,34 +119,41 @@ def test_numbers_keep_their_spelling(number) -> None:
     comments=st.lists(st.sampled_from(["// a line\n", "/* a block */", "/* two\nlines */", "/**/", "//\n"])),
     seed=st.randoms(use_true_random=False),
 )
-def test_jsonc_comments_and_trailing_commas_are_read_as_nothing(value, layout, comments, seed) -> None:
+def test_jsonc_comments_and_trailing_commas_are_read_as_nothing(
+    value: Any, layout: dict[str, Any], comments: list[str], seed: random.Random
+) -> None:
     text = json.dumps(value, **layout)
     node = parse(text, jsonc=False)
+    assert node is not None
     # Comments go where whitespace may, a trailing comma after the last entry of any object or array.
     gaps = [0, len(text)] + [entry.value.end for entry in _entries(node)]
     for comment in comments:
         at = seed.choice(gaps)
         text = text[:at] + comment + text[at:]
         gaps = [g + len(comment) if g > at else g for g in gaps]
-    text = _trailing_commas(text, parse(text, jsonc=True), seed)
+    commented = parse(text, jsonc=True)
+    assert commented is not None
+
+    text = _trailing_commas(text, commented, seed)
+
     assert (tree := parse(text, jsonc=True)) is not None
     assert write_json(plain(tree, text)) == write_json(stdlib(json.dumps(value)))
 
 
-def _entries(node):
+def _entries(node: Node) -> Iterator[Entry]:
     for entry in node.entries:
         yield entry
         yield from _entries(entry.value)
 
 
-def _trailing_commas(text, node, seed):
+def _trailing_commas(text: str, node: Node, seed: random.Random) -> str:
     ends = sorted((entry.value.end for entry in _last_entries(node) if seed.random() < 0.5), reverse=True)
     for at in ends:
         text = text[:at] + "," + text[at:]
     return text
 
 
-def _last_entries(node):
+def _last_entries(node: Node) -> Iterator[Entry]:
     if node.entries:
         yield node.entries[-1]
     for entry in node.entries:
@@ -165,7 +179,9 @@ def _last_entries(node):
         ('{"a": ', False, "the text ends where a value should be", 1, 7),
     ],
 )
-def test_what_is_wrong_is_said_with_its_line_and_column(text, jsonc, problem, line, column) -> None:
+def test_what_is_wrong_is_said_with_its_line_and_column(
+    text: str, jsonc: bool, problem: str, line: int, column: int
+) -> None:
     with pytest.raises(JsonSyntaxError) as raised:
         parse(text, jsonc=jsonc)
     assert raised.value.problem.startswith(problem)
@@ -192,6 +208,6 @@ def test_nesting_is_bounded_and_whitespace_alone_is_no_value() -> None:
         ('{"a": 1' + " " * (1 << 20) + "x", False),  # spaces, then junk
     ],
 )
-def test_hostile_input_fails_in_one_pass(text, jsonc) -> None:
+def test_hostile_input_fails_in_one_pass(text: str, jsonc: bool) -> None:
     with pytest.raises(JsonSyntaxError):
         parse(text, jsonc=jsonc)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,7 +35,7 @@ def config_path(tool: str, project: Path, home: Path) -> Path:
     }[tool]
 
 
-def run(*args: str, env: dict[str, str] | None = None):
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
     return CliRunner().invoke(make_cli([register_cli]), ["setup-mcp", *args], env=env)
 
 
@@ -54,7 +54,7 @@ EXPECTED_TRACKER = {
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_each_editor_gets_its_own_format(tool, project: Path, home: Path) -> None:
+def test_each_editor_gets_its_own_format(tool: str, project: Path, home: Path) -> None:
     result = run("--tool", tool, "--project", str(project), "--tracker-url", URL)
     assert result.exit_code == 0, result.output
     written = json.loads(config_path(tool, project, home).read_text())
@@ -68,7 +68,7 @@ def test_each_editor_gets_its_own_format(tool, project: Path, home: Path) -> Non
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_without_a_tracker_url_only_the_stdio_hosts_are_written(tool, project: Path, home: Path) -> None:
+def test_without_a_tracker_url_only_the_stdio_hosts_are_written(tool: str, project: Path, home: Path) -> None:
     result = run("--tool", tool, "--project", str(project))
     assert result.exit_code == 0, result.output
     written = json.loads(config_path(tool, project, home).read_text())
@@ -85,7 +85,7 @@ def test_the_tracker_url_can_come_from_the_environment(project: Path, home: Path
 
 @pytest.mark.parametrize("tool", EDITORS)
 def test_merging_keeps_other_servers_unknown_keys_their_order_and_the_indentation(
-    tool, project: Path, home: Path
+    tool: str, project: Path, home: Path
 ) -> None:
     path = config_path(tool, project, home)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -132,7 +132,7 @@ def test_a_header_the_user_added_to_the_tracker_entry_stays(project: Path, home:
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_running_again_changes_nothing(tool, project: Path, home: Path) -> None:
+def test_running_again_changes_nothing(tool: str, project: Path, home: Path) -> None:
     args = ("--tool", tool, "--project", str(project), "--tracker-url", URL)
     assert run(*args).exit_code == 0
     path = config_path(tool, project, home)
@@ -143,7 +143,7 @@ def test_running_again_changes_nothing(tool, project: Path, home: Path) -> None:
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_remove_takes_out_only_bees_entries(tool, project: Path, home: Path) -> None:
+def test_remove_takes_out_only_bees_entries(tool: str, project: Path, home: Path) -> None:
     path = config_path(tool, project, home)
     path.parent.mkdir(parents=True, exist_ok=True)
     key = "servers" if tool == "vscode" else "mcpServers"
@@ -159,7 +159,7 @@ def test_remove_takes_out_only_bees_entries(tool, project: Path, home: Path) -> 
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_remove_never_creates_a_file(tool, project: Path, home: Path) -> None:
+def test_remove_never_creates_a_file(tool: str, project: Path, home: Path) -> None:
     result = run("--tool", tool, "--project", str(project), "--remove")
     assert result.exit_code == 0, result.output
     assert "does not exist" in result.output
@@ -177,7 +177,7 @@ INVALID = {
 @pytest.mark.parametrize("tool", ["claude", "cursor", "windsurf"])
 @pytest.mark.parametrize("case", sorted(INVALID))
 def test_invalid_json_is_reported_with_line_and_column_and_never_overwritten(
-    tool, case, project: Path, home: Path
+    tool: str, case: str, project: Path, home: Path
 ) -> None:
     text, line, column = INVALID[case]
     path = config_path(tool, project, home)
@@ -242,7 +242,9 @@ def test_vscode_trailing_commas_are_accepted_and_kept(project: Path, home: Path)
         ('{"timeout": NaN}', "NaN is not JSON"),
     ],
 )
-def test_a_file_bee_cannot_merge_faithfully_is_refused_and_left_alone(text, problem, project: Path, home: Path) -> None:
+def test_a_file_bee_cannot_merge_faithfully_is_refused_and_left_alone(
+    text: str, problem: str, project: Path, home: Path
+) -> None:
     path = project / ".mcp.json"
     path.write_text(text)
     result = run("--tool", "claude", "--project", str(project))
@@ -257,7 +259,7 @@ def test_an_empty_file_is_an_empty_configuration(project: Path, home: Path) -> N
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_the_token_is_a_reference_unless_asked_for_and_never_printed(tool, project: Path, home: Path) -> None:
+def test_the_token_is_a_reference_unless_asked_for_and_never_printed(tool: str, project: Path, home: Path) -> None:
     path = config_path(tool, project, home)
     env = {"BEE_TRACKER_TOKEN": TOKEN}
     result = run("--tool", tool, "--project", str(project), "--tracker-url", URL, env=env)
@@ -294,7 +296,7 @@ def test_the_token_variable_can_be_named(project: Path, home: Path) -> None:
     ],
 )
 def test_bad_token_settings_are_refused_before_anything_is_written(
-    args, env, problem, project: Path, home: Path
+    args: list[str], env: dict[str, str], problem: str, project: Path, home: Path
 ) -> None:
     result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL, *args, env=env)
     assert result.exit_code == 1 and problem in result.output
@@ -303,7 +305,7 @@ def test_bad_token_settings_are_refused_before_anything_is_written(
 
 
 @pytest.mark.parametrize("url", ["127.0.0.1:8765/mcp", "ftp://host/mcp", "http:///mcp", "http://host /mcp"])
-def test_a_tracker_url_that_is_not_http_is_refused(url, project: Path, home: Path) -> None:
+def test_a_tracker_url_that_is_not_http_is_refused(url: str, project: Path, home: Path) -> None:
     result = run("--tool", "claude", "--project", str(project), "--tracker-url", url)
     assert result.exit_code == 1 and "is not an http:// or https:// URL" in result.output
     assert not (project / ".mcp.json").exists()
@@ -348,7 +350,10 @@ _names = st.text(min_size=1, max_size=8).filter(lambda name: not name.startswith
     extra=st.dictionaries(st.text(max_size=6).filter(lambda k: k not in ("mcpServers", "servers", "inputs")), _values),
     indent=st.sampled_from([2, 4, "\t"]),
 )
-def test_setting_up_then_removing_gives_back_every_other_byte_of_meaning(tool, others, extra, indent) -> None:
+def test_setting_up_then_removing_gives_back_every_other_byte_of_meaning(
+    tool: str, others: dict[str, dict[str, Any]], extra: dict[str, Any], indent: int | str
+) -> None:
+
     import tempfile
 
     from bee_cli.setup_mcp import EDITORS as FORMATS

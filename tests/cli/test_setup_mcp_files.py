@@ -8,6 +8,7 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,7 +135,7 @@ def test_a_symlink_to_a_file_outside_is_refused_and_the_file_left_alone(
 
 
 @pytest.mark.parametrize("target", ["../elsewhere", "/proc/self"])
-def test_a_symlinked_folder_leading_outside_is_refused(target, project: Path, home: Path, tmp_path: Path) -> None:
+def test_a_symlinked_folder_leading_outside_is_refused(target: str, project: Path, home: Path, tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
     (project / ".vscode").symlink_to(target)
     result = run("--tool", "vscode", "--project", str(project))
@@ -233,7 +234,7 @@ def test_the_files_permission_bits_and_owner_are_kept(project: Path, home: Path)
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder"])
-def test_something_other_than_a_file_is_refused_without_blocking(kind, project: Path, home: Path) -> None:
+def test_something_other_than_a_file_is_refused_without_blocking(kind: str, project: Path, home: Path) -> None:
     path = project / ".mcp.json"
     os.mkfifo(path) if kind == "fifo" else path.mkdir()
     result = run("--tool", "claude", "--project", str(project))
@@ -265,13 +266,13 @@ def test_a_folder_that_cannot_be_written_is_a_clear_error(project: Path, home: P
 # -- another program saving at the same time -------------------------------------------------------------------
 
 
-def editor_saves(path, monkeypatch: pytest.MonkeyPatch, *, times):
+def editor_saves(path: Path, monkeypatch: pytest.MonkeyPatch, *, times: int) -> list[object]:
     """Make another program save ``path`` (adding an entry of its own) just before each of Bee's first ``times``
     writes: the real write then finds the file changed since Bee read it."""
     real = files.write_if_unchanged
     saves: list[object] = []
 
-    def saving(folder, name, data, **kwargs):
+    def saving(folder: int, name: str, data: bytes, **kwargs: Any) -> bool:
         if len(saves) < times:
             document = json.loads(path.read_text())
             document["mcpServers"][f"user-{len(saves)}"] = {"command": "theirs"}

@@ -4,8 +4,10 @@ exactly the user's values plus Bee's, and removing gives back the original bytes
 
 import copy
 import json
+import random
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -36,7 +38,7 @@ _RESERVED = ("mcpServers", "servers", "inputs")
 _names = st.text(min_size=1, max_size=8).filter(lambda name: not name.startswith("bee-"))
 
 
-def _escaped(char):
+def _escaped(char: str) -> str:
     if char == "/":
         return "\\/"
     if ord(char) > 0xFFFF:  # a surrogate pair
@@ -47,19 +49,19 @@ def _escaped(char):
 class Writer:
     """Writes a JSON value the way some person or tool might: random spacing, escapes and (JSONC) comments."""
 
-    def __init__(self, rnd, jsonc):
+    def __init__(self, rnd: random.Random, jsonc: bool) -> None:
         self.rnd = rnd
         self.jsonc = jsonc
         #: The text of each value of the user's outside Bee's entries: other servers, other top-level keys.
-        self.kept = []
+        self.kept: list[str] = []
 
-    def gap(self):
+    def gap(self) -> str:
         piece = self.rnd.choice(_GAPS)
         if self.jsonc and self.rnd.random() < 0.2:
             piece += self.rnd.choice(_COMMENTS) + self.rnd.choice(_GAPS)
         return piece
 
-    def string(self, text):
+    def string(self, text: str) -> str:
         out = ['"']
         for char in text:
             if char in '"\\' or char < " ":
@@ -72,7 +74,7 @@ class Writer:
                 out.append(char)
         return "".join(out) + '"'
 
-    def value(self, value, *, insertion_spot=False):
+    def value(self, value: Any, *, insertion_spot: bool = False) -> str:
         if isinstance(value, dict | list):
             opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
             if not value:
@@ -90,10 +92,10 @@ class Writer:
             return self.string(value)
         return json.dumps(value)
 
-    def member(self, key, text):
+    def member(self, key: str, text: str) -> str:
         return self.gap() + self.string(key) + self.gap() + ":" + self.gap() + text
 
-    def document(self, top, servers_key):
+    def document(self, top: dict[str, Any], servers_key: str) -> str:
         parts = []
         for key, item in top.items():
             if key == servers_key and item:
@@ -108,13 +110,13 @@ class Writer:
         return self.gap() + "{" + ",".join(part + self.gap() for part in parts) + "}" + self.gap()
 
 
-def only_insertions(before, after):
+def only_insertions(before: str, after: str) -> None:
     """``after`` is ``before`` with characters added and none changed or taken out (``before`` is a subsequence)."""
     rest = iter(after)
     assert all(char in rest for char in before), (before, after)
 
 
-def values_of(text, jsonc):
+def values_of(text: str, jsonc: bool) -> Any:
     if not jsonc:
         return json.loads(text, parse_int=Lexeme, parse_float=Lexeme)
     tree = parse(text, jsonc=True)
@@ -134,8 +136,13 @@ def values_of(text, jsonc):
     rnd=st.randoms(use_true_random=False),
 )
 def test_setting_up_adds_only_bees_text_and_removing_gives_back_every_byte(
-    tool, others, extra, inputs, ours_already, rnd
-):
+    tool: str,
+    others: dict[str, dict[str, Any]],
+    extra: dict[str, Any],
+    inputs: list[dict[str, str]],
+    ours_already: dict[str, Any] | None,
+    rnd: random.Random,
+) -> None:
     editor = EDITORS[tool]
     servers = dict(others)
     if ours_already is not None:  # an entry Bee wrote earlier, to which the user added keys of their own

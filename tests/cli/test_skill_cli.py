@@ -2,10 +2,12 @@
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from bee_cli import make_cli
 from bee_contracts.userconfig import UserSettings
@@ -14,51 +16,53 @@ from tests.core.skills_helpers import skill_md, write_skill
 
 
 @pytest.fixture
-def checkout(tmp_path: Path):
+def checkout(tmp_path: Path) -> Path:
     target = tmp_path / "checkout"
     target.mkdir()
     return target
 
 
 @pytest.fixture
-def run(checkout: Path):
+def run(checkout: Path) -> Callable[..., Result]:
     cli = make_cli([register_core])
 
-    def invoke(*args, env=None):
+    def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
         return CliRunner().invoke(cli, [*args, "--checkout", str(checkout)], env=env)
 
     return invoke
 
 
 @pytest.fixture
-def skills(tmp_path: Path):
+def skills(tmp_path: Path) -> Path:
     root = tmp_path / "skills"
     write_skill(root, "git-workflow", skill_md("git-workflow"))
     write_skill(root, "broken", "no frontmatter\n")
     return root
 
 
-def bridge_file(checkout: Path):
+def bridge_file(checkout: Path) -> Path:
     """Where the bridge configuration lives: the user's settings for the checkout's instance."""
     return UserSettings(checkout / ".bee").path("bridge.json")
 
 
-def shipped_file(checkout: Path):
+def shipped_file(checkout: Path) -> Path:
     """Where a checkout that committed its .bee ships one (and where an older Bee wrote its own)."""
     return checkout / ".bee" / "skills" / "bridge.json"
 
 
-def ship(checkout: Path, *providers) -> None:
+def ship(checkout: Path, *providers: dict[str, Any]) -> None:
     shipped_file(checkout).parent.mkdir(parents=True, exist_ok=True)
     shipped_file(checkout).write_text(json.dumps({"version": 1, "providers": list(providers)}))
 
 
-def test_add_needs_an_instance(run, skills) -> None:
+def test_add_needs_an_instance(run: Callable[..., Result], skills: Path) -> None:
     result = run("skill", "bridge", "add", "local", "--dir", str(skills))
     assert result.exit_code == 1 and "run `bee init` first" in result.output
 
 
-def test_add_list_and_remove_a_directory_and_an_mcp_server(run, checkout: Path, skills, tmp_path: Path) -> None:
+def test_add_list_and_remove_a_directory_and_an_mcp_server(
+    run: Callable[..., Result], checkout: Path, skills: Path, tmp_path: Path
+) -> None:
     assert run("init").exit_code == 0
     added = run("skill", "bridge", "add", "local", "--dir", str(skills))
     assert added.exit_code == 0, added.output
@@ -93,7 +97,7 @@ def test_add_list_and_remove_a_directory_and_an_mcp_server(run, checkout: Path, 
     assert missing.exit_code == 1 and "no skill provider named 'team' (configured: local)" in missing.output
 
 
-def test_the_token_is_never_stored_only_where_to_read_it(run, checkout: Path) -> None:
+def test_the_token_is_never_stored_only_where_to_read_it(run: Callable[..., Result], checkout: Path) -> None:
     assert run("init").exit_code == 0
     added = run(
         "skill",
@@ -125,7 +129,7 @@ def test_the_token_is_never_stored_only_where_to_read_it(run, checkout: Path) ->
     ],
 )
 def test_bad_additions_are_refused_and_change_nothing(
-    run, checkout: Path, skills, tmp_path: Path, args, message
+    run: Callable[..., Result], checkout: Path, skills: Path, tmp_path: Path, args: list[str], message: str
 ) -> None:
     assert run("init").exit_code == 0
     filled = [a.format(skills=skills, missing=tmp_path / "missing") for a in args]
@@ -134,19 +138,19 @@ def test_bad_additions_are_refused_and_change_nothing(
     assert not bridge_file(checkout).exists()
 
 
-def test_a_name_is_added_once(run, skills) -> None:
+def test_a_name_is_added_once(run: Callable[..., Result], skills: Path) -> None:
     assert run("init").exit_code == 0
     assert run("skill", "bridge", "add", "local", "--dir", str(skills)).exit_code == 0
     again = run("skill", "bridge", "add", "local", "--dir", str(skills))
     assert again.exit_code == 2 and "a provider named 'local' exists" in again.output
 
 
-def test_list_without_providers_says_how_to_add_one(run) -> None:
+def test_list_without_providers_says_how_to_add_one(run: Callable[..., Result]) -> None:
     assert run("init").exit_code == 0
     assert "Add one with `bee skill bridge add NAME --dir PATH`" in run("skill", "bridge", "list").output
 
 
-def test_a_damaged_bridge_file_is_reported(run, checkout: Path) -> None:
+def test_a_damaged_bridge_file_is_reported(run: Callable[..., Result], checkout: Path) -> None:
     assert run("init").exit_code == 0
     UserSettings(checkout / ".bee").write("bridge.json", b'{"version": 1, "providers": [{"name": "x", "kind": "ftp"}]}')
     result = run("skill", "bridge", "list")
@@ -154,7 +158,7 @@ def test_a_damaged_bridge_file_is_reported(run, checkout: Path) -> None:
 
 
 def test_the_configuration_is_the_users_own_and_list_says_where_it_is(
-    run, checkout: Path, skills, bee_user: dict[str, str]
+    run: Callable[..., Result], checkout: Path, skills: Path, bee_user: dict[str, str]
 ) -> None:
     assert run("init").exit_code == 0
     added = run("skill", "bridge", "add", "local", "--dir", str(skills))
@@ -170,7 +174,9 @@ def test_the_configuration_is_the_users_own_and_list_says_where_it_is(
 
 
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o660])
-def test_a_token_file_others_may_read_is_refused_when_added(run, checkout: Path, tmp_path: Path, mode) -> None:
+def test_a_token_file_others_may_read_is_refused_when_added(
+    run: Callable[..., Result], checkout: Path, tmp_path: Path, mode: int
+) -> None:
     assert run("init").exit_code == 0
     token_file = tmp_path / "token"
     token_file.write_text("t\n")
@@ -180,7 +186,9 @@ def test_a_token_file_others_may_read_is_refused_when_added(run, checkout: Path,
     assert not bridge_file(checkout).exists()
 
 
-def test_a_shipped_bridge_is_ignored_and_every_command_notes_it_once(run, checkout: Path, skills) -> None:
+def test_a_shipped_bridge_is_ignored_and_every_command_notes_it_once(
+    run: Callable[..., Result], checkout: Path, skills: Path
+) -> None:
     assert run("init").exit_code == 0
     ship(checkout, {"name": "team", "kind": "mcp", "url": "http://127.0.0.1:9/mcp", "tokenEnv": "GITHUB_TOKEN"})
     note = (
@@ -199,7 +207,7 @@ def test_a_shipped_bridge_is_ignored_and_every_command_notes_it_once(run, checko
 
 
 def test_trust_shows_what_it_adopts_and_adopts_only_on_confirmation(
-    run, checkout: Path, skills, tmp_path: Path
+    run: Callable[..., Result], checkout: Path, skills: Path, tmp_path: Path
 ) -> None:
     assert run("init").exit_code == 0
     token_file = tmp_path / "token"
@@ -248,7 +256,7 @@ def test_trust_shows_what_it_adopts_and_adopts_only_on_confirmation(
 
 
 def test_trust_with_yes_adopts_without_asking_and_adds_to_what_is_there(
-    run, checkout: Path, skills, tmp_path: Path
+    run: Callable[..., Result], checkout: Path, skills: Path, tmp_path: Path
 ) -> None:
     assert run("init").exit_code == 0
     assert run("skill", "bridge", "add", "mine", "--dir", str(skills)).exit_code == 0
@@ -280,7 +288,9 @@ def test_trust_with_yes_adopts_without_asking_and_adds_to_what_is_there(
         ),
     ],
 )
-def test_a_shipped_file_that_is_not_a_bridge_cannot_be_adopted(run, checkout: Path, content, problem) -> None:
+def test_a_shipped_file_that_is_not_a_bridge_cannot_be_adopted(
+    run: Callable[..., Result], checkout: Path, content: str, problem: str
+) -> None:
     assert run("init").exit_code == 0
     shipped_file(checkout).parent.mkdir(parents=True)
     shipped_file(checkout).write_text(content)
@@ -289,7 +299,9 @@ def test_a_shipped_file_that_is_not_a_bridge_cannot_be_adopted(run, checkout: Pa
     assert "secret" not in refused.output and not bridge_file(checkout).exists()
 
 
-def test_a_shipped_symlink_or_fifo_is_noted_but_never_opened(run, checkout: Path, tmp_path: Path) -> None:
+def test_a_shipped_symlink_or_fifo_is_noted_but_never_opened(
+    run: Callable[..., Result], checkout: Path, tmp_path: Path
+) -> None:
     assert run("init").exit_code == 0
     shipped_file(checkout).parent.mkdir(parents=True)
     secret = tmp_path / "secret.json"
@@ -304,14 +316,14 @@ def test_a_shipped_symlink_or_fifo_is_noted_but_never_opened(run, checkout: Path
     assert refused.exit_code == 1 and "cannot be adopted: it is not a regular file" in refused.stderr
 
 
-def test_trust_without_a_shipped_bridge_says_so(run, checkout: Path) -> None:
+def test_trust_without_a_shipped_bridge_says_so(run: Callable[..., Result], checkout: Path) -> None:
     assert run("init").exit_code == 0
     said = run("skill", "bridge", "trust")
     assert said.exit_code == 0 and "This checkout ships no skill bridge configuration" in said.stdout
 
 
 def test_a_dot_bee_that_links_to_another_checkouts_instance_is_not_followed(
-    run, checkout: Path, skills, tmp_path: Path
+    run: Callable[..., Result], checkout: Path, skills: Path, tmp_path: Path
 ) -> None:
     mine = tmp_path / "mine"
     mine.mkdir()
