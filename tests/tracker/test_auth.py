@@ -5,6 +5,7 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import jwt
 import pytest
@@ -13,7 +14,16 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bee_tracker.auth import LINK_TOKEN_TYPE, AuthError, hmac_verifier, jwks_verifier, mint, pem_verifier, shown
+from bee_tracker.auth import (
+    LINK_TOKEN_TYPE,
+    AuthError,
+    Verifier,
+    hmac_verifier,
+    jwks_verifier,
+    mint,
+    pem_verifier,
+    shown,
+)
 from bee_tracker.home import KEY_FILE, ensure_key
 from bee_tracker.middleware import challenge
 
@@ -24,7 +34,7 @@ def b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def claims(**extra):
+def claims(**extra: Any) -> dict[str, Any]:
     return {"sub": "agent-1", "email": "alice@example.com", "exp": int(time.time()) + 600, **extra}
 
 
@@ -33,11 +43,11 @@ def pem(public_key: rsa.RSAPublicKey | ec.EllipticCurvePublicKey | ed25519.Ed255
 
 
 @pytest.fixture(scope="module")
-def rsa_key():
+def rsa_key() -> rsa.RSAPrivateKey:
     return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
-def refused(verifier, token, reason) -> None:
+def refused(verifier: Verifier, token: str, reason: str) -> None:
     with pytest.raises(AuthError, match=reason):
         verifier.actor(token)
 
@@ -76,7 +86,7 @@ def test_hs256_attack_corpus() -> None:
     refused(verifier, f"{head}.{tampered}.{signature}", "invalid signature")
 
 
-def test_algorithm_confusion_hmac_signed_with_the_public_key_is_refused(rsa_key) -> None:
+def test_algorithm_confusion_hmac_signed_with_the_public_key_is_refused(rsa_key: rsa.RSAPrivateKey) -> None:
     public_pem = pem(rsa_key.public_key())
     verifier = pem_verifier(public_pem)
     assert verifier.actor(jwt.encode(claims(), rsa_key, algorithm="RS256")) == "alice@example.com"
@@ -102,7 +112,7 @@ def test_ec_and_eddsa_keys_accept_only_their_own_family() -> None:
     refused(verifier, jwt.encode(claims(), ec_key, algorithm="ES256"), "algorithm ES256 is not accepted")
 
 
-def test_jwks_file_selects_by_kid(tmp_path: Path, rsa_key) -> None:
+def test_jwks_file_selects_by_kid(tmp_path: Path, rsa_key: rsa.RSAPrivateKey) -> None:
     jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(rsa_key.public_key()))
     jwk.update(kid="k1", use="sig", alg="RS256")
     path = tmp_path / "jwks.json"
@@ -133,17 +143,17 @@ def test_short_secrets_are_refused() -> None:
 SAFE = re.compile(r"[ !#-\[\]-~]*")
 
 
-def unsigned(header, payload=None) -> str:
+def unsigned(header: object, payload: dict[str, Any] | None = None) -> str:
     return f"{b64(json.dumps(header).encode())}.{b64(json.dumps(payload or claims()).encode())}.c2ln"
 
 
 @given(st.text(max_size=200))
-def test_shown_text_is_printable_ascii_without_quotes_and_bounded(text) -> None:
+def test_shown_text_is_printable_ascii_without_quotes_and_bounded(text: str) -> None:
     assert SAFE.fullmatch(shown(text)) and len(shown(text)) <= 35
 
 
 @given(st.text(max_size=300))
-def test_a_challenge_holds_only_what_rfc_6750_allows(description) -> None:
+def test_a_challenge_holds_only_what_rfc_6750_allows(description: str) -> None:
     header = challenge("bee-tracker", "invalid_token", description).decode("ascii")
     assert re.fullmatch(r'Bearer realm="bee-tracker", error="invalid_token", error_description="[ !#-\[\]-~]*"', header)
 
@@ -161,20 +171,20 @@ def test_a_challenge_holds_only_what_rfc_6750_allows(description) -> None:
     ],
     ids=["crlf", "quote", "non-latin-1", "long", "null", "kid-int", "array"],
 )
-def test_hostile_header_fields_become_safe_reasons(header, reason) -> None:
+def test_hostile_header_fields_become_safe_reasons(header: object, reason: str) -> None:
     with pytest.raises(AuthError, match=reason) as info:
         hmac_verifier(SECRET).actor(unsigned(header))
     assert SAFE.fullmatch(str(info.value))
 
 
 @pytest.mark.parametrize("token", ["eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0", "abc", "a.b.c.d"])
-def test_a_token_cut_in_copying_is_named_as_such_without_asking_for_a_kid(token) -> None:
+def test_a_token_cut_in_copying_is_named_as_such_without_asking_for_a_kid(token: str) -> None:
     with pytest.raises(AuthError, match=r"^malformed token: a JWT is three base64url parts joined by dots") as info:
         hmac_verifier(SECRET).actor(token)
     assert "kid" not in str(info.value)
 
 
-def test_a_jwks_key_must_be_of_the_tokens_family(tmp_path: Path, rsa_key) -> None:
+def test_a_jwks_key_must_be_of_the_tokens_family(tmp_path: Path, rsa_key: rsa.RSAPrivateKey) -> None:
     ec_key = ec.generate_private_key(ec.SECP256R1())
     rsa_jwk = {**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(rsa_key.public_key())), "kid": "r"}
     ec_jwk = {**json.loads(jwt.algorithms.ECAlgorithm.to_jwk(ec_key.public_key())), "kid": "e"}
@@ -194,7 +204,7 @@ def test_a_jwks_key_must_be_of_the_tokens_family(tmp_path: Path, rsa_key) -> Non
     [("9999999999", "exp claim must be a number"), (True, "exp claim must be a number"), (None, "lacks the exp")],
     ids=["string", "bool", "null"],
 )
-def test_exp_must_be_a_number(exp, reason) -> None:
+def test_exp_must_be_a_number(exp: object, reason: str) -> None:
     refused(hmac_verifier(SECRET), jwt.encode({**claims(), "exp": exp}, SECRET, algorithm="HS256"), reason)
 
 
@@ -234,7 +244,7 @@ def test_mint_refuses_a_ttl_over_the_maximum() -> None:
         (True, "must be a string"),
     ],
 )
-def test_an_actor_must_be_printable_text_of_bounded_length(actor, reason) -> None:
+def test_an_actor_must_be_printable_text_of_bounded_length(actor: object, reason: str) -> None:
     token = jwt.encode(claims(email=actor), SECRET, algorithm="HS256")
     refused(hmac_verifier(SECRET), token, f"email claim \\(its actor\\) .*{reason}")
     # The configured claim is refused, not skipped for sub: the token named a bad actor.

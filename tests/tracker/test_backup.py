@@ -3,6 +3,7 @@
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,15 +16,15 @@ from tests.tracker.calls import bee, call
 GASTOWN = Path(__file__).resolve().parents[1] / "fixtures" / "beads" / "backup" / "steveyegge__gastown"
 
 
-def rows(table, directory=GASTOWN):
+def rows(table: str, directory: Path = GASTOWN) -> list[Any]:
     return [json.loads(line) for line in (directory / f"{table}.jsonl").read_text(encoding="utf-8").splitlines()]
 
 
-def load(store: SqlStore, directory=GASTOWN):
+def load(store: SqlStore, directory: Path = GASTOWN) -> dict[str, Any]:
     return store.import_from(sources.choose(directory))
 
 
-def copy(tmp_path: Path, name="backup"):
+def copy(tmp_path: Path, name: str = "backup") -> Path:
     target = tmp_path / name
     shutil.copytree(GASTOWN, target)
     return target

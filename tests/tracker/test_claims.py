@@ -11,7 +11,8 @@ from bee_tracker.store import SqlStore, open_store
 from tests.tracker.calls import ALICE, BOB, bee, call, new, refused
 
 
-def claimed_by_alice(store: SqlStore):
+def claimed_by_alice(store: SqlStore) -> str:
+
     issue_id = new(store, "contested")
     call(store, "claim", ALICE, id=issue_id)
     return issue_id

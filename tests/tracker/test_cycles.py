@@ -6,7 +6,7 @@ from bee_tracker.store import SqlStore
 from tests.tracker.calls import call, new, refused
 
 
-def ready_ids(store: SqlStore):
+def ready_ids(store: SqlStore) -> set[str]:
     return {issue["id"] for issue in call(store, "ready", limit=100)["issues"]}
 
 
@@ -42,7 +42,8 @@ def test_a_longer_mixed_cycle_is_refused(store: SqlStore) -> None:
 
 
 @pytest.mark.parametrize("kind", ["related", "discovered-from", "follows"])
-def test_links_that_do_not_decide_readiness_may_close_a_loop(store: SqlStore, kind) -> None:
+def test_links_that_do_not_decide_readiness_may_close_a_loop(store: SqlStore, kind: str) -> None:
+
     a, b = new(store, "A"), new(store, "B")
     call(store, "link", id=a, target=b)
     assert call(store, "link", id=b, target=a, type=kind)["changed"] is True

@@ -3,6 +3,7 @@
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from tests.conftest import BACKENDS
 from tests.tracker.calls import ALICE, call, new, refused
 
 
-def short_lock_store(url):
+def short_lock_store(url: str) -> SqlStore:
     """A store that gives up waiting for a lock after 0.2 s."""
     db: Database
     if url.startswith("postgresql://"):
@@ -31,7 +32,7 @@ def short_lock_store(url):
     return store
 
 
-def hold_lock(url, issue_id):
+def hold_lock(url: str, issue_id: str) -> Any:
     """Another process's transaction holding the issue's row (PostgreSQL) or the database's write lock (SQLite)."""
     if url.startswith("postgresql://"):
         import psycopg
@@ -73,7 +74,9 @@ def test_a_value_postgres_cannot_hold_is_invalid_even_past_the_tools_checks(stor
     store = open_store(store_url, prefix="t")
     try:
 
-        def careless(op: Write, args):  # a tool function that skipped the input checks
+        def careless(
+            op: Write, args: dict[str, Any]
+        ) -> dict[str, Any]:  # a tool function that skipped the input checks
             op.tx.run("UPDATE meta SET value = ? WHERE key = 'schema_version'", ["nul \x00"])
             return {}
 

@@ -20,7 +20,7 @@ SKYHOOK = BEADS / "NVIDIA__skyhook.jsonl"
 NOT_ISSUES = BEADS / "not-issues"
 
 
-def beads_dir(root, *, legacy=None, backup=False):
+def beads_dir(root: Path, *, legacy: Path | None = None, backup: bool = False) -> Path:
     """A checkout at ``root`` with a .beads directory holding a legacy file and/or a backup."""
     directory = root / ".beads"
     directory.mkdir(parents=True)
@@ -115,7 +115,8 @@ REFUSED = [
 
 
 @pytest.mark.parametrize(("line", "says"), REFUSED, ids=[says for _, says in REFUSED])
-def test_a_line_that_is_no_issue_is_named_for_what_it_looks_like(store: SqlStore, line, says) -> None:
+def test_a_line_that_is_no_issue_is_named_for_what_it_looks_like(store: SqlStore, line: str, says: str) -> None:
+
     good = '{"id":"t-a","title":"fine","status":"open","priority":2,"issue_type":"task"}'
     with pytest.raises(BeeError) as info:
         store.import_lines([good, line])

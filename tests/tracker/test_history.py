@@ -1,5 +1,7 @@
 """Every write leaves one event in the issue's history; get returns the newest, with the total."""
 
+from typing import Any
+
 from bee_tracker.model import HISTORY_LIMIT
 from bee_tracker.store import open_database
 from bee_tracker.store.schema import LATEST, POSTGRES, SQLITE
@@ -7,7 +9,7 @@ from bee_tracker.store.sql import SqlStore
 from tests.tracker.calls import ALICE, BOB, call, new, refused
 
 
-def history(store: SqlStore, issue_id):
+def history(store: SqlStore, issue_id: str) -> tuple[list[dict[str, Any]], int]:
     got = call(store, "get", id=issue_id)
     return got["history"], got["history_count"]
 

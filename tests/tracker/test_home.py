@@ -19,7 +19,7 @@ from tests.tracker.calls import bee
 CLEAN: dict[str, str | None] = {"BEE_TRACKER_HOME": None, "BEE_INSTANCE_ROOT": None}
 
 
-def mode(path):
+def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
@@ -83,7 +83,7 @@ def test_a_damaged_key_is_reported_not_replaced(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", ["import", "export"])
-def test_local_commands_on_the_embedded_store_keep_the_home_private(tmp_path: Path, command) -> None:
+def test_local_commands_on_the_embedded_store_keep_the_home_private(tmp_path: Path, command: str) -> None:
     home = tmp_path / "home"
     source = tmp_path / "empty.jsonl"
     source.write_text("")
@@ -96,7 +96,7 @@ def test_local_commands_on_the_embedded_store_keep_the_home_private(tmp_path: Pa
 # -- a key that came with the checkout is never used ---------------------------------------------------------
 
 
-def git(cwd, *args):
+def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["git", "-c", "user.name=Bee", "-c", "user.email=bee@example.com", *args],
         cwd=cwd,
@@ -111,7 +111,7 @@ ATTACKERS_KEY = "ab" * 32 + "\n"
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 
-def shipped_checkout(tmp_path: Path, *, umask=None):
+def shipped_checkout(tmp_path: Path, *, umask: int | None = None) -> Path:
     """A clone of a repository whose author committed .bee/tracker/signing-key (with a key they know)."""
     origin = tmp_path / "origin"
     (origin / ".bee" / "tracker").mkdir(parents=True)
@@ -129,7 +129,7 @@ def shipped_checkout(tmp_path: Path, *, umask=None):
     return tmp_path / "clone"
 
 
-def refuses_the_key(done, key, why) -> None:
+def refuses_the_key(done: subprocess.CompletedProcess[str], key: Path | str, why: str) -> None:
     assert done.returncode == 1, (done.stdout, done.stderr)
     assert f"the signing key {key} was not made by Bee on this machine: {why}" in done.stderr, done.stderr
     assert "bee tracker init --home" in done.stderr and "Traceback" not in done.stderr
@@ -137,7 +137,7 @@ def refuses_the_key(done, key, why) -> None:
 
 @needs_git
 @pytest.mark.parametrize("command", ["init", "token", "open", "serve"])
-def test_a_key_the_checkout_ships_is_refused_by_every_command(tmp_path: Path, command) -> None:
+def test_a_key_the_checkout_ships_is_refused_by_every_command(tmp_path: Path, command: str) -> None:
     checkout = shipped_checkout(tmp_path)
     key = checkout / ".bee" / "tracker" / KEY_FILE
     assert mode(key) == 0o644  # what a clone makes of it
@@ -187,7 +187,8 @@ def test_a_key_bee_made_keeps_working_in_a_repository_that_ignores_it(tmp_path: 
 
 
 @pytest.mark.parametrize("problem", ["group-readable", "symlink", "fifo", "dangling"])
-def test_a_key_that_is_not_a_private_file_is_refused_and_left_alone(tmp_path: Path, problem) -> None:
+def test_a_key_that_is_not_a_private_file_is_refused_and_left_alone(tmp_path: Path, problem: str) -> None:
+
     home = tmp_path / "home"
     assert bee("tracker", "init", "--home", str(home), env=CLEAN).returncode == 0
     key = home / KEY_FILE

@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ FIXTURES = sorted(BEADS.glob("*.jsonl"))
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.stem for f in FIXTURES])
-def test_real_exports_round_trip_exactly(store: SqlStore, fixture) -> None:
+def test_real_exports_round_trip_exactly(store: SqlStore, fixture: Path) -> None:
     data = fixture.read_bytes()
     lines = data.decode("utf-8").splitlines()
     report = store.import_lines(data.splitlines(keepends=True))
@@ -104,7 +105,7 @@ def test_a_malformed_line_is_named_and_nothing_is_imported(store: SqlStore) -> N
         (b'{"id":"t-b","title":"deep","extra":' + b"[" * 40 + b"]" * 40 + b"}", "nested"),
     ],
 )
-def test_a_line_the_store_cannot_hold_is_named_and_nothing_is_imported(store: SqlStore, bad, says) -> None:
+def test_a_line_the_store_cannot_hold_is_named_and_nothing_is_imported(store: SqlStore, bad: bytes, says: str) -> None:
     good = b'{"id":"t-a","title":"a","status":"open","priority":2,"issue_type":"task"}\n'
     with pytest.raises(BeeError) as info:
         store.import_lines([good, bad + b"\n"])
@@ -176,7 +177,7 @@ ODD_RECORDS = [
 
 
 @pytest.mark.parametrize("record", ODD_RECORDS, ids=[str(n) for n in range(len(ODD_RECORDS))])
-def test_odd_records_import_export_exactly_and_stay_usable(store: SqlStore, record) -> None:
+def test_odd_records_import_export_exactly_and_stay_usable(store: SqlStore, record: dict[str, Any]) -> None:
     line = json.dumps(record, separators=(",", ":"))
     assert store.import_lines([line])["imported"] == 1
     assert store.export_lines() == [line]
@@ -218,7 +219,7 @@ def test_a_refused_import_leaves_search_indexing_new_issues(store: SqlStore) -> 
     assert call(store, "search", query="walrus")["total"] == 2
 
 
-def _many(count, prefix="t-m"):
+def _many(count: int, prefix: str = "t-m") -> list[str]:
     return [json.dumps({"id": f"{prefix}{n}", "title": f"issue {n}", "labels": ["x"]}) for n in range(count)]
 
 
@@ -238,7 +239,7 @@ def test_a_batch_the_database_refuses_stops_the_import_whole(store: SqlStore, mo
     real = bulk.Bulk._write
     calls = []
 
-    def failing(self, batch) -> None:
+    def failing(self: bulk.Bulk, batch: list[Any]) -> None:
         calls.append(len(batch))
         if len(calls) == 2:
             raise RuntimeError("the disk is full")

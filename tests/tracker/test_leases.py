@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -42,11 +43,14 @@ def store(store_url: str, clock: Clock) -> Iterator[SqlStore]:
     opened.close()
 
 
-def join(store: SqlStore, actor: str = ALICE, *, space: str = "team", checkout: str = "chk-1", ttl: int = 60):
+def join(
+    store: SqlStore, actor: str = ALICE, *, space: str = "team", checkout: str = "chk-1", ttl: int = 60
+) -> dict[str, Any]:
+
     return call(store, "lease_join", actor, space=space, checkout_id=checkout, ttl_seconds=ttl)
 
 
-def test_a_joined_lease_is_live_until_the_tracker_clock_passes_its_expiry(store: SqlStore, clock) -> None:
+def test_a_joined_lease_is_live_until_the_tracker_clock_passes_its_expiry(store: SqlStore, clock: Clock) -> None:
     joined = join(store, ttl=60)
     assert joined["created"] is True and joined["live"] is True
     assert joined["id"].startswith("lease-") and len(joined["id"]) == len("lease-") + 32
@@ -63,7 +67,7 @@ def test_a_joined_lease_is_live_until_the_tracker_clock_passes_its_expiry(store:
     assert expired["renewed_at"] == joined["renewed_at"]  # reading never renews
 
 
-def test_joining_again_renews_the_live_lease_and_after_expiry_makes_a_new_one(store: SqlStore, clock) -> None:
+def test_joining_again_renews_the_live_lease_and_after_expiry_makes_a_new_one(store: SqlStore, clock: Clock) -> None:
     first = join(store, ttl=60)
     clock.at = T0 + 30
     again = join(store, ttl=120)
@@ -80,7 +84,7 @@ def test_joining_again_renews_the_live_lease_and_after_expiry_makes_a_new_one(st
     assert call(store, "lease_get", id=first["id"])["live"] is False  # the old id stays dead
 
 
-def test_renewing_extends_a_live_lease_and_an_expired_one_stays_dead(store: SqlStore, clock) -> None:
+def test_renewing_extends_a_live_lease_and_an_expired_one_stays_dead(store: SqlStore, clock: Clock) -> None:
     lease = join(store, ttl=60)
     clock.at = T0 + 50
     renewed = call(store, "lease_renew", ALICE, id=lease["id"])
@@ -107,7 +111,7 @@ def test_only_the_holder_renews_or_leaves_a_lease_and_anyone_reads_it(store: Sql
     assert seen["live"] is True and seen["holder"] == ALICE
 
 
-def test_leaving_ends_the_lease_for_good(store: SqlStore, clock) -> None:
+def test_leaving_ends_the_lease_for_good(store: SqlStore, clock: Clock) -> None:
     lease = join(store)
     clock.at = T0 + 10
     left = call(store, "lease_leave", ALICE, id=lease["id"])
@@ -134,7 +138,7 @@ def test_unknown_leases_are_not_found_and_bad_arguments_are_refused(store: SqlSt
     refused(store, "invalid_argument", "lease_renew", ALICE, id=lease["id"], ttl_seconds=86401)
 
 
-def test_an_actor_holds_a_bounded_number_of_live_leases(store: SqlStore, clock) -> None:
+def test_an_actor_holds_a_bounded_number_of_live_leases(store: SqlStore, clock: Clock) -> None:
     for n in range(leases.MAX_LIVE_PER_HOLDER):
         join(store, checkout=f"chk-{n}", ttl=60)
     error = refused(store, "forbidden", "lease_join", ALICE, space="team", checkout_id="one-more")
@@ -145,7 +149,7 @@ def test_an_actor_holds_a_bounded_number_of_live_leases(store: SqlStore, clock) 
     assert join(store, checkout="one-more")["created"] is True  # expired leases do not count
 
 
-def test_ended_leases_are_forgotten_a_week_after_they_end(store: SqlStore, clock) -> None:
+def test_ended_leases_are_forgotten_a_week_after_they_end(store: SqlStore, clock: Clock) -> None:
     lease = join(store, ttl=60)
     clock.at = T0 + 60 + leases.FORGET_AFTER_SECONDS - 1
     join(store, checkout="another")
@@ -177,7 +181,7 @@ def test_leases_write_no_issue_history(store: SqlStore) -> None:
     assert call(store, "get", id=issue)["history_count"] == 1
 
 
-def test_a_store_at_schema_2_migrates_to_leases_and_keeps_its_issues(store_url: str, clock) -> None:
+def test_a_store_at_schema_2_migrates_to_leases_and_keeps_its_issues(store_url: str, clock: Clock) -> None:
     db = open_database(store_url)
     steps = migrations.SQLITE if db.dialect == "sqlite" else migrations.POSTGRES
     with db.write() as tx:

@@ -5,7 +5,9 @@ maintained state against a from-scratch computation."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,18 +33,18 @@ EXPORTS = sorted((FIXTURES / "beads").glob("*.jsonl"))
 
 
 @pytest.fixture
-def store(store_url: str):
+def store(store_url: str) -> Iterator[SqlStore]:
     opened = clocked_store(store_url)
     yield opened
     opened.close()
 
 
-def ready_ids(store: SqlStore, **filters):
+def ready_ids(store: SqlStore, **filters: Any) -> list[str]:
     return every_ready(store, **filters)
 
 
 @pytest.mark.parametrize("export", EXPORTS, ids=[p.stem for p in EXPORTS])
-def test_ready_and_blocked_are_beads_own_on_every_real_export(store: SqlStore, export) -> None:
+def test_ready_and_blocked_are_beads_own_on_every_real_export(store: SqlStore, export: Path) -> None:
     lines = export.read_bytes().splitlines()
     store.import_lines(lines)
     beads = Beads.imported(lines)

@@ -126,13 +126,13 @@ def fresh_url(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> s
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_random_write_sequences_keep_readiness_equal_to_a_computation_from_scratch(
-    backend, request: pytest.FixtureRequest, tmp_path: Path
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     examples = 30 if backend == "sqlite" else 8
 
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(operations=st.lists(OPERATIONS, min_size=5, max_size=24), transitive=st.booleans())
-    def run(operations, transitive) -> None:
+    def run(operations: list[tuple[Any, ...]], transitive: bool) -> None:
         store = clocked_store(fresh_url(backend, request, tmp_path))
         try:
             if transitive:
@@ -152,7 +152,9 @@ def test_random_write_sequences_keep_readiness_equal_to_a_computation_from_scrat
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_racing_writers_leave_readiness_consistent(backend, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+def test_racing_writers_leave_readiness_consistent(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     store = clocked_store(fresh_url(backend, request, tmp_path))
     try:
         ids: list[str] = []

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,13 +23,13 @@ EXPORTS = sorted((FIXTURES / "beads").glob("*.jsonl"))
 
 
 @pytest.fixture
-def store(store_url: str):
+def store(store_url: str) -> Iterator[SqlStore]:
     opened = clocked_store(store_url)
     yield opened
     opened.close()
 
 
-def every_hit(store: SqlStore, query: str, **filters) -> list[str]:
+def every_hit(store: SqlStore, query: str, **filters: Any) -> list[str]:
     """Every match of ``query``, page after page, checking that the pages add up to the total."""
     found: list[str] = []
     while True:
@@ -59,7 +62,8 @@ def queries_for(beads: Beads, rng: random.Random, count: int) -> list[str]:
 
 
 @pytest.mark.parametrize("export", EXPORTS, ids=[p.stem for p in EXPORTS])
-def test_every_bd_search_hit_is_a_bee_hit_on_every_real_export(store: SqlStore, export) -> None:
+def test_every_bd_search_hit_is_a_bee_hit_on_every_real_export(store: SqlStore, export: Path) -> None:
+
     lines = export.read_bytes().splitlines()
     store.import_lines(lines)
     beads = Beads.imported(lines)

@@ -10,7 +10,7 @@ from bee_tracker.serving import worker_share
 PG = "postgresql://bee@127.0.0.1:5432/bee"
 
 
-def test_the_limits_are_totals_divided_evenly_among_the_workers():
+def test_the_limits_are_totals_divided_evenly_among_the_workers() -> None:
     config = TrackerConfig(home=Path("/nowhere"), store_url=PG, max_in_flight=100, max_connections=20)
     share = worker_share(config, 3)
     assert (share.max_in_flight, share.max_connections) == (33, 6)  # rounded down: never more than the totals
@@ -19,18 +19,18 @@ def test_the_limits_are_totals_divided_evenly_among_the_workers():
 
 
 @pytest.mark.parametrize("store", [None, "/tmp/tracker.db", "sqlite:///tmp/tracker.db"])
-def test_several_workers_need_postgresql(store, monkeypatch):
+def test_several_workers_need_postgresql(store: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BEE_TRACKER_STORE", raising=False)
     with pytest.raises(ValueError, match="--workers 2 needs a PostgreSQL store"):
         worker_share(TrackerConfig(home=Path("/nowhere"), store_url=store), 2)
 
 
-def test_the_store_may_come_from_the_environment(monkeypatch):
+def test_the_store_may_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BEE_TRACKER_STORE", PG)
     assert worker_share(TrackerConfig(home=Path("/nowhere")), 2).max_connections == 10
 
 
-def test_a_limit_smaller_than_the_number_of_workers_is_refused():
+def test_a_limit_smaller_than_the_number_of_workers_is_refused() -> None:
     config = TrackerConfig(home=Path("/nowhere"), store_url=PG, max_in_flight=3)
     with pytest.raises(ValueError, match="--max-in-flight 3 cannot be shared by 4 workers"):
         worker_share(config, 4)

@@ -1,6 +1,7 @@
 """What is written can be read: every issue fits get whole; writes past the caps are refused, saying by how much."""
 
 import json
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,7 @@ from tests.tracker.calls import ALICE, BOB, call, new, refused
 HEAVY = "\x01"
 
 
-def get_fits(store: SqlStore, issue_id, **args):
+def get_fits(store: SqlStore, issue_id: str, **args: Any) -> tuple[dict[str, Any], int]:
     data = call(store, "get", id=issue_id, **args)
     render({"data": data})  # what the host does before answering: refuses a result over the limit
     size = result_bytes({"data": data})
@@ -135,7 +136,7 @@ def test_lists_end_where_the_next_issue_would_not_fit(store: SqlStore) -> None:
         "2026-05-01T09:00:00+01:60",
     ],
 )
-def test_defer_until_must_be_rfc_3339(store: SqlStore, bad) -> None:
+def test_defer_until_must_be_rfc_3339(store: SqlStore, bad: str) -> None:
     issue_id = new(store)
     error = refused(store, "invalid_argument", "update", id=issue_id, defer_until=bad)
     assert "RFC 3339" in error.message and error.details == {"argument": "defer_until"}
@@ -144,7 +145,7 @@ def test_defer_until_must_be_rfc_3339(store: SqlStore, bad) -> None:
 @pytest.mark.parametrize(
     "good", ["2999-01-01T00:00:00Z", "2999-05-01T09:00:00.123456789+02:00", "2016-12-31T23:59:60Z", None]
 )
-def test_defer_until_accepts_rfc_3339_and_null(store: SqlStore, good) -> None:
+def test_defer_until_accepts_rfc_3339_and_null(store: SqlStore, good: str | None) -> None:
     issue_id = new(store)
     call(store, "update", ALICE, id=issue_id, defer_until=good)
     assert call(store, "get", id=issue_id)["issue"].get("defer_until") == good

@@ -4,12 +4,16 @@ import json
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
+from bee_hostkit import Host
 from bee_tracker import host as server
 from bee_tracker.auth import mint
+from bee_tracker.config import TrackerConfig
 from bee_tracker.store import SqlStore, open_store
 from tests.board.helpers import ALICE, SECRET, client
 
@@ -33,16 +37,16 @@ print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))
 
 
 @pytest.fixture
-def lite(tmp_path: Path):
+def lite(tmp_path: Path) -> Iterator[SqlStore]:
     opened = open_store(str(tmp_path / "tracker.db"), prefix="t")
     yield opened
     opened.close()
 
 
 def test_an_mcp_server_that_cannot_be_built_fails_health_and_mcp_with_the_reason(
-    lite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    lite: SqlStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(store: SqlStore, config) -> None:
+    def broken(store: SqlStore, config: TrackerConfig) -> NoReturn:
         raise ValueError("tracker: catalog and handlers disagree")
 
     monkeypatch.setattr(server, "build_host", broken)
@@ -60,12 +64,12 @@ def test_an_mcp_server_that_cannot_be_built_fails_health_and_mcp_with_the_reason
 
 
 def test_health_says_starting_until_the_mcp_server_is_built_then_ok(
-    lite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    lite: SqlStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     release = threading.Event()
     real = server.build_host
 
-    def held(store: SqlStore, config):
+    def held(store: SqlStore, config: TrackerConfig) -> Host:
         assert release.wait(timeout=60), "the test never let the build finish"
         return real(store, config)
 

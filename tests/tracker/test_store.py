@@ -10,7 +10,7 @@ from bee_tracker.store.readiness import Rule
 from tests.tracker.calls import ALICE, BOB, call, new, refused
 
 
-def ready_ids(store: SqlStore, **filters):
+def ready_ids(store: SqlStore, **filters: Any) -> list[str]:
     return [issue["id"] for issue in call(store, "ready", **filters)["issues"]]
 
 
@@ -258,7 +258,8 @@ def test_unknown_ids(store: SqlStore) -> None:
         ("add_note", {"id": "t-x", "text": "\udfff"}),
     ],
 )
-def test_text_the_store_cannot_hold_is_invalid_not_internal(store: SqlStore, tool, args) -> None:
+def test_text_the_store_cannot_hold_is_invalid_not_internal(store: SqlStore, tool: str, args: dict[str, Any]) -> None:
+
     error = refused(store, "invalid_argument", tool, **args)
     assert "cannot store" in error.message
 

@@ -1,16 +1,17 @@
 """Tombstones kept: Beads' deletions survive import and export, and a deleted issue acts deleted everywhere."""
 
 import json
+from typing import Any
 
 from bee_tracker.store import SqlStore
 from tests.tracker.calls import ALICE, BOB, call, new, refused
 
 
-def line(**record):
+def line(**record: Any) -> str:
     return json.dumps({"status": "open", "priority": 2, "issue_type": "task", **record}, separators=(",", ":"))
 
 
-def tombstone(issue_id, **record):
+def tombstone(issue_id: str, **record: Any) -> str:
     return line(
         id=issue_id,
         title=f"deleted {issue_id}",
@@ -22,7 +23,7 @@ def tombstone(issue_id, **record):
     )
 
 
-def blocks(issue_id, target, kind="blocks"):
+def blocks(issue_id: str, target: str, kind: str = "blocks") -> list[dict[str, str]]:
     return [{"issue_id": issue_id, "depends_on_id": target, "type": kind}]
 
 
