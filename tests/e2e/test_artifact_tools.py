@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,25 +19,26 @@ ROWS = [{"name": f"test_{i}", "status": "failed" if i % 3 == 0 else "passed", "m
 ROWS[0]["big"] = 123456789012345678901234567890
 
 
-def bee(checkout: Path, *args, data=None):
+def bee(checkout: Path, *args: str, data: bytes | None = None) -> bytes:
     done = subprocess.run(
         [str(bee_executable()), *args], cwd=checkout, input=data, capture_output=True, check=True, timeout=120
     )
     return done.stdout
 
 
-def ingest(checkout: Path, name, data):
+def ingest(checkout: Path, name: str, data: bytes) -> dict[str, Any]:
     """`bee artifact add - --name NAME --json`, the way a user retains output."""
-    return json.loads(bee(checkout, "artifact", "add", "-", "--name", name, "--json", data=data))
+    added: dict[str, Any] = json.loads(bee(checkout, "artifact", "add", "-", "--name", name, "--json", data=data))
+    return added
 
 
 @pytest.fixture(scope="module")
-def binary_data():
+def binary_data() -> bytes:
     return os.urandom(3 * 1024 * 1024 + 12345)
 
 
 @pytest.fixture
-def artifacts(checkout: Path, binary_data):
+def artifacts(checkout: Path, binary_data: bytes) -> dict[str, dict[str, Any]]:
     bee(checkout, "init")
     log = b"".join(b"%06d INFO step %d ok\n" % (i, i) for i in range(2000)) + b"000999 ERROR disk full\n"
     return {
@@ -47,14 +49,16 @@ def artifacts(checkout: Path, binary_data):
     }
 
 
-async def call(client, tool, arguments):
+async def call(client: Any, tool: str, arguments: dict[str, Any]) -> Any:
     result = await client.call_tool(tool, arguments)
     assert json.loads(result.content[0].text) == result.structured_content
     return result
 
 
-async def read_all(client, artifact):
-    pieces, offset, calls = [], 0, 0
+async def read_all(client: Any, artifact: str) -> tuple[bytes, dict[str, Any], int]:
+    pieces: list[bytes] = []
+    offset: int | None = 0
+    calls = 0
     while offset is not None:
         page = (await call(client, "bee_artifact_read", {"id": artifact, "offsetBytes": offset})).structured_content
         assert page["offsetBytes"] == offset
@@ -75,7 +79,9 @@ def test_the_three_tools_are_in_the_core_catalog_read_only() -> None:
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_read_reassembles_binary_and_text_exactly(checkout: Path, artifacts, binary_data, era: str) -> None:
+async def test_read_reassembles_binary_and_text_exactly(
+    checkout: Path, artifacts: dict[str, dict[str, Any]], binary_data: bytes, era: str
+) -> None:
     async with core_client(checkout, era) as client:
         data, last, calls = await read_all(client, artifacts["bin"]["id"])
         assert calls == len(binary_data) // 65536 + 1
@@ -90,7 +96,7 @@ async def test_read_reassembles_binary_and_text_exactly(checkout: Path, artifact
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_search_and_query_over_the_wire(checkout: Path, artifacts, era: str) -> None:
+async def test_search_and_query_over_the_wire(checkout: Path, artifacts: dict[str, dict[str, Any]], era: str) -> None:
     async with core_client(checkout, era) as client:
         found = (await call(client, "bee_artifact_search", {"text": "ERROR"})).structured_content
         assert (found["artifactsSearched"], found["damagedSkipped"]) == (3, 0)  # the binary one is not searched
@@ -125,12 +131,15 @@ async def test_search_and_query_over_the_wire(checkout: Path, artifacts, era: st
         assert first.structured_content["rows"][0]["value"]["big"] == 123456789012345678901234567890
 
 
-def big_query():
+def big_query() -> str:
+
     return json.dumps({"where": {"path": "name", "op": "in", "value": ["x" * 100] * 700}})
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_every_bad_input_is_a_clear_tool_error(checkout: Path, artifacts, era: str) -> None:
+async def test_every_bad_input_is_a_clear_tool_error(
+    checkout: Path, artifacts: dict[str, dict[str, Any]], era: str
+) -> None:
     log, binary, table, text = (artifacts[k]["id"] for k in ("log", "bin", "json", "text"))
     unknown = "art-0123456789abcdef"
     bad_calls = [
@@ -182,7 +191,9 @@ async def test_counts_that_do_not_fit_the_budget(checkout: Path, era: str) -> No
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_an_artifact_changed_behind_bees_back_is_never_served(checkout: Path, artifacts, era: str) -> None:
+async def test_an_artifact_changed_behind_bees_back_is_never_served(
+    checkout: Path, artifacts: dict[str, dict[str, Any]], era: str
+) -> None:
     stored = checkout / ".bee" / "artifacts" / "blobs" / artifacts["log"]["sourceSha256"].removeprefix("sha256:")
     async with core_client(checkout, era) as client:
         assert (await call(client, "bee_artifact_search", {"text": "ERROR"})).is_error is False
@@ -215,7 +226,9 @@ async def test_tools_need_an_initialised_instance(checkout: Path, era: str) -> N
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_deadline_exceeded_delivers_nothing(checkout: Path, artifacts, era: str) -> None:
+async def test_deadline_exceeded_delivers_nothing(
+    checkout: Path, artifacts: dict[str, dict[str, Any]], era: str
+) -> None:
     async with core_client(checkout, era, env={**os.environ, "BEE_ARTIFACT_DEADLINE_SECONDS": "0"}) as client:
         for tool, arguments in [
             ("bee_artifact_search", {"text": "INFO"}),

@@ -236,7 +236,9 @@ def watched(browser: Any, tracker: TrackerProcess) -> Iterator[Watched]:
     page.close()
 
 
-def test_sign_in_with_a_token_and_the_ready_column_is_the_ready_tools_answer(watched, tracker, tokens) -> None:
+def test_sign_in_with_a_token_and_the_ready_column_is_the_ready_tools_answer(
+    watched: Watched, tracker: TrackerProcess, tokens: Tokens
+) -> None:
     watched.go("/board/")
     assert watched.page.locator("h1").inner_text() == "Sign in to the board"
     watched.shot("signin")
@@ -251,7 +253,9 @@ def test_sign_in_with_a_token_and_the_ready_column_is_the_ready_tools_answer(wat
     assert watched.dialogs == [] and watched.errors == []
 
 
-def test_a_one_time_link_signs_in_once_and_leaves_no_token_in_the_address(watched, tracker) -> None:
+def test_a_one_time_link_signs_in_once_and_leaves_no_token_in_the_address(
+    watched: Watched, tracker: TrackerProcess
+) -> None:
     link = _bee("open", "--home", str(tracker.home), "--actor", BOB, "--url", watched.base).strip()
     watched.page.goto(link, wait_until="load")
     assert watched.page.url == watched.base + "/board/"
@@ -279,7 +283,7 @@ def _tab_to(watched: Watched, element_id: str, limit: int = 800) -> int:
 
 
 def test_claim_from_the_board_with_the_keyboard_alone_moves_the_card_and_the_tool_sees_it(
-    watched, tracker, tokens
+    watched: Watched, tracker: TrackerProcess, tokens: Tokens
 ) -> None:
     watched.sign_in(tokens(ANN))
     watched.page.keyboard.press("Tab")
@@ -302,7 +306,9 @@ def test_claim_from_the_board_with_the_keyboard_alone_moves_the_card_and_the_too
     assert watched.dialogs == [] and watched.errors == []
 
 
-def test_another_actors_claim_cannot_be_released_from_the_board(watched, tracker, tokens) -> None:
+def test_another_actors_claim_cannot_be_released_from_the_board(
+    watched: Watched, tracker: TrackerProcess, tokens: Tokens
+) -> None:
     issue = mcp(tracker, tokens(BOB), "ready", limit=1)["issues"][0]["id"]
     mcp(tracker, tokens(BOB), "claim", id=issue)
     try:
@@ -325,7 +331,9 @@ def test_another_actors_claim_cannot_be_released_from_the_board(watched, tracker
         mcp(tracker, tokens(BOB), "release", id=issue)
 
 
-def test_xss_payloads_render_as_text_and_nothing_runs(watched, tracker, tokens) -> None:
+def test_xss_payloads_render_as_text_and_nothing_runs(
+    watched: Watched, tracker: TrackerProcess, tokens: Tokens
+) -> None:
     watched.sign_in(tokens(ANN))
     for path in ("/board/?label=xss", "/board/issues/bd-xss1", "/board/issues/bd-xss2", "/board/search?q=script"):
         watched.go(path)
@@ -343,7 +351,7 @@ def test_xss_payloads_render_as_text_and_nothing_runs(watched, tracker, tokens) 
     assert watched.dialogs == []
 
 
-def test_the_board_updates_live_without_a_reload(watched, tracker, tokens) -> None:
+def test_the_board_updates_live_without_a_reload(watched: Watched, tracker: TrackerProcess, tokens: Tokens) -> None:
     watched.sign_in(tokens(ANN))
     watched.page.evaluate("window.__stayed = true")
     issue = watched.ids("ready")[0]
@@ -362,7 +370,7 @@ def test_the_board_updates_live_without_a_reload(watched, tracker, tokens) -> No
         mcp(tracker, tokens(BOB), "release", id=issue)
 
 
-def test_the_pages_pass_axe_and_have_screenshots(watched, tracker, tokens) -> None:
+def test_the_pages_pass_axe_and_have_screenshots(watched: Watched, tracker: TrackerProcess, tokens: Tokens) -> None:
     axe = AXE.read_text(encoding="utf-8")
 
     def audit(name: str) -> None:
@@ -395,7 +403,9 @@ def test_the_pages_pass_axe_and_have_screenshots(watched, tracker, tokens) -> No
     assert watched.dialogs == [] and watched.errors == []
 
 
-def test_a_huge_query_string_is_refused_at_the_edge_and_a_long_one_by_the_board(tracker, tokens) -> None:
+def test_a_huge_query_string_is_refused_at_the_edge_and_a_long_one_by_the_board(
+    tracker: TrackerProcess, tokens: Tokens
+) -> None:
     import httpx
 
     base = f"http://127.0.0.1:{tracker.port}"

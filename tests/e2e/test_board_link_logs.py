@@ -16,7 +16,7 @@ from tests.harness.tracker import TrackerProcess
 pytestmark = pytest.mark.e2e
 
 
-def link_token(server) -> str:
+def link_token(server: TrackerProcess) -> str:
     """A link from `bee tracker open`, exactly as a person gets one; its token."""
     opened = subprocess.run(
         [
@@ -37,7 +37,7 @@ def link_token(server) -> str:
     return token
 
 
-def get(server, target: str) -> int:
+def get(server: TrackerProcess, target: str) -> int:
     """The status of a GET of ``target``, sent byte for byte as written (no client normalises it)."""
     with RawConnection(server.port) as connection:
         request = f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nConnection: close\r\n\r\n"

@@ -14,7 +14,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 PROSE = (Path(__file__).resolve().parents[1] / "fixtures" / "prose" / "design.md").read_text()
 
 
-def bee(checkout: Path, *args, check=True):
+def bee(checkout: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+
     return subprocess.run(
         [str(bee_executable()), *args, "--checkout", str(checkout)], capture_output=True, text=True, check=check
     )

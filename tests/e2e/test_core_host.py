@@ -4,6 +4,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp.shared.exceptions import MCPError
@@ -17,7 +18,8 @@ pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 both_modes = pytest.mark.usefixtures("host_mode")
 
 
-def packet_args(*selections, budget=32768):
+def packet_args(*selections: dict[str, Any], budget: float = 32768) -> dict[str, Any]:
+
     return {"manifestJson": json.dumps({"selections": list(selections)}), "budgetBytes": budget}
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import socket
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from PIL import Image
 
 from bee_contracts import BeeError
-from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, parse_evidence
+from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, Evidence, parse_evidence
 from bee_design.capture.runner import Target, capture, parse_target, parse_viewport
 from bee_design.capture.settings import Settings, browser_executable
 from bee_design.digests import of_bytes
@@ -33,13 +34,13 @@ VIEWPORTS = (parse_viewport("desktop=800x600"), parse_viewport("mobile=390x640")
 
 
 @pytest.fixture(scope="module")
-def site():
+def site() -> Iterator[str]:
     with static_server(SHOP) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
-def evidence(site, tmp_path_factory: pytest.TempPathFactory):
+def evidence(site: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Evidence]:
     """One capture run: the screen and the component, each at two viewports."""
     out = tmp_path_factory.mktemp("evidence") / "run"
     targets = [Target("home", site), Target("button", site + "components/button.html")]
@@ -52,7 +53,9 @@ def pixels(path: Path) -> np.ndarray:
         return np.asarray(image.convert("RGBA"))
 
 
-def test_evidence_records_every_screenshot_with_its_hash_browser_flags_and_fonts(evidence) -> None:
+def test_evidence_records_every_screenshot_with_its_hash_browser_flags_and_fonts(
+    evidence: tuple[Path, Evidence],
+) -> None:
     out, recorded = evidence
     assert parse_evidence((out / EVIDENCE_FILE).read_bytes(), "evidence") == recorded
     assert recorded.producer == PRODUCER
@@ -80,7 +83,9 @@ def test_evidence_records_every_screenshot_with_its_hash_browser_flags_and_fonts
     assert all(font.glyphs > 0 for font in home.fonts)
 
 
-def test_the_same_page_captured_five_times_gives_identical_pixels(site, evidence, tmp_path: Path) -> None:
+def test_the_same_page_captured_five_times_gives_identical_pixels(
+    site: str, evidence: tuple[Path, Evidence], tmp_path: Path
+) -> None:
     _, first_run = evidence
     targets = [Target(f"again-{n}", site) for n in range(5)]
     recorded = capture(targets, Settings(browser_executable(), VIEWPORTS[:1], wait_for="#app"), tmp_path / "again")
@@ -97,7 +102,7 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_a_url_that_does_not_answer_is_named_and_nothing_half_written_stays(site, tmp_path: Path) -> None:
+def test_a_url_that_does_not_answer_is_named_and_nothing_half_written_stays(site: str, tmp_path: Path) -> None:
     out = tmp_path / "evidence"
     dead = f"http://127.0.0.1:{_closed_port()}/"
     with pytest.raises(BeeError) as caught:
@@ -117,7 +122,7 @@ def test_a_port_chromium_will_not_load_is_named_as_such_not_as_a_server_that_is_
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_element_that_never_appears_and_an_http_error_are_named(site, tmp_path: Path) -> None:
+def test_an_element_that_never_appears_and_an_http_error_are_named(site: str, tmp_path: Path) -> None:
     settings = Settings(browser_executable(), VIEWPORTS[:1], timeout_seconds=2, wait_for="#never")
     with pytest.raises(BeeError) as caught:
         capture([Target("home", site)], settings, tmp_path / "a")
@@ -148,7 +153,7 @@ def test_bad_capture_arguments_are_refused_before_a_browser_starts(tmp_path: Pat
         capture([Target("a", "http://x/")], Settings("/no/chromium", VIEWPORTS), tmp_path / "y")
 
 
-def test_the_cli_captures_several_pages_with_a_progress_bar(site, tmp_path: Path) -> None:
+def test_the_cli_captures_several_pages_with_a_progress_bar(site: str, tmp_path: Path) -> None:
     out = tmp_path / "cli"
     completed = subprocess.run(
         [

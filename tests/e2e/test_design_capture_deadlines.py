@@ -106,7 +106,9 @@ def colour(path: Path) -> tuple[int, int, int]:
         return red, green, blue
 
 
-def test_a_page_whose_script_keeps_the_main_thread_busy_after_load_is_killed_at_the_deadline(sites, capture) -> None:
+def test_a_page_whose_script_keeps_the_main_thread_busy_after_load_is_killed_at_the_deadline(
+    sites: tuple[Site, Site], capture: Callable[..., Run]
+) -> None:
     site, _ = sites
     run = capture(f"busy={site.base}/spin.html")
     assert run.error().startswith(
@@ -118,7 +120,9 @@ def test_a_page_whose_script_keeps_the_main_thread_busy_after_load_is_killed_at_
     assert run.survivors == {}
 
 
-def test_a_web_font_that_never_arrives_after_load_stalls_waiting_for_fonts(sites, capture) -> None:
+def test_a_web_font_that_never_arrives_after_load_stalls_waiting_for_fonts(
+    sites: tuple[Site, Site], capture: Callable[..., Run]
+) -> None:
     site, _ = sites
     run = capture(f"{site.base}/font-after-load.html")
     assert run.error().startswith(
@@ -129,7 +133,9 @@ def test_a_web_font_that_never_arrives_after_load_stalls_waiting_for_fonts(sites
     assert run.survivors == {}
 
 
-def test_a_web_font_that_never_arrives_before_load_stalls_loading_and_no_earlier_page_is_kept(sites, capture) -> None:
+def test_a_web_font_that_never_arrives_before_load_stalls_loading_and_no_earlier_page_is_kept(
+    sites: tuple[Site, Site], capture: Callable[..., Run]
+) -> None:
     site, _ = sites
     run = capture(f"landing={site.base}/landing.html", f"font={site.base}/font-before-load.html")
     assert run.error().startswith(
@@ -139,7 +145,7 @@ def test_a_web_font_that_never_arrives_before_load_stalls_loading_and_no_earlier
     assert run.survivors == {}
 
 
-def test_a_document_that_never_answers_stalls_navigating(sites, capture) -> None:
+def test_a_document_that_never_answers_stalls_navigating(sites: tuple[Site, Site], capture: Callable[..., Run]) -> None:
     site, _ = sites
     run = capture(f"{site.base}/never.html")
     assert run.error().startswith(f"Error: {site.base}/never.html (viewport desktop) stalled navigating: its capture")
@@ -147,7 +153,9 @@ def test_a_document_that_never_answers_stalls_navigating(sites, capture) -> None
     assert run.survivors == {}
 
 
-def test_a_wait_for_that_is_not_a_selector_is_named_and_not_taken_for_a_stall(sites, capture) -> None:
+def test_a_wait_for_that_is_not_a_selector_is_named_and_not_taken_for_a_stall(
+    sites: tuple[Site, Site], capture: Callable[..., Run]
+) -> None:
     site, _ = sites
     run = capture(f"{site.base}/landing.html", flags=("--wait-for", "##app"))
     assert run.error().startswith("Error: --wait-for '##app' is not a valid selector (")
@@ -155,7 +163,9 @@ def test_a_wait_for_that_is_not_a_selector_is_named_and_not_taken_for_a_stall(si
     assert run.survivors == {}
 
 
-def test_a_page_that_moves_within_its_origin_after_load_is_captured_where_it_ends(sites, capture) -> None:
+def test_a_page_that_moves_within_its_origin_after_load_is_captured_where_it_ends(
+    sites: tuple[Site, Site], capture: Callable[..., Run]
+) -> None:
     site, _ = sites
     # Three captures of the page in one run: the navigation races each one's settling differently.
     urls = [f"{name}={site.base}/moves.html" for name in ("first", "second", "third")]
@@ -173,7 +183,9 @@ def test_a_page_that_moves_within_its_origin_after_load_is_captured_where_it_end
 
 
 @pytest.mark.parametrize("how", ["script", "meta-refresh"])
-def test_a_page_that_leaves_its_origin_after_load_is_refused(sites, capture, how) -> None:
+def test_a_page_that_leaves_its_origin_after_load_is_refused(
+    sites: tuple[Site, Site], capture: Callable[..., Run], how: str
+) -> None:
     site, elsewhere = sites
     run = capture(f"{site.base}/leaves-by-{how}.html")
     assert run.error() == (
@@ -186,7 +198,7 @@ def test_a_page_that_leaves_its_origin_after_load_is_refused(sites, capture, how
 
 
 def test_an_http_redirect_to_another_port_is_refused_unless_allowed_and_the_final_url_is_recorded(
-    sites, capture
+    sites: tuple[Site, Site], capture: Callable[..., Run]
 ) -> None:
     site, elsewhere = sites
     refused = capture(f"moved={site.base}/redirect")

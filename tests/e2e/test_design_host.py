@@ -10,6 +10,7 @@ import pytest
 
 from bee_contracts import load_catalog, version_info
 from bee_design import layout
+from bee_design.bundle.manifest import Manifest
 from tests.conftest import ERAS, bee_executable, expect_tool_errors, warm_env
 from tests.design.helpers import design_client, design_process, import_shop, make_root
 
@@ -19,20 +20,21 @@ both_modes = pytest.mark.usefixtures("host_mode")
 
 
 @pytest.fixture
-def root(tmp_path: Path):
+def root(tmp_path: Path) -> Path:
     target = tmp_path / "checkout"
     target.mkdir()
     return make_root(target.resolve())
 
 
 @pytest.fixture
-def shop(root):
+def shop(root: Path) -> Manifest:
+
     return import_shop(root)
 
 
 @pytest.mark.parametrize("era", ERAS)
 @both_modes
-async def test_the_host_lists_exactly_its_catalog_and_stamps_the_contract(root, era: str) -> None:
+async def test_the_host_lists_exactly_its_catalog_and_stamps_the_contract(root: Path, era: str) -> None:
     async with design_process(root, era) as client:
         listed = await client.list_tools()
     served = [tool.model_dump(by_alias=True, mode="json", exclude_none=True) for tool in listed.tools]
@@ -41,7 +43,7 @@ async def test_the_host_lists_exactly_its_catalog_and_stamps_the_contract(root, 
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_list_slice_and_verify_answer_untrusted_data_never_approval(root, shop, era: str) -> None:
+async def test_list_slice_and_verify_answer_untrusted_data_never_approval(root: Path, shop: Manifest, era: str) -> None:
     subprocess.run(
         [
             str(bee_executable()),
@@ -83,7 +85,7 @@ async def test_list_slice_and_verify_answer_untrusted_data_never_approval(root, 
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_bad_input_gets_the_error_envelope_every_client_reads(root, shop, era: str) -> None:
+async def test_bad_input_gets_the_error_envelope_every_client_reads(root: Path, shop: Manifest, era: str) -> None:
     blob = next(e for e in shop.files if e.path == "styles/main.css")
     damaged = root / layout.STATE_DIR / layout.blob_path(blob.sha256)
     damaged.chmod(0o644)
@@ -113,7 +115,7 @@ async def test_bad_input_gets_the_error_envelope_every_client_reads(root, shop, 
     ("given", "message"),
     [("relative/path", "is relative; pass an absolute path"), ("/no/such/root", "does not exist")],
 )
-def test_the_host_refuses_a_relative_or_missing_root(tmp_path: Path, given, message) -> None:
+def test_the_host_refuses_a_relative_or_missing_root(tmp_path: Path, given: str, message: str) -> None:
     completed = subprocess.run(
         [str(bee_executable()), "design", "mcp", "--stdio", "--root", given],
         cwd=tmp_path,
@@ -140,7 +142,7 @@ def test_the_host_refuses_a_root_that_is_a_file_and_needs_a_root(tmp_path: Path)
         assert completed.returncode == 2 and "--root" in completed.stderr
 
 
-def test_doctor_finds_and_checks_the_design_host(root, warm_runtime: Path) -> None:
+def test_doctor_finds_and_checks_the_design_host(root: Path, warm_runtime: Path) -> None:
     completed = subprocess.run(
         [str(bee_executable()), "doctor", "--checkout", str(root), "--json"],
         capture_output=True,
@@ -155,7 +157,7 @@ def test_doctor_finds_and_checks_the_design_host(root, warm_runtime: Path) -> No
     assert all(c["ok"] and c["tools"] == 4 for c in checks)
 
 
-def test_the_root_is_fixed_at_startup_and_paths_resolve_inside_it(root, shop, tmp_path: Path) -> None:
+def test_the_root_is_fixed_at_startup_and_paths_resolve_inside_it(root: Path, shop: Manifest, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     shutil.copytree(root / "src", outside)
     (root / "link").symlink_to(outside, target_is_directory=True)

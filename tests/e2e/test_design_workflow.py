@@ -31,7 +31,7 @@ def bee(root: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def workflow(tmp_path_factory: pytest.TempPathFactory):
+def workflow(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """Import and map the shop, capture it, make a spec; then change the brand colour and capture again."""
     base = tmp_path_factory.mktemp("workflow")
     (base / "checkout").mkdir()
@@ -61,7 +61,9 @@ def workflow(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_the_host_reports_the_changed_design_as_stale_and_visually_failing(workflow, era: str) -> None:
+async def test_the_host_reports_the_changed_design_as_stale_and_visually_failing(
+    workflow: tuple[Path, dict[str, str]], era: str
+) -> None:
     # The host runs as the user who captured (a module's fixtures run before each test gets a user of its own): the
     # evidence key is theirs, among their per-user settings.
     root, user = workflow

@@ -92,7 +92,7 @@ def wire(result: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("era", ERAS)
-async def test_every_core_tool_answers_the_same_directly_and_through_invoke(prepared, era: str) -> None:
+async def test_every_core_tool_answers_the_same_directly_and_through_invoke(prepared: Joined, era: str) -> None:
     checkout = prepared.checkout
     calls = cases({**artifact_ids(checkout), "plan": (await sample_plan(prepared))["plan"]})
     assert {tool for tool, _, _ in calls} == {spec.name for spec in load_catalog("core")}
@@ -105,7 +105,9 @@ async def test_every_core_tool_answers_the_same_directly_and_through_invoke(prep
 
 
 @pytest.mark.skipif(node.missing_reason() is not None, reason=str(node.missing_reason()))
-async def test_every_core_tool_answers_the_typescript_client_the_same_directly_and_through_invoke(prepared) -> None:
+async def test_every_core_tool_answers_the_typescript_client_the_same_directly_and_through_invoke(
+    prepared: Joined,
+) -> None:
     # The client inside Claude Code, Cursor and VS Code: every outcome readable in both modes, and identical.
     checkout = prepared.checkout
     calls = cases({**artifact_ids(checkout), "plan": (await sample_plan(prepared))["plan"]})

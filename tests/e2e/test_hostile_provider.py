@@ -113,7 +113,9 @@ TOO_LARGE = f"sent an answer of more than {REMOTE_ANSWER_MAX_BYTES} bytes, more 
 
 
 @pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
-async def test_a_200_mb_skill_body_is_result_too_large_with_memory_bounded(checkout: Path, tmp_path: Path, sse) -> None:
+async def test_a_200_mb_skill_body_is_result_too_large_with_memory_bounded(
+    checkout: Path, tmp_path: Path, sse: bool
+) -> None:
     misbehave = {"resources/read": {"how": "huge", "bytes": 200_000_000, "sse": sse}}
     with HostileProvider(spec(misbehave), tmp_path) as server:
         configured(checkout, server)
@@ -131,7 +133,9 @@ async def test_a_200_mb_skill_body_is_result_too_large_with_memory_bounded(check
 
 
 @pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
-async def test_a_150_mb_listing_is_result_too_large_with_memory_bounded(checkout: Path, tmp_path: Path, sse) -> None:
+async def test_a_150_mb_listing_is_result_too_large_with_memory_bounded(
+    checkout: Path, tmp_path: Path, sse: bool
+) -> None:
     misbehave = {"skills/list": {"how": "huge", "bytes": 150_000_000, "sse": sse}}
     with HostileProvider(spec(misbehave), tmp_path) as server:
         # The CLI reads the provider under the same cap: `bridge add` and `bridge list` say why it does not answer.
@@ -151,7 +155,7 @@ async def test_a_150_mb_listing_is_result_too_large_with_memory_bounded(checkout
 
 @pytest.mark.parametrize("method", ["skills/list", "resources/read"])
 async def test_an_endless_drip_ends_at_the_provider_timeout_and_the_host_keeps_serving(
-    checkout: Path, tmp_path: Path, method
+    checkout: Path, tmp_path: Path, method: str
 ) -> None:
     misbehave = {method: {"how": "drip", "seconds": 0.5, "sse": method == "skills/list"}}
     with HostileProvider(spec(misbehave), tmp_path) as server:

@@ -49,7 +49,8 @@ async def test_number_spellings_variants_and_cl100k_over_the_wire(checkout: Path
             assert decoded.structured_content["json"].startswith('{"n":[1.0,1e3,-0,1.50,1E+03,1234567890123456789')
 
 
-def forged(body, expanded):
+def forged(body: str, expanded: int) -> str:
+
     return f"bee-json-v1 {expanded} {checksum(body)}\n{body}"
 
 

@@ -42,7 +42,7 @@ def sha(text: str) -> str:
 @pytest.mark.parametrize("view", VIEWS)
 @pytest.mark.parametrize("era", ERAS)
 async def test_skills_from_a_directory_and_a_tracker(
-    checkout: Path, tmp_path: Path, tracker_factory: Callable[..., TrackerProcess], era: str, view
+    checkout: Path, tmp_path: Path, tracker_factory: Callable[..., TrackerProcess], era: str, view: str
 ) -> None:
     tracker = tracker_factory(str(tmp_path / "tracker.db"))
     bridge(checkout, skills_directory(tmp_path / "skills"), tracker)
@@ -88,7 +88,7 @@ async def test_skills_from_a_directory_and_a_tracker(
 
 @pytest.mark.parametrize("view", VIEWS)
 @pytest.mark.parametrize("era", ERAS)
-async def test_without_a_bridge_each_tool_answers_how_to_configure_one(checkout: Path, era: str, view) -> None:
+async def test_without_a_bridge_each_tool_answers_how_to_configure_one(checkout: Path, era: str, view: str) -> None:
     flags = ("--discovery",) if view == "discovery" else ()
     async with core_client(checkout, era, *flags) as client:
         for tool, arguments in [

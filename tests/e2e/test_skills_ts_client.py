@@ -48,7 +48,7 @@ def check(results: list[dict[str, Any]]) -> None:
 
 @pytest.mark.parametrize("view", ["direct", "discovery"])
 def test_skill_tools_through_the_typescript_sdk_client(
-    checkout: Path, tmp_path: Path, tracker_factory: Callable[..., TrackerProcess], view
+    checkout: Path, tmp_path: Path, tracker_factory: Callable[..., TrackerProcess], view: str
 ) -> None:
     tracker = tracker_factory(str(tmp_path / "tracker.db"))
     bridge(checkout, skills_directory(tmp_path / "skills"), tracker)

@@ -4,7 +4,9 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +20,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180), pytest.mark.usefixtures
 
 
 @pytest.fixture
-def host(checkout: Path):
+def host(checkout: Path) -> Iterator[subprocess.Popen[bytes]]:
     process = subprocess.Popen(
         [str(bee_executable()), "mcp", "serve"],
         cwd=checkout,
@@ -35,26 +37,29 @@ def host(checkout: Path):
     process.stdout.close()
 
 
-def send(process, data: bytes) -> None:
+def send(process: subprocess.Popen[bytes], data: bytes) -> None:
+    assert process.stdin is not None
     process.stdin.write(data)
     process.stdin.flush()
 
 
-def answer(process):
+def answer(process: subprocess.Popen[bytes]) -> Any:
+    assert process.stdout is not None
     line = process.stdout.readline()
     assert line, "the host closed stdout"
     return json.loads(line)
 
 
-def request(process, id, method, params=None):
-    frame = {"jsonrpc": "2.0", "id": id, "method": method}
+def request(process: subprocess.Popen[bytes], id: object, method: str, params: dict[str, Any] | None = None) -> Any:
+    frame: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+
     if params is not None:
         frame["params"] = params
     send(process, json.dumps(frame).encode() + b"\n")
     return answer(process)
 
 
-def test_malformed_and_oversized_frames_are_answered_and_the_host_keeps_serving(host) -> None:
+def test_malformed_and_oversized_frames_are_answered_and_the_host_keeps_serving(host: subprocess.Popen[bytes]) -> None:
     send(host, b"{this is not json\n")
     reply = answer(host)
     assert reply["error"]["code"] == -32700 and reply["id"] is None
@@ -84,7 +89,7 @@ def test_malformed_and_oversized_frames_are_answered_and_the_host_keeps_serving(
     assert "bee_context_packet" in [tool["name"] for tool in listed["result"]["tools"]]
 
 
-def test_a_frame_exactly_at_the_limit_is_parsed_not_refused(host) -> None:
+def test_a_frame_exactly_at_the_limit_is_parsed_not_refused(host: subprocess.Popen[bytes]) -> None:
     head = b'{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"pad":"'
     tail = b'"}}'
     frame = head + b"q" * (512 * 1024 - len(head) - len(tail)) + tail
@@ -96,7 +101,7 @@ def test_a_frame_exactly_at_the_limit_is_parsed_not_refused(host) -> None:
     assert reply.get("error", {}).get("code") != -32600
 
 
-def initialize(process, id=1) -> None:
+def initialize(process: subprocess.Popen[bytes], id: int = 1) -> None:
     init = request(
         process,
         id,
@@ -107,7 +112,7 @@ def initialize(process, id=1) -> None:
     send(process, b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
 
 
-def assert_still_serving(process, id) -> None:
+def assert_still_serving(process: subprocess.Popen[bytes], id: int) -> None:
     listed = request(process, id, "tools/list")
     assert listed["id"] == id and "bee_context_packet" in [tool["name"] for tool in listed["result"]["tools"]]
 
@@ -125,7 +130,9 @@ def assert_still_serving(process, id) -> None:
     ],
     ids=["null", "object", "array", "float-1.0", "float-2.5", "true", "false"],
 )
-def test_a_request_whose_id_no_request_may_carry_gets_32600_with_id_null(host, bad_id, said) -> None:
+def test_a_request_whose_id_no_request_may_carry_gets_32600_with_id_null(
+    host: subprocess.Popen[bytes], bad_id: object, said: str
+) -> None:
     # The SDK's parser takes such a request for a notification and never answers it: the client would hang.
     initialize(host)
     reply = request(host, bad_id, "tools/list")
@@ -137,13 +144,13 @@ def test_a_request_whose_id_no_request_may_carry_gets_32600_with_id_null(host, b
     assert_still_serving(host, 2)
 
 
-def test_a_notification_without_an_id_is_still_not_answered(host) -> None:
+def test_a_notification_without_an_id_is_still_not_answered(host: subprocess.Popen[bytes]) -> None:
     initialize(host)
     send(host, b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}\n')
     assert_still_serving(host, 2)  # the next line on stdout answers this request, not the notification
 
 
-def test_valid_json_past_the_fast_parsers_limits_is_still_answered_with_its_id(host) -> None:
+def test_valid_json_past_the_fast_parsers_limits_is_still_answered_with_its_id(host: subprocess.Popen[bytes]) -> None:
     initialize(host)
     # pydantic stops at ~200 levels and ~4,300-digit integers; the frame is read again and the tool answers.
     deep = {"manifestJson": "{}", "budgetBytes": 4096, "deep": json.loads("[" * 500 + "]" * 500)}
@@ -176,7 +183,7 @@ def _bytes_read(pid: int) -> int:
 
 @pytest.mark.timeout(300)
 def test_the_host_exits_soon_after_stdin_closes_while_a_handler_is_busy(
-    tmp_path: Path, record_property, request: pytest.FixtureRequest
+    tmp_path: Path, record_property: Callable[[str, object], None], request: pytest.FixtureRequest
 ) -> None:
     # A handler thread cannot be interrupted, and Python joins every worker thread before it exits: the host used
     # to stay alive until the handler finished (for ever, for one blocked on a FIFO). Here the handler is hashing

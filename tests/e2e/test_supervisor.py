@@ -8,8 +8,11 @@ whose answers the test chooses — where the promise is about the supervisor (ba
 import json
 import os
 import signal
+import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -17,7 +20,7 @@ import pytest
 from bee_contracts import version_info
 from bee_supervisor.installed import ENV_INSTALLED_FILE
 from tests.harness.postgres import free_port
-from tests.harness.supervisor import BEE, alive, fake, wait_until
+from tests.harness.supervisor import BEE, SupervisorProcess, alive, fake, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -31,7 +34,7 @@ stop_timeout = 5
 """
 
 
-def tracker_service(home, port, name="tracker", replicas=1, extra=""):
+def tracker_service(home: Path, port: int, name: str = "tracker", replicas: int = 1, extra: str = "") -> str:
     return f"""
 [services.{name}]
 host = "tracker"
@@ -41,19 +44,21 @@ replicas = {replicas}
 """
 
 
-def write_version(path, **changes):
+def write_version(path: Path, **changes: Any) -> Path:
     path.write_text(json.dumps({**version_info(), **changes}))
     return path
 
 
-def health(port):
+def health(port: int) -> httpx.Response:
     return httpx.get(f"http://127.0.0.1:{port}/health", timeout=30, trust_env=False)
 
 
 # -- restarts and crash loops ---------------------------------------------------------------------------------
 
 
-def test_a_tracker_killed_with_sigkill_is_serving_again(supervisor_factory, tmp_path):
+def test_a_tracker_killed_with_sigkill_is_serving_again(
+    supervisor_factory: Callable[..., SupervisorProcess], tmp_path: Path
+) -> None:
     port = free_port()
     supervisor = supervisor_factory(tracker_service(tmp_path / "home", port))
     first = supervisor.wait_state("tracker", "running")
@@ -74,7 +79,9 @@ def test_a_tracker_killed_with_sigkill_is_serving_again(supervisor_factory, tmp_
     assert "ended by SIGKILL" in supervisor.log("supervisor.log")
 
 
-def test_a_host_that_exits_at_once_goes_to_backoff_then_fatal(supervisor_factory):
+def test_a_host_that_exits_at_once_goes_to_backoff_then_fatal(
+    supervisor_factory: Callable[..., SupervisorProcess],
+) -> None:
     supervisor = supervisor_factory(
         f"[services.crasher]\ncommand = {fake('exit', '3')}\n"
         + FAST_RESTART.format(name="crasher", start_seconds=1, retries=2)
@@ -86,10 +93,13 @@ def test_a_host_that_exits_at_once_goes_to_backoff_then_fatal(supervisor_factory
     log = supervisor.log("supervisor.log")
     assert log.count("starting -> backoff") == 2 and log.count("-> fatal") == 1
     assert supervisor.log("crasher-0.log").count("exits with 3") == 3
+    assert supervisor.process is not None
     assert supervisor.process.poll() is None  # a fatal service does not take the supervisor down
 
 
-def test_a_process_that_runs_its_start_period_is_restarted_without_counting_a_failure(supervisor_factory):
+def test_a_process_that_runs_its_start_period_is_restarted_without_counting_a_failure(
+    supervisor_factory: Callable[..., SupervisorProcess],
+) -> None:
     supervisor = supervisor_factory(
         f"[services.sleeper]\ncommand = {fake('sleep')}\n"
         + FAST_RESTART.format(name="sleeper", start_seconds=0.2, retries=0)
@@ -108,7 +118,9 @@ def test_a_process_that_runs_its_start_period_is_restarted_without_counting_a_fa
 # -- the contract ---------------------------------------------------------------------------------------------
 
 
-def contract_service(name, command, version_command, port=None, check="http"):
+def contract_service(
+    name: str, command: str, version_command: str, port: int | None = None, check: str = "http"
+) -> str:
     listen = f'listen = "127.0.0.1:{port}"\n' if port else ""
     return (
         f"[services.{name}]\ncommand = {command}\nversion_command = {version_command}\ncontract = true\n{listen}"
@@ -116,7 +128,9 @@ def contract_service(name, command, version_command, port=None, check="http"):
     )
 
 
-def test_a_version_mismatch_in_the_version_answer_is_refused(supervisor_factory, tmp_path):
+def test_a_version_mismatch_in_the_version_answer_is_refused(
+    supervisor_factory: Callable[..., SupervisorProcess], tmp_path: Path
+) -> None:
     other = write_version(tmp_path / "other.json", contractDigest="sha256:" + "0" * 64)
     config = contract_service(
         "host", fake("http", "--fd", "{listen_fd}", "--fd", "{check_fd}"), fake("--version", "--json"), free_port()
@@ -130,7 +144,9 @@ def test_a_version_mismatch_in_the_version_answer_is_refused(supervisor_factory,
     assert refused["restarts"] == 0
 
 
-def test_a_version_mismatch_in_the_health_answer_is_refused(supervisor_factory, tmp_path):
+def test_a_version_mismatch_in_the_health_answer_is_refused(
+    supervisor_factory: Callable[..., SupervisorProcess], tmp_path: Path
+) -> None:
     other = write_version(tmp_path / "other.json", version="9.9.9")
     config = contract_service(
         "host", fake("http", "--fd", "{listen_fd}", "--fd", "{check_fd}"), fake("--version", "--json"), free_port()
@@ -140,7 +156,9 @@ def test_a_version_mismatch_in_the_health_answer_is_refused(supervisor_factory, 
     assert f"GET /health reports version 9.9.9 (installed: {version_info()['version']})" in refused["reason"]
 
 
-def test_a_version_mismatch_in_the_mcp_handshake_is_refused(supervisor_factory, tmp_path):
+def test_a_version_mismatch_in_the_mcp_handshake_is_refused(
+    supervisor_factory: Callable[..., SupervisorProcess], tmp_path: Path
+) -> None:
     other = write_version(tmp_path / "other.json", contractVersion="99")
     config = contract_service("host", fake("stdio"), fake("--version", "--json"), check="mcp")
     supervisor = supervisor_factory(config, env={"FAKE_HEALTH_VERSION_FILE": str(other)})
@@ -148,7 +166,9 @@ def test_a_version_mismatch_in_the_mcp_handshake_is_refused(supervisor_factory, 
     assert "the MCP handshake reports contractVersion 99 (installed: 1)" in refused["reason"]
 
 
-def test_a_real_core_host_passes_the_mcp_handshake_check(supervisor_factory, checkout):
+def test_a_real_core_host_passes_the_mcp_handshake_check(
+    supervisor_factory: Callable[..., SupervisorProcess], checkout: Path
+) -> None:
     supervisor = supervisor_factory(
         f'[services.core]\nhost = "core"\ncommand = ["bee", "mcp", "serve", "--checkout", "{checkout}"]\n'
     )
@@ -166,7 +186,9 @@ def test_a_real_core_host_passes_the_mcp_handshake_check(supervisor_factory, che
 # -- upgrades ---------------------------------------------------------------------------------------------------
 
 
-def test_an_upgrade_is_noticed_and_the_host_restarted(supervisor_factory, tmp_path):
+def test_an_upgrade_is_noticed_and_the_host_restarted(
+    supervisor_factory: Callable[..., SupervisorProcess], tmp_path: Path
+) -> None:
     installed = write_version(tmp_path / "installed.json")
     config = contract_service(
         "host", fake("http", "--fd", "{listen_fd}", "--fd", "{check_fd}"), fake("--version", "--json"), free_port()
@@ -192,8 +214,8 @@ def test_an_upgrade_is_noticed_and_the_host_restarted(supervisor_factory, tmp_pa
 
 
 def test_an_upgrade_the_running_host_does_not_match_is_refused_and_the_old_one_keeps_serving(
-    supervisor_factory, tmp_path
-):
+    supervisor_factory: Callable[..., SupervisorProcess], tmp_path: Path
+) -> None:
     installed = write_version(tmp_path / "installed.json")
     host_version = write_version(tmp_path / "host.json")
     port = free_port()
@@ -216,7 +238,9 @@ def test_an_upgrade_the_running_host_does_not_match_is_refused_and_the_old_one_k
 # -- stopping and orphans ---------------------------------------------------------------------------------------
 
 
-def test_sigterm_stops_every_child_and_exits_zero(supervisor_factory, tmp_path):
+def test_sigterm_stops_every_child_and_exits_zero(
+    supervisor_factory: Callable[..., SupervisorProcess], tmp_path: Path
+) -> None:
     port = free_port()
     config = tracker_service(tmp_path / "home", port, replicas=2) + f"\n[services.sleeper]\ncommand = {fake('sleep')}\n"
     supervisor = supervisor_factory(config)
@@ -231,7 +255,9 @@ def test_sigterm_stops_every_child_and_exits_zero(supervisor_factory, tmp_path):
         health(port)
 
 
-def test_sigkill_of_the_supervisor_leaves_no_children(supervisor_factory, tmp_path):
+def test_sigkill_of_the_supervisor_leaves_no_children(
+    supervisor_factory: Callable[..., SupervisorProcess], tmp_path: Path
+) -> None:
     config = tracker_service(tmp_path / "home", free_port()) + f"\n[services.sleeper]\ncommand = {fake('sleep')}\n"
     supervisor = supervisor_factory(config)
     supervisor.wait_for(lambda s: len(s.pids()) == 2 and all(r["state"] == "running" for r in s.replicas()))
@@ -241,7 +267,9 @@ def test_sigkill_of_the_supervisor_leaves_no_children(supervisor_factory, tmp_pa
     wait_until(lambda: not [pid for pid in pids if alive(pid)], timeout=30, what="the children to die")
 
 
-def test_a_child_that_ignores_sigterm_is_killed_after_the_stop_timeout(supervisor_factory, tmp_path):
+def test_a_child_that_ignores_sigterm_is_killed_after_the_stop_timeout(
+    supervisor_factory: Callable[..., SupervisorProcess], tmp_path: Path
+) -> None:
     stubborn = tmp_path / "stubborn.py"
     stubborn.write_text(
         "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('up', flush=True)\n"
@@ -259,19 +287,22 @@ def test_a_child_that_ignores_sigterm_is_killed_after_the_stop_timeout(superviso
     assert supervisor.replica("stubborn")["reason"] == "ended by SIGKILL"
 
 
-def bee(*args):
+def bee(*args: str) -> subprocess.CompletedProcess[str]:
     import subprocess
 
     return subprocess.run([str(BEE), *args], capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_status_and_stop_commands_speak_to_the_running_supervisor(supervisor_factory):
+def test_status_and_stop_commands_speak_to_the_running_supervisor(
+    supervisor_factory: Callable[..., SupervisorProcess],
+) -> None:
     supervisor = supervisor_factory(f"[services.sleeper]\ncommand = {fake('sleep')}\n")
     supervisor.wait_state("sleeper", "running")
     state = str(supervisor.state)
     shown = bee("supervise", "status", "--state", state, "--json")
     assert shown.returncode == 0, shown.stderr
     document = json.loads(shown.stdout)
+    assert supervisor.process is not None
     assert document["running"] is True and document["pid"] == supervisor.process.pid
     [replica] = document["replicas"]
     assert replica["state"] == "running" and replica["uptime"] >= 0 and replica["restarts"] == 0
@@ -287,7 +318,7 @@ def test_status_and_stop_commands_speak_to_the_running_supervisor(supervisor_fac
 # -- logs ---------------------------------------------------------------------------------------------------------
 
 
-def test_each_service_logs_to_its_own_rotated_file(supervisor_factory):
+def test_each_service_logs_to_its_own_rotated_file(supervisor_factory: Callable[..., SupervisorProcess]) -> None:
     supervisor = supervisor_factory(
         "[supervisor]\nlog_max_bytes = 4096\nlog_backups = 2\n"
         f"[services.chatty]\ncommand = {fake('chatter', '40000')}\n"
@@ -302,7 +333,7 @@ def test_each_service_logs_to_its_own_rotated_file(supervisor_factory):
     assert "line 0" not in (logs / "quiet-0.log").read_text()
 
 
-def test_the_tracker_refuses_an_fd_that_is_not_an_inherited_socket(tmp_path):
+def test_the_tracker_refuses_an_fd_that_is_not_an_inherited_socket(tmp_path: Path) -> None:
     completed = bee("tracker", "serve", "--home", str(tmp_path / "home"), "--fd", "250")
     assert completed.returncode == 2
     assert "--fd 250 is not an open socket this process inherited" in completed.stderr
@@ -311,7 +342,7 @@ def test_the_tracker_refuses_an_fd_that_is_not_an_inherited_socket(tmp_path):
 # -- bee up -------------------------------------------------------------------------------------------------------
 
 
-def test_bee_up_initialises_the_checkout_and_supervises_the_tracker_until_ctrl_c(tmp_path):
+def test_bee_up_initialises_the_checkout_and_supervises_the_tracker_until_ctrl_c(tmp_path: Path) -> None:
     import subprocess
 
     checkout = tmp_path / "repo"
@@ -387,7 +418,7 @@ def printed_commands(text: str) -> dict[str, str]:
     return found
 
 
-def pasted(cwd, command: str):
+def pasted(cwd: Path, command: str) -> subprocess.CompletedProcess[str]:
     """``command`` run as a user pasting it into a new shell: bash, in ``cwd``, with a PATH that has no Bee."""
     import subprocess
 
@@ -401,7 +432,7 @@ def pasted(cwd, command: str):
     return completed
 
 
-def test_bee_up_reports_a_port_in_use_and_starts_nothing(tmp_path):
+def test_bee_up_reports_a_port_in_use_and_starts_nothing(tmp_path: Path) -> None:
     import socket
 
     with socket.socket() as holder:
@@ -414,7 +445,9 @@ def test_bee_up_reports_a_port_in_use_and_starts_nothing(tmp_path):
     assert not (tmp_path / ".bee" / "supervisor" / "status.json").exists()
 
 
-def test_restart_command_restarts_every_service_one_at_a_time(supervisor_factory):
+def test_restart_command_restarts_every_service_one_at_a_time(
+    supervisor_factory: Callable[..., SupervisorProcess],
+) -> None:
     supervisor = supervisor_factory(
         f"[services.a]\ncommand = {fake('sleep')}\n[services.a.restart]\nstart_seconds = 0.1\n"
         f"[services.b]\ncommand = {fake('sleep')}\n[services.b.restart]\nstart_seconds = 0.1\n"
@@ -426,6 +459,7 @@ def test_restart_command_restarts_every_service_one_at_a_time(supervisor_factory
         )
     }
     asked = bee("supervise", "restart", "--state", str(supervisor.state))
+    assert supervisor.process is not None
     assert asked.returncode == 0 and f"pid {supervisor.process.pid}" in asked.stdout
     after = supervisor.wait_for(
         lambda s: (
@@ -440,12 +474,14 @@ def test_restart_command_restarts_every_service_one_at_a_time(supervisor_factory
     assert log.index("b/0: running -> stopping") > a_runs_again  # one at a time: b stops only once a runs again
 
 
-def test_restart_without_a_running_supervisor_says_so(tmp_path):
+def test_restart_without_a_running_supervisor_says_so(tmp_path: Path) -> None:
     completed = bee("supervise", "restart", "--state", str(tmp_path))
     assert completed.returncode == 1 and "no supervisor is running on" in completed.stderr
 
 
-def test_secrets_expanded_into_commands_are_never_logged(supervisor_factory, tmp_path):
+def test_secrets_expanded_into_commands_are_never_logged(
+    supervisor_factory: Callable[..., SupervisorProcess], tmp_path: Path
+) -> None:
     secret = "s3cret-postgresql-password-0123456789"
     config = (
         f"[services.job]\ncommand = {fake('sleep', '--store', 'postgresql://bee:${DB_PASSWORD}@db/bee')}\n"

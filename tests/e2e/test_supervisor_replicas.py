@@ -12,11 +12,12 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import httpx
 import pytest
+from anyio.abc import TaskStatus
 
 from bee_contracts import version_info
 from bee_supervisor.installed import ENV_INSTALLED_FILE
@@ -37,7 +38,7 @@ BEE = str(Path(sys.executable).parent / "bee")
 NO_KEEPALIVE = httpx.Limits(max_keepalive_connections=0)
 
 
-def replicas_config(home, store, port, replicas=2):
+def replicas_config(home: Path, store: str, port: int, replicas: int = 2) -> str:
     return f"""
 [services.tracker]
 host = "tracker"
@@ -51,7 +52,7 @@ stop_timeout = 20
 """
 
 
-def prepare_store(tmp_path: Path, store, issues):
+def prepare_store(tmp_path: Path, store: str, issues: int) -> Path:
     home = tmp_path / "home"
     source = tmp_path / "issues.jsonl"
     source.write_text(
@@ -73,7 +74,7 @@ def prepare_store(tmp_path: Path, store, issues):
     return home
 
 
-def tokens(home, count):
+def tokens(home: Path, count: int) -> list[str]:
     from bee_tracker.auth import mint
     from bee_tracker.home import read_key
 
@@ -81,18 +82,18 @@ def tokens(home, count):
     return [mint(secret, f"agent-{n}@example.com") for n in range(count)]
 
 
-async def hold_client(url, token, *, task_status=anyio.TASK_STATUS_IGNORED) -> None:
+async def hold_client(url: str, token: str, *, task_status: TaskStatus[Any] = anyio.TASK_STATUS_IGNORED) -> None:
     async with tracker_client(url, token, "2026-07-28", limits=NO_KEEPALIVE) as client:
         task_status.started(client)
         await anyio.sleep_forever()
 
 
-def both_running(supervisor):
+def both_running(supervisor: SupervisorProcess) -> list[dict[str, Any]] | Literal[False]:
     replicas = supervisor.replicas()
     return len(replicas) == 2 and all(r["state"] == "running" for r in replicas) and replicas
 
 
-def served_posts(supervisor, index):
+def served_posts(supervisor: SupervisorProcess, index: int) -> int:
     return supervisor.log(f"tracker-{index}.log").count('"POST /mcp HTTP/1.1" 200')
 
 
@@ -113,7 +114,12 @@ async def test_32_claimers_over_two_replicas_have_exactly_one_winner_per_trial(
             issue_id = f"s-{trial:05d}"
             outcomes: dict[int, str | dict[str, Any] | None] = {}
 
-            async def claim(n, client, issue_id=issue_id, outcomes=outcomes) -> None:
+            async def claim(
+                n: int,
+                client: Any,
+                issue_id: str = issue_id,
+                outcomes: dict[int, str | dict[str, Any] | None] = outcomes,
+            ) -> None:
                 result = await client.call_tool("claim", {"id": issue_id})
                 outcomes[n] = error_of(result)["code"] if result.is_error else result.structured_content
 
@@ -163,8 +169,8 @@ async def test_an_upgrade_and_sighup_roll_the_replicas_while_the_address_keeps_s
                     failed.append(f"{exc.__class__.__name__}: {exc}")
                 await anyio.sleep(0.02)
 
-    def rolled(before):
-        def check(s):
+    def rolled(before: list[dict[str, Any]]) -> Callable[[SupervisorProcess], Any]:
+        def check(s: SupervisorProcess) -> Any:
             now = both_running(s)
             return now and not {r["pid"] for r in now} & {r["pid"] for r in before} and now
 

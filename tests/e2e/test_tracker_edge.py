@@ -7,12 +7,14 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.harness.raw_http import RawConnection, request
+from tests.harness.tracker import TrackerProcess
 
 pytestmark = pytest.mark.e2e
 
@@ -21,7 +23,7 @@ LIST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
 MIB = 1 << 20
 
 
-def authorized(server) -> dict[str, str]:
+def authorized(server: TrackerProcess) -> dict[str, str]:
     return {**ACCEPT, "Authorization": f"Bearer {server.token('edge@example.com')}"}
 
 
@@ -32,7 +34,7 @@ def memory_kib(pid: int) -> dict[str, int]:
     return {key: int(match.group(1)) for key, match in found.items() if match is not None}
 
 
-def assert_serves(server) -> None:
+def assert_serves(server: TrackerProcess) -> None:
     response = httpx.post(server.url, content=LIST, headers=authorized(server), timeout=30)
     assert response.status_code == 200 and response.json()["result"]["tools"]
 
@@ -40,7 +42,9 @@ def assert_serves(server) -> None:
 # -- header caps ------------------------------------------------------------------------------------------------
 
 
-def test_a_header_line_over_8_kib_is_answered_431_before_the_line_ends(tracker_factory):
+def test_a_header_line_over_8_kib_is_answered_431_before_the_line_ends(
+    tracker_factory: Callable[..., TrackerProcess],
+) -> None:
     server = tracker_factory()
     with RawConnection(server.port) as connection:
         # The line never ends and the request never completes: only an answer given at the limit can arrive.
@@ -55,7 +59,7 @@ def test_a_header_line_over_8_kib_is_answered_431_before_the_line_ends(tracker_f
     assert_serves(server)
 
 
-def test_headers_over_32_kib_in_all_are_answered_431(tracker_factory):
+def test_headers_over_32_kib_in_all_are_answered_431(tracker_factory: Callable[..., TrackerProcess]) -> None:
     server = tracker_factory()
     with RawConnection(server.port) as connection:
         connection.send(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n".encode())
@@ -66,7 +70,7 @@ def test_headers_over_32_kib_in_all_are_answered_431(tracker_factory):
         assert "32768 bytes" in answer.json()["error_description"]
 
 
-def test_a_request_line_over_8_kib_is_answered_414(tracker_factory):
+def test_a_request_line_over_8_kib_is_answered_414(tracker_factory: Callable[..., TrackerProcess]) -> None:
     server = tracker_factory()
     with RawConnection(server.port) as connection:
         connection.send(b"POST /mcp?" + b"q" * (9 * 1024))
@@ -74,7 +78,7 @@ def test_a_request_line_over_8_kib_is_answered_414(tracker_factory):
         assert answer is not None and answer.status == 414 and answer.json()["error"] == "uri_too_long"
 
 
-def test_headers_within_the_limits_are_served(tracker_factory):
+def test_headers_within_the_limits_are_served(tracker_factory: Callable[..., TrackerProcess]) -> None:
     server = tracker_factory()
     headers = authorized(server)
     headers["X-Long"] = "l" * 8000  # a line just under 8 KiB
@@ -85,7 +89,7 @@ def test_headers_within_the_limits_are_served(tracker_factory):
         assert answer is not None and answer.status == 200 and answer.json()["result"]["tools"]
 
 
-def test_header_limits_are_options_of_serve(tracker_factory):
+def test_header_limits_are_options_of_serve(tracker_factory: Callable[..., TrackerProcess]) -> None:
     server = tracker_factory(None, "--max-header-line-bytes", "1024", "--max-header-bytes", "4096")
     headers = {**authorized(server), "X-Two-KiB": "x" * 2048}
     refused = httpx.post(server.url, content=LIST, headers=headers, timeout=30)
@@ -93,7 +97,7 @@ def test_header_limits_are_options_of_serve(tracker_factory):
     assert_serves(server)
 
 
-def test_an_ordinary_client_reads_the_431_for_a_64_mib_header(tracker_factory):
+def test_an_ordinary_client_reads_the_431_for_a_64_mib_header(tracker_factory: Callable[..., TrackerProcess]) -> None:
     server = tracker_factory()
     # httpx writes the whole request before it reads: the server drains what follows its answer instead of
     # resetting the connection, so the client sees the 431 rather than a broken pipe.
@@ -101,9 +105,13 @@ def test_an_ordinary_client_reads_the_431_for_a_64_mib_header(tracker_factory):
     assert response.status_code == 431
 
 
-def test_six_parallel_64_mib_headers_leave_memory_small_and_the_server_serving(tracker_factory):
+def test_six_parallel_64_mib_headers_leave_memory_small_and_the_server_serving(
+    tracker_factory: Callable[..., TrackerProcess],
+) -> None:
     server = tracker_factory()
+    assert server.process is not None
     pid = server.process.pid
+
     before = memory_kib(pid)
     answers: list[int | None] = []
 
@@ -130,7 +138,9 @@ def test_six_parallel_64_mib_headers_leave_memory_small_and_the_server_serving(t
     assert_serves(server)
 
 
-def test_pipelined_requests_are_answered_in_order_even_when_the_second_is_refused(tracker_factory):
+def test_pipelined_requests_are_answered_in_order_even_when_the_second_is_refused(
+    tracker_factory: Callable[..., TrackerProcess],
+) -> None:
     server = tracker_factory()
     headers = authorized(server)
     first = request("/mcp", port=server.port, headers=headers, body=LIST)
@@ -146,7 +156,9 @@ def test_pipelined_requests_are_answered_in_order_even_when_the_second_is_refuse
 # -- admission at the edge --------------------------------------------------------------------------------------
 
 
-def test_over_the_limit_the_answer_is_503_with_retry_after_before_any_body_is_read(tracker_factory):
+def test_over_the_limit_the_answer_is_503_with_retry_after_before_any_body_is_read(
+    tracker_factory: Callable[..., TrackerProcess],
+) -> None:
     server = tracker_factory(None, "--max-in-flight", "1")
     headers = authorized(server)
     call = json.dumps(
@@ -177,7 +189,9 @@ def test_over_the_limit_the_answer_is_503_with_retry_after_before_any_body_is_re
             assert served.status_code == 200 and served.json()["result"]["isError"] is False
 
 
-def test_a_request_that_does_not_arrive_in_time_is_answered_408_and_frees_its_slot(tracker_factory):
+def test_a_request_that_does_not_arrive_in_time_is_answered_408_and_frees_its_slot(
+    tracker_factory: Callable[..., TrackerProcess],
+) -> None:
     server = tracker_factory(None, "--max-in-flight", "1", "--request-timeout", "1")
     headers = authorized(server)
     with RawConnection(server.port) as slow_body:
@@ -191,7 +205,7 @@ def test_a_request_that_does_not_arrive_in_time_is_answered_408_and_frees_its_sl
     assert_serves(server)
 
 
-def test_inconsistent_header_limits_are_a_usage_error(tmp_path):
+def test_inconsistent_header_limits_are_a_usage_error(tmp_path: Path) -> None:
     bee = str(Path(sys.executable).parent / "bee")
     argv = [bee, "tracker", "serve", "--home", str(tmp_path), "--max-header-line-bytes", "8192"]
     completed = subprocess.run(

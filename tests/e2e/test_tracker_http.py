@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 ALICE, BOB = "alice@example.com", "bob@example.com"
 
 
-async def call(client, tool: str, **arguments: Any) -> dict[str, Any]:
+async def call(client: Any, tool: str, **arguments: Any) -> dict[str, Any]:
     result = await client.call_tool(tool, arguments)
     if result.is_error:
         return {"error": error_of(result)}
@@ -33,7 +33,7 @@ async def call(client, tool: str, **arguments: Any) -> dict[str, Any]:
     return data
 
 
-async def custom(client, method: str, params: dict[str, Any]) -> dict[str, Any]:
+async def custom(client: Any, method: str, params: dict[str, Any]) -> dict[str, Any]:
     import mcp_types
 
     request = mcp_types.Request[dict[str, Any], str](method=method, params=params)

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.e2e
 LIST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
 
 
-def authorized(server) -> dict[str, str]:
+def authorized(server: TrackerProcess) -> dict[str, str]:
     return {
         "Accept": "application/json, text/event-stream",
         "Content-Type": "application/json",

@@ -41,11 +41,11 @@ def raw_header(header: bytes) -> str:
     return f"{b64(header)}.{b64(b'{}')}.c2ln"
 
 
-def secret_of(server) -> bytes:
+def secret_of(server: TrackerProcess) -> bytes:
     return bytes.fromhex((server.home / "signing-key").read_text().strip())
 
 
-def post(server, token: str) -> httpx.Response:
+def post(server: TrackerProcess, token: str) -> httpx.Response:
     return httpx.post(server.url, json=LIST, headers={**ACCEPT, "Authorization": f"Bearer {token}"}, timeout=30)
 
 
@@ -186,7 +186,7 @@ ODD_ACTORS: list[tuple[object, str]] = [
 ]
 
 
-def board_sign_in(server, token: str) -> httpx.Response:
+def board_sign_in(server: TrackerProcess, token: str) -> httpx.Response:
     """The board's sign-in form, filled in and posted as a browser would, over real HTTP."""
     base = f"http://127.0.0.1:{server.port}"
     with httpx.Client(base_url=base, timeout=30) as browser:
@@ -196,7 +196,7 @@ def board_sign_in(server, token: str) -> httpx.Response:
         return browser.post("/board/signin", data=form, headers={"origin": base})
 
 
-def create(server, token: str, title: str) -> httpx.Response:
+def create(server: TrackerProcess, token: str, title: str) -> httpx.Response:
     call = {
         "jsonrpc": "2.0",
         "id": 2,

@@ -32,8 +32,9 @@ TRIALS = 25
 
 
 @pytest.fixture(params=[param for param in BACKENDS if param.id == "postgres"])
-def pg_url(request: pytest.FixtureRequest):
-    return request.getfixturevalue("postgres_server").create_database()
+def pg_url(request: pytest.FixtureRequest) -> str:
+    url: str = request.getfixturevalue("postgres_server").create_database()
+    return url
 
 
 def alive(pid: int) -> bool:
@@ -78,7 +79,8 @@ def test_several_workers_on_sqlite_are_refused_with_the_reason(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("option", ["--max-in-flight", "--max-connections"])
-def test_a_limit_too_small_to_share_among_the_workers_is_refused(tmp_path: Path, option) -> None:
+def test_a_limit_too_small_to_share_among_the_workers_is_refused(tmp_path: Path, option: str) -> None:
+
     store = "postgresql://nobody@127.0.0.1:1/never-connected"
     completed = run_bee("tracker", "serve", "--store", store, "--workers", "4", option, "3")
     assert completed.returncode == 2
@@ -86,7 +88,7 @@ def test_a_limit_too_small_to_share_among_the_workers_is_refused(tmp_path: Path,
 
 
 async def test_every_worker_answers_and_a_claim_still_has_one_winner(
-    pg_url, tracker_factory: Callable[..., TrackerProcess], tmp_path: Path
+    pg_url: str, tracker_factory: Callable[..., TrackerProcess], tmp_path: Path
 ) -> None:
     source = tmp_path / "issues.jsonl"
     source.write_text(
@@ -130,7 +132,7 @@ async def test_every_worker_answers_and_a_claim_still_has_one_winner(
 
 
 def test_a_dead_worker_is_replaced_and_sigterm_stops_them_all(
-    pg_url, tracker_factory: Callable[..., TrackerProcess]
+    pg_url: str, tracker_factory: Callable[..., TrackerProcess]
 ) -> None:
     server = tracker_factory(pg_url, "--workers", "2")
     first = worker_pids(server.port, want=2)
@@ -148,7 +150,7 @@ def test_a_dead_worker_is_replaced_and_sigterm_stops_them_all(
 
 
 def test_workers_die_with_their_parent_even_after_sigkill(
-    pg_url, tracker_factory: Callable[..., TrackerProcess]
+    pg_url: str, tracker_factory: Callable[..., TrackerProcess]
 ) -> None:
     server = tracker_factory(pg_url, "--workers", "2")
     workers = worker_pids(server.port, want=2)

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,7 @@ class Editor:
 
 
 @pytest.fixture
-def editors():
+def editors() -> Iterator[Callable[..., Editor]]:
     started: list[Editor] = []
 
     def start(*args: Any, **kwargs: Any) -> Editor:
@@ -160,7 +161,7 @@ async def test_a_host_killed_mid_session_is_replaced_and_the_client_goes_on_call
 @pytest.mark.parametrize("era", ERAS)
 @pytest.mark.parametrize("view", ["core", "discovery"])
 def test_a_read_in_flight_is_replayed_and_a_write_in_flight_gets_one_retryable_error(
-    checkout: Path, era: str, view, warm_runtime: Path, editors
+    checkout: Path, era: str, view: str, warm_runtime: Path, editors: Callable[..., Editor]
 ) -> None:
     extra = ("--discovery",) if view == "discovery" else ()
     editor = editors(checkout, warm_runtime, *extra)
@@ -196,7 +197,7 @@ def test_a_read_in_flight_is_replayed_and_a_write_in_flight_gets_one_retryable_e
 
 
 def test_an_upgrade_mid_session_restarts_the_host_and_the_session_goes_on(
-    checkout: Path, tmp_path: Path, editors
+    checkout: Path, tmp_path: Path, editors: Callable[..., Editor]
 ) -> None:
     # Its own runtime directory, so that its warm supervisor is started with the installation seam.
     runtime = Path(os.path.realpath(tempfile.mkdtemp(prefix="bw", dir="/tmp")))
@@ -245,7 +246,7 @@ def test_an_upgrade_mid_session_restarts_the_host_and_the_session_goes_on(
 
 @pytest.mark.anyio
 async def test_several_sessions_share_one_host_each_with_its_own_era_and_requests(
-    checkout: Path, warm_runtime: Path, editors
+    checkout: Path, warm_runtime: Path, editors: Callable[..., Editor]
 ) -> None:
     legacy = editors(checkout, warm_runtime)
     modern = editors(checkout, warm_runtime)
@@ -283,7 +284,7 @@ async def test_several_sessions_share_one_host_each_with_its_own_era_and_request
 
 
 def test_a_slow_tool_in_one_session_does_not_stall_another_and_a_cancel_stays_in_its_session(
-    tmp_path: Path, warm_runtime: Path, editors
+    tmp_path: Path, warm_runtime: Path, editors: Callable[..., Editor]
 ) -> None:
     checkout = tmp_path / "big"
     checkout.mkdir()
@@ -302,6 +303,7 @@ def test_a_slow_tool_in_one_session_does_not_stall_another_and_a_cancel_stays_in
     quick = {"name": "bee_context_packet", "arguments": packet("small.txt")}
     for n in range(3):  # answered while the slow call holds its worker
         assert other.request(n, "tools/call", quick)["result"]["structuredContent"]["status"] == "complete"
+    assert busy.process.stdout is not None
     assert not select.select([busy.process.stdout], [], [], 0)[0], "the slow call answered already"
     busy.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}})
     assert other.request("after", "tools/call", quick)["result"]["isError"] is False
@@ -336,18 +338,18 @@ def identity_for(checkout: Path, runtime: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def lonely_runtime(tmp_path: Path):
+def lonely_runtime(tmp_path: Path) -> Iterator[Path]:
     """A runtime directory where no real warm supervisor ever runs: the test's stand-ins answer instead."""
     runtime = Path(os.path.realpath(tempfile.mkdtemp(prefix="bw", dir="/tmp")))
     yield runtime
     shutil.rmtree(runtime, ignore_errors=True)
 
 
-def ready(path: str, info: dict[str, str] | None = None):
+def ready(path: str, info: dict[str, str] | None = None) -> Callable[[Any], dict[str, Any]]:
     return lambda request: {"bee": "ready", "socket": path, "versionInfo": info or version_info()}
 
 
-def test_a_host_whose_listener_is_another_users_is_never_used(checkout: Path, lonely_runtime) -> None:
+def test_a_host_whose_listener_is_another_users_is_never_used(checkout: Path, lonely_runtime: Path) -> None:
     if os.getuid() != 0:
         pytest.skip("needs root to run a process as another user")
     folder = warm.folder_of(lonely_runtime)
@@ -365,7 +367,7 @@ def test_a_host_whose_listener_is_another_users_is_never_used(checkout: Path, lo
     assert "is uid 65534, not this user" in reason and "refused" in reason
 
 
-def test_a_host_of_another_version_or_identity_is_never_used(checkout: Path, lonely_runtime) -> None:
+def test_a_host_of_another_version_or_identity_is_never_used(checkout: Path, lonely_runtime: Path) -> None:
     folder = warm.folder_of(lonely_runtime)
     identity = identity_for(checkout, lonely_runtime)
     path = warm.socket_of(folder, identity)
@@ -404,7 +406,7 @@ def test_a_host_of_another_version_or_identity_is_never_used(checkout: Path, lon
 
 
 def test_a_front_end_too_old_for_the_installed_bee_says_so_once_and_answers_every_request(
-    checkout: Path, lonely_runtime, editors
+    checkout: Path, lonely_runtime: Path, editors: Callable[..., Editor]
 ) -> None:
     folder = warm.folder_of(lonely_runtime)
     identity = identity_for(checkout, lonely_runtime)
@@ -436,7 +438,9 @@ def test_a_front_end_too_old_for_the_installed_bee_says_so_once_and_answers_ever
         assert error["code"] == "unavailable" and error["retryable"] is False
         assert "restart this MCP server" in error["error"]
         editor.close()
+        assert editor.process.stderr is not None
         said = editor.process.stderr.read().decode()
+
         assert said.count("no longer speaks this front end's protocol") == 1, said
     finally:
         host.close()
@@ -559,7 +563,9 @@ def test_sigkill_of_the_editor_leaves_nothing_of_bee_but_the_warm_supervisor_and
     assert supervisor in left and all(kept(pid) for pid in left), left
 
 
-def test_a_host_with_no_session_leaves_and_then_so_does_the_warm_supervisor(checkout: Path, editors) -> None:
+def test_a_host_with_no_session_leaves_and_then_so_does_the_warm_supervisor(
+    checkout: Path, editors: Callable[..., Editor]
+) -> None:
     runtime = Path(os.path.realpath(tempfile.mkdtemp(prefix="bw", dir="/tmp")))
     quick = {"BEE_WARM_IDLE_SECONDS": "1", "BEE_WARM_SUPERVISOR_IDLE_SECONDS": "1"}
     editor = editors(checkout, runtime, env=quick)
