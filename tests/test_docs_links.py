@@ -102,7 +102,6 @@ def broken(page: Path, target: str) -> str | None:
 
 @pytest.mark.parametrize("page", PAGES, ids=[page.relative_to(ROOT).as_posix() for page in PAGES])
 def test_every_link_names_a_file_and_heading_in_the_repository(page: Path) -> None:
-
     problems = [
         f"{page.relative_to(ROOT).as_posix()}:{line}: ({target}) {problem}"
         for line, target in links(page)

@@ -61,7 +61,6 @@ def column_total(page: str, key: str) -> int:
 
 @pytest.mark.parametrize("export", EXPORTS, ids=[p.stem for p in EXPORTS])
 def test_the_ready_column_is_the_ready_tools_answer_on_real_beads_exports(tmp_path: Path, export: Path) -> None:
-
     store = open_store(str(tmp_path / "tracker.db"))
     store.import_lines(export.read_bytes().splitlines())
     with client(store, tmp_path) as web:

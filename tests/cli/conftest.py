@@ -31,7 +31,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-
     folder = tmp_path / "repo"
     folder.mkdir()
     return folder

@@ -13,7 +13,6 @@ from bee_core.cli import register as register_core
 
 @pytest.fixture
 def cli() -> click.Group:
-
     return make_cli([register_cli, register_core])
 
 

@@ -353,7 +353,6 @@ _names = st.text(min_size=1, max_size=8).filter(lambda name: not name.startswith
 def test_setting_up_then_removing_gives_back_every_other_byte_of_meaning(
     tool: str, others: dict[str, dict[str, Any]], extra: dict[str, Any], indent: int | str
 ) -> None:
-
     import tempfile
 
     from bee_cli.setup_mcp import EDITORS as FORMATS

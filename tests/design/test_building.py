@@ -118,7 +118,6 @@ def test_a_declaration_names_the_elements_and_their_dependencies() -> None:
     ],
 )
 def test_a_malformed_declaration_is_refused_saying_what_to_fix(declaration: str | dict[str, Any], message: str) -> None:
-
     text = declaration if isinstance(declaration, str) else json.dumps(declaration)
     with pytest.raises(BeeError, match=message) as caught:
         build_manifest(raw({"bee-design.json": text, "a.html": "<p>"}), "t", "now")

@@ -18,7 +18,6 @@ def bee(root: Path) -> Callable[..., str]:
     runner = CliRunner()
 
     def run(*args: str, code: int = 0) -> str:
-
         rooted = [] if args[:2] == ("visual", "diff") else ["--root", str(root)]
         result = runner.invoke(make_cli([register]), [*args, *rooted])
         assert result.exit_code == code, result.output

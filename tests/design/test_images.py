@@ -64,7 +64,6 @@ def refused(data: bytes, text: str) -> BeeError:
 
 @pytest.mark.parametrize("kind", ["eps", "GIF", "JPEG", "BMP", "TIFF", "WEBP"])
 def test_an_image_in_any_format_but_png_is_refused_whatever_pillow_could_read(kind: str) -> None:
-
     refused(other_format(kind), "shot.png is not a PNG image; Bee compares PNG files only")
 
 

@@ -27,7 +27,6 @@ def states(root: Path) -> dict[str, tuple[str, list[str]]]:
 
 
 def map_index(root: Path, *targets: str) -> Mapping:
-
     _, element = Inventory.load(DesignFiles(root), "shop").element("shop:index.html")
     return MapFile(DesignFiles(root)).map("shop:index.html", element.digest, list(targets))
 

@@ -266,7 +266,6 @@ def swapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path
     changes: dict[str, Callable[[Path], object]] = {}
 
     def read_after_change(root: ConfinedRoot, entry: WalkEntry, source: str) -> bytes:
-
         if entry.path in changes:
             changes.pop(entry.path)(folder / entry.path)
         return real(root, entry, source)

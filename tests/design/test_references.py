@@ -188,5 +188,4 @@ def test_well_formed_markup_is_read_as_python_s_html_parser_reads_it(
 @settings(deadline=None)
 @given(st.text())
 def test_any_text_is_scanned_without_an_error(text: str) -> None:
-
     assert isinstance(html_references(text), list) and isinstance(css_references(text), list)

@@ -38,7 +38,6 @@ def spec(root: Path) -> str:
 
 
 def report(root: Path, evidence: str, **args: Any) -> VisualReportResult:
-
     arguments = {"spec": "shop", "evidence": evidence, **args}
     return bee_visual_report(
         DesignContext.open(root), local_call("bee_visual_report", cast(VisualReportArgs, arguments))

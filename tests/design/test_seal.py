@@ -33,7 +33,6 @@ def key_path(root: Path) -> Path:
 
 @pytest.fixture
 def spec(root: Path) -> str:
-
     create_spec(DesignFiles(root), "shop", write_evidence(root / "evidence" / "reference", SHOTS))
     return "shop"
 

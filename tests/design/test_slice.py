@@ -17,7 +17,6 @@ from bee_hostkit.results import result_bytes
 
 
 def slice_of(root: Path, element: str, budget: int = 65536) -> DesignSliceResult:
-
     return bee_design_slice(
         DesignContext.open(root), local_call("bee_design_slice", {"id": element, "budgetBytes": budget})
     )

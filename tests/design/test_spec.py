@@ -17,7 +17,6 @@ from tests.design.helpers import page_image, write_evidence
 
 @pytest.fixture
 def evidence(root: Path) -> Path:
-
     shots = {("home", "desktop"): page_image(120, 80), ("home", "mobile"): page_image(60, 90)}
     return write_evidence(root / "evidence" / "one", shots)
 
@@ -99,7 +98,6 @@ def test_regions_are_masks_or_areas_with_their_own_tolerance_and_must_fit_the_im
 def test_a_malformed_spec_is_refused_naming_the_problem(
     root: Path, evidence: Path, edit: Callable[[dict[str, Any]], object], message: str
 ) -> None:
-
     create_spec(DesignFiles(root), "shop", evidence)
     path = root / layout.spec_dir("shop") / "spec.json"
     body = json.loads(path.read_text())

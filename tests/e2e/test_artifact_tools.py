@@ -132,7 +132,6 @@ async def test_search_and_query_over_the_wire(checkout: Path, artifacts: dict[st
 
 
 def big_query() -> str:
-
     return json.dumps({"where": {"path": "name", "op": "in", "value": ["x" * 100] * 700}})
 
 

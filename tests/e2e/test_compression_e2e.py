@@ -15,7 +15,6 @@ PROSE = (Path(__file__).resolve().parents[1] / "fixtures" / "prose" / "design.md
 
 
 def bee(checkout: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-
     return subprocess.run(
         [str(bee_executable()), *args, "--checkout", str(checkout)], capture_output=True, text=True, check=check
     )

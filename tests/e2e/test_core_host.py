@@ -19,7 +19,6 @@ both_modes = pytest.mark.usefixtures("host_mode")
 
 
 def packet_args(*selections: dict[str, Any], budget: float = 32768) -> dict[str, Any]:
-
     return {"manifestJson": json.dumps({"selections": list(selections)}), "budgetBytes": budget}
 
 

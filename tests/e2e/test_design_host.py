@@ -28,7 +28,6 @@ def root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def shop(root: Path) -> Manifest:
-
     return import_shop(root)
 
 

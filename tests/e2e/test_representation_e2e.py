@@ -50,7 +50,6 @@ async def test_number_spellings_variants_and_cl100k_over_the_wire(checkout: Path
 
 
 def forged(body: str, expanded: int) -> str:
-
     return f"bee-json-v1 {expanded} {checksum(body)}\n{body}"
 
 

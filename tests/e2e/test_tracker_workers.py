@@ -80,7 +80,6 @@ def test_several_workers_on_sqlite_are_refused_with_the_reason(tmp_path: Path) -
 
 @pytest.mark.parametrize("option", ["--max-in-flight", "--max-connections"])
 def test_a_limit_too_small_to_share_among_the_workers_is_refused(tmp_path: Path, option: str) -> None:
-
     store = "postgresql://nobody@127.0.0.1:1/never-connected"
     completed = run_bee("tracker", "serve", "--store", store, "--workers", "4", option, "3")
     assert completed.returncode == 2

@@ -28,7 +28,6 @@ def access_record(target: object) -> logging.LogRecord:
     ],
 )
 def test_a_request_line_shows_its_path_without_query_or_token(target: str, logged: str) -> None:
-
     assert logged_target(target) == logged
     record = access_record(target)
     assert HideQueries().filter(record) is True

@@ -104,7 +104,6 @@ def test_invalid_id_error_answers_a_request_whose_id_is_not_a_string_or_an_integ
     ],
 )
 def test_invalid_id_error_passes_everything_else(message: object) -> None:
-
     assert invalid_id_error(message) is None
 
 

@@ -66,7 +66,6 @@ async def test_over_the_admission_limit_the_answer_is_busy_at_once() -> None:
     release = threading.Event()
 
     def slow(call: Call[Any]) -> dict[str, Any]:
-
         release.wait(10)
         return {"ok": True}
 

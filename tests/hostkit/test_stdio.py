@@ -106,7 +106,6 @@ async def test_a_client_that_stops_reading_does_not_hold_the_transport_at_shutdo
     ],
 )
 def test_decode_frame_answers_what_it_cannot_pass_on(frame: bytes, code: int, answer_id: int | None) -> None:
-
     decoded = decode_frame(frame)
     assert isinstance(decoded, bytes)
     answer = json.loads(decoded)

@@ -92,7 +92,6 @@ def test_nesting_past_the_limit_is_refused_before_the_schema_walks_it() -> None:
 
 def test_parse_json_argument_turns_every_parser_failure_into_invalid_argument() -> None:
     def failure(text: str) -> str:
-
         with pytest.raises(BeeError) as info:
             parse_json_argument("someJson", text, hint="pass an object")
         assert info.value.code is ErrorCode.INVALID_ARGUMENT

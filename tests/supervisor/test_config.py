@@ -216,7 +216,6 @@ def test_parse_address(text: str, address: tuple[str, int]) -> None:
 
 @pytest.mark.parametrize("text", ["8765", ":8765", "host:", "host:0", "host:70000", "host:http"])
 def test_parse_address_refuses(text: str) -> None:
-
     with pytest.raises(ValueError, match="HOST:PORT"):
         parse_address(text)
 

@@ -34,7 +34,6 @@ def test_the_file_knob_stands_for_the_installation_and_any_change_to_it_is_an_up
 
 @pytest.mark.parametrize("content", ["not json", json.dumps({"version": "1"})])
 def test_a_damaged_file_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, content: str) -> None:
-
     path = tmp_path / "installed.json"
     path.write_text(content)
     monkeypatch.setenv(ENV_INSTALLED_FILE, str(path))

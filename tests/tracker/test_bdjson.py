@@ -11,7 +11,6 @@ BEADS = Path(__file__).resolve().parents[1] / "fixtures" / "beads"
 
 
 def fixture_line(name: str, issue_id: str) -> str:
-
     return next(
         line for line in (BEADS / name).read_text(encoding="utf-8").splitlines() if json.loads(line)["id"] == issue_id
     )

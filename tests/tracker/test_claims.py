@@ -12,7 +12,6 @@ from tests.tracker.calls import ALICE, BOB, bee, call, new, refused
 
 
 def claimed_by_alice(store: SqlStore) -> str:
-
     issue_id = new(store, "contested")
     call(store, "claim", ALICE, id=issue_id)
     return issue_id

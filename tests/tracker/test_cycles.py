@@ -43,7 +43,6 @@ def test_a_longer_mixed_cycle_is_refused(store: SqlStore) -> None:
 
 @pytest.mark.parametrize("kind", ["related", "discovered-from", "follows"])
 def test_links_that_do_not_decide_readiness_may_close_a_loop(store: SqlStore, kind: str) -> None:
-
     a, b = new(store, "A"), new(store, "B")
     call(store, "link", id=a, target=b)
     assert call(store, "link", id=b, target=a, type=kind)["changed"] is True

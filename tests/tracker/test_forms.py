@@ -116,7 +116,6 @@ REFUSED = [
 
 @pytest.mark.parametrize(("line", "says"), REFUSED, ids=[says for _, says in REFUSED])
 def test_a_line_that_is_no_issue_is_named_for_what_it_looks_like(store: SqlStore, line: str, says: str) -> None:
-
     good = '{"id":"t-a","title":"fine","status":"open","priority":2,"issue_type":"task"}'
     with pytest.raises(BeeError) as info:
         store.import_lines([good, line])

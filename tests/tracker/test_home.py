@@ -188,7 +188,6 @@ def test_a_key_bee_made_keeps_working_in_a_repository_that_ignores_it(tmp_path: 
 
 @pytest.mark.parametrize("problem", ["group-readable", "symlink", "fifo", "dangling"])
 def test_a_key_that_is_not_a_private_file_is_refused_and_left_alone(tmp_path: Path, problem: str) -> None:
-
     home = tmp_path / "home"
     assert bee("tracker", "init", "--home", str(home), env=CLEAN).returncode == 0
     key = home / KEY_FILE

@@ -46,7 +46,6 @@ def store(store_url: str, clock: Clock) -> Iterator[SqlStore]:
 def join(
     store: SqlStore, actor: str = ALICE, *, space: str = "team", checkout: str = "chk-1", ttl: int = 60
 ) -> dict[str, Any]:
-
     return call(store, "lease_join", actor, space=space, checkout_id=checkout, ttl_seconds=ttl)
 
 

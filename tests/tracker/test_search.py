@@ -63,7 +63,6 @@ def queries_for(beads: Beads, rng: random.Random, count: int) -> list[str]:
 
 @pytest.mark.parametrize("export", EXPORTS, ids=[p.stem for p in EXPORTS])
 def test_every_bd_search_hit_is_a_bee_hit_on_every_real_export(store: SqlStore, export: Path) -> None:
-
     lines = export.read_bytes().splitlines()
     store.import_lines(lines)
     beads = Beads.imported(lines)

@@ -259,7 +259,6 @@ def test_unknown_ids(store: SqlStore) -> None:
     ],
 )
 def test_text_the_store_cannot_hold_is_invalid_not_internal(store: SqlStore, tool: str, args: dict[str, Any]) -> None:
-
     error = refused(store, "invalid_argument", tool, **args)
     assert "cannot store" in error.message
 
