@@ -1,9 +1,11 @@
 """Test helper: a canonical form of JSON text that keeps number spellings and ignores key order."""
 
+from typing import Any
+
 from bee_contracts.jsonvalues import parse_json, write_json
 
 
-def _sorted(value):
+def _sorted(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: _sorted(value[key]) for key in sorted(value)}
     if isinstance(value, list):

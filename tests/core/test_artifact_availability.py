@@ -6,15 +6,25 @@ file is opened or checked, by wrapping that step.
 """
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
-from bee_contracts.shapes.core import ArtifactQueryArgs, ArtifactReadArgs, ArtifactSearchArgs
+from bee_contracts.shapes.core import (
+    ArtifactQueryArgs,
+    ArtifactQueryResult,
+    ArtifactReadArgs,
+    ArtifactReadResult,
+    ArtifactSearchArgs,
+    ArtifactSearchResult,
+)
 from bee_core.artifacts import ripgrep
 from bee_core.artifacts import search as search_module
+from bee_core.artifacts.records import ArtifactRecord
+from bee_core.context import CoreContext
 from bee_core.handlers.artifact_query import bee_artifact_query
 from bee_core.handlers.artifact_read import bee_artifact_read
 from bee_core.handlers.artifact_search import bee_artifact_search
@@ -23,33 +33,33 @@ from tests.core.artifacts_helpers import add, add_elsewhere, blob, damage, initi
 
 
 @pytest.fixture
-def ctx(tmp_path: Path):
+def ctx(tmp_path: Path) -> CoreContext:
     return initialised(tmp_path)
 
 
-def search(ctx, text, ids=None):
+def search(ctx: CoreContext, text: str, ids: list[str] | None = None) -> ArtifactSearchResult:
     args = {"text": text, "offset": 0, "limit": 20, "budgetBytes": 262144} | ({"ids": ids} if ids else {})
     return bee_artifact_search(ctx, Call("bee_artifact_search", cast(ArtifactSearchArgs, args), Deadline(30)))
 
 
-def read(ctx, artifact):
+def read(ctx: CoreContext, artifact: str) -> ArtifactReadResult:
     args = {"id": artifact, "offsetBytes": 0, "lengthBytes": 65536}
     return bee_artifact_read(ctx, Call("bee_artifact_read", cast(ArtifactReadArgs, args), Deadline(30)))
 
 
-def query(ctx, artifact):
+def query(ctx: CoreContext, artifact: str) -> ArtifactQueryResult:
     args = {"id": artifact, "queryJson": "{}", "budgetBytes": 262144}
     return bee_artifact_query(ctx, Call("bee_artifact_query", cast(ArtifactQueryArgs, args), Deadline(30)))
 
 
-def failure(call, *args):
+def failure(call: Callable[..., object], *args: Any) -> BeeError:
     with pytest.raises(BeeError) as info:
         call(*args)
     return info.value
 
 
 @pytest.fixture
-def three(ctx):
+def three(ctx: CoreContext) -> list[ArtifactRecord]:
     """Three text artifacts that all match "hit", oldest first."""
     return [add(ctx, f"log{i}", b"hit %d\nmiss\n" % i) for i in range(3)]
 
@@ -57,7 +67,9 @@ def three(ctx):
 # -- damaged records ---------------------------------------------------------------------------------------------
 
 
-def test_a_search_over_all_artifacts_skips_a_damaged_record_and_says_so(ctx, three) -> None:
+def test_a_search_over_all_artifacts_skips_a_damaged_record_and_says_so(
+    ctx: CoreContext, three: list[ArtifactRecord]
+) -> None:
     damage(ctx, three[1])
     result = search(ctx, "hit")
     assert result["damagedSkipped"] == 1 and result["artifactsSearched"] == 2
@@ -66,19 +78,22 @@ def test_a_search_over_all_artifacts_skips_a_damaged_record_and_says_so(ctx, thr
     assert search(ctx, "hit", ids=[three[0].id])["damagedSkipped"] == 0
 
 
-def test_a_sound_store_skips_nothing(ctx, three) -> None:
+def test_a_sound_store_skips_nothing(ctx: CoreContext, three: list[ArtifactRecord]) -> None:
     assert search(ctx, "hit")["damagedSkipped"] == 0
 
 
 @pytest.mark.parametrize("tool", ["search", "read", "query"])
-def test_naming_a_damaged_artifact_is_an_internal_error_that_is_not_retryable(ctx, three, tool) -> None:
+def test_naming_a_damaged_artifact_is_an_internal_error_that_is_not_retryable(
+    ctx: CoreContext, three: list[ArtifactRecord], tool: str
+) -> None:
     path = damage(ctx, three[1])
-    call = {"search": lambda: search(ctx, "hit", ids=[three[0].id, three[1].id])}.get(tool)
+    call: Callable[[], object] | None = {"search": lambda: search(ctx, "hit", ids=[three[0].id, three[1].id])}.get(tool)
     call = call or (lambda: {"read": read, "query": query}[tool](ctx, three[1].id))
     error = failure(call)
     assert error.code is ErrorCode.INTERNAL and error.retryable is False
     assert str(path) in error.message and "truncated" in error.message
     assert f"bee artifact rm {three[1].id}" in error.message
+    assert error.details is not None
     assert error.details["id"] == three[1].id and error.details["recordFile"] == str(path)
     assert read(ctx, three[0].id)["sourceBytes"] == len(b"hit 0\nmiss\n")
 
@@ -86,12 +101,14 @@ def test_naming_a_damaged_artifact_is_an_internal_error_that_is_not_retryable(ct
 # -- rm during a call ----------------------------------------------------------------------------------------------
 
 
-def _removing_before(monkeypatch: pytest.MonkeyPatch, ctx, owner, name, victim):
+def _removing_before(
+    monkeypatch: pytest.MonkeyPatch, ctx: CoreContext, owner: object, name: str, victim: ArtifactRecord
+) -> list[bool]:
     """Wrap ``owner.name`` so that the victim is removed (really, by another store) just before its first call."""
     real = getattr(owner, name)
     done: list[bool] = []
 
-    def wrapped(*args, **kwargs):
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
         if not done:
             done.append(True)
             rm_elsewhere(ctx, victim)
@@ -101,7 +118,7 @@ def _removing_before(monkeypatch: pytest.MonkeyPatch, ctx, owner, name, victim):
     return done
 
 
-STAGES = {
+STAGES: dict[str, Callable[[CoreContext], tuple[object, str]]] = {
     # the bytes vanish between the listing of records and their verification
     "verify": lambda ctx: (ctx.artifacts.verifier, "check"),
     # while ripgrep lists matching lines (it fails on the missing file)
@@ -115,7 +132,7 @@ STAGES = {
 
 @pytest.mark.parametrize("stage", STAGES)
 def test_an_artifact_removed_during_a_search_over_all_is_left_out(
-    ctx, three, monkeypatch: pytest.MonkeyPatch, stage
+    ctx: CoreContext, three: list[ArtifactRecord], monkeypatch: pytest.MonkeyPatch, stage: str
 ) -> None:
     owner, name = STAGES[stage](ctx)
     done = _removing_before(monkeypatch, ctx, owner, name, three[0])
@@ -128,7 +145,7 @@ def test_an_artifact_removed_during_a_search_over_all_is_left_out(
 
 @pytest.mark.parametrize("stage", STAGES)
 def test_an_artifact_named_and_removed_during_a_search_is_not_found(
-    ctx, three, monkeypatch: pytest.MonkeyPatch, stage
+    ctx: CoreContext, three: list[ArtifactRecord], monkeypatch: pytest.MonkeyPatch, stage: str
 ) -> None:
     owner, name = STAGES[stage](ctx)
     _removing_before(monkeypatch, ctx, owner, name, three[0])
@@ -137,12 +154,12 @@ def test_an_artifact_named_and_removed_during_a_search_is_not_found(
 
 
 def test_an_artifact_removed_and_added_again_during_a_search_is_searched_in_its_new_form(
-    ctx, three, monkeypatch: pytest.MonkeyPatch
+    ctx: CoreContext, three: list[ArtifactRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real = ripgrep.listing
     rounds = []
 
-    def racing(*args, **kwargs):
+    def racing(*args: Any, **kwargs: Any) -> Any:
         rounds.append(True)
         if len(rounds) > 1:
             return real(*args, **kwargs)
@@ -160,7 +177,9 @@ def test_an_artifact_removed_and_added_again_during_a_search_is_searched_in_its_
 
 
 @pytest.mark.parametrize("tool", [read, query])
-def test_an_artifact_removed_during_read_or_query_is_not_found(ctx, monkeypatch: pytest.MonkeyPatch, tool) -> None:
+def test_an_artifact_removed_during_read_or_query_is_not_found(
+    ctx: CoreContext, monkeypatch: pytest.MonkeyPatch, tool: Callable[[CoreContext, str], object]
+) -> None:
     record = add(ctx, "rows.json", json.dumps([{"a": 1}]).encode())
     _removing_before(monkeypatch, ctx, ctx.artifacts.verifier, "read" if tool is read else "check", record)
     error = failure(tool, ctx, record.id)
@@ -170,7 +189,9 @@ def test_an_artifact_removed_during_read_or_query_is_not_found(ctx, monkeypatch:
 # -- what is still a hash mismatch ---------------------------------------------------------------------------------
 
 
-def test_bytes_lost_while_the_record_stays_are_still_a_hash_mismatch(ctx, three) -> None:
+def test_bytes_lost_while_the_record_stays_are_still_a_hash_mismatch(
+    ctx: CoreContext, three: list[ArtifactRecord]
+) -> None:
     blob(ctx, three[1]).unlink()
     for call in (lambda: search(ctx, "hit"), lambda: read(ctx, three[1].id)):
         error = failure(call)
@@ -178,11 +199,11 @@ def test_bytes_lost_while_the_record_stays_are_still_a_hash_mismatch(ctx, three)
 
 
 def test_bytes_changed_while_a_search_runs_are_still_a_hash_mismatch(
-    ctx, three, monkeypatch: pytest.MonkeyPatch
+    ctx: CoreContext, three: list[ArtifactRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real = ripgrep.listing
 
-    def tampering(*args, **kwargs):
+    def tampering(*args: Any, **kwargs: Any) -> Any:
         tamper(blob(ctx, three[0]), b"HIT 0\nmiss\n")
         return real(*args, **kwargs)
 

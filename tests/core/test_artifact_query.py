@@ -2,11 +2,15 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.shapes.core import ArtifactQueryResult
 from bee_core.artifacts.query import parse_query
+from bee_core.artifacts.records import ArtifactRecord
+from bee_core.context import CoreContext
 from bee_core.handlers.artifact_query import bee_artifact_query
 from bee_hostkit import Call, Deadline
 from bee_hostkit.results import result_bytes
@@ -23,16 +27,18 @@ ROWS = [
 
 
 @pytest.fixture
-def ctx(tmp_path: Path):
+def ctx(tmp_path: Path) -> CoreContext:
     return initialised(tmp_path)
 
 
 @pytest.fixture
-def table(ctx):
+def table(ctx: CoreContext) -> ArtifactRecord:
     return add(ctx, "results.json", json.dumps(ROWS).encode())
 
 
-def query(ctx, artifact, q, *, budget=262144, deadline=None):
+def query(
+    ctx: CoreContext, artifact: str, q: str | dict[str, Any], *, budget: int = 262144, deadline: Deadline | None = None
+) -> ArtifactQueryResult:
     text = q if isinstance(q, str) else json.dumps(q)
     return bee_artifact_query(
         ctx,
@@ -42,17 +48,17 @@ def query(ctx, artifact, q, *, budget=262144, deadline=None):
     )
 
 
-def names(result):
+def names(result: ArtifactQueryResult) -> list[Any]:
     return [row["value"]["name"] for row in result["rows"]]
 
 
-def fail(ctx, artifact, q, **kwargs):
+def fail(ctx: CoreContext, artifact: str, q: str | dict[str, Any], **kwargs: Any) -> BeeError:
     with pytest.raises(BeeError) as info:
         query(ctx, artifact, q, **kwargs)
     return info.value
 
 
-def where(test):
+def where(test: object) -> dict[str, Any]:
     return {"where": test}
 
 
@@ -96,18 +102,18 @@ def where(test):
         ({"or": [{"path": "name", "op": "eq", "value": "b"}, {"path": "count", "op": "exists"}]}, ["b", "e"]),
     ],
 )
-def test_operators(ctx, table, condition, expected) -> None:
+def test_operators(ctx: CoreContext, table: ArtifactRecord, condition: dict[str, Any], expected: list[str]) -> None:
     result = query(ctx, table.id, where(condition))
     assert names(result) == expected
     assert result["matchedRows"] == len(expected) and result["totalRows"] == len(ROWS)
 
 
-def test_array_form_paths_reach_keys_with_dots(ctx, table) -> None:
+def test_array_form_paths_reach_keys_with_dots(ctx: CoreContext, table: ArtifactRecord) -> None:
     result = query(ctx, table.id, {"where": {"path": ["name"], "op": "eq", "value": "f.g"}, "select": [["name"]]})
     assert result["rows"] == [{"index": 5, "value": {"name": "f.g"}}]
 
 
-def test_select_projects_and_leaves_missing_fields_out(ctx, table) -> None:
+def test_select_projects_and_leaves_missing_fields_out(ctx: CoreContext, table: ArtifactRecord) -> None:
     result = query(ctx, table.id, {"select": ["name", {"path": "meta.retries", "as": "retries"}], "limit": 3})
     assert [row["value"] for row in result["rows"]] == [
         {"name": "a", "retries": 2},
@@ -117,7 +123,7 @@ def test_select_projects_and_leaves_missing_fields_out(ctx, table) -> None:
     assert [row["index"] for row in result["rows"]] == [0, 1, 2]
 
 
-def test_order_by_several_keys_with_mixed_types(ctx, table) -> None:
+def test_order_by_several_keys_with_mixed_types(ctx: CoreContext, table: ArtifactRecord) -> None:
     result = query(ctx, table.id, {"orderBy": ["seconds", {"path": "name", "direction": "desc"}], "select": ["name"]})
     # missing first, then true, then numbers ascending; ties by name descending
     assert names(result) == ["d", "e", "b", "f.g", "a", "c"]
@@ -125,7 +131,7 @@ def test_order_by_several_keys_with_mixed_types(ctx, table) -> None:
     assert names(down) == ["c", "a", "f.g", "b", "e", "d"]  # stable: a before f.g as in the artifact
 
 
-def test_paging_and_counts(ctx, table) -> None:
+def test_paging_and_counts(ctx: CoreContext, table: ArtifactRecord) -> None:
     first = query(ctx, table.id, {"limit": 4})
     assert (first["returned"], first["nextOffset"], first["matchedRows"]) == (4, 4, 6)
     rest = query(ctx, table.id, {"limit": 4, "offset": 4})
@@ -133,7 +139,7 @@ def test_paging_and_counts(ctx, table) -> None:
     assert rest["resultBytes"] == result_bytes(rest)
 
 
-def test_jsonl_rows_carry_line_numbers(ctx) -> None:
+def test_jsonl_rows_carry_line_numbers(ctx: CoreContext) -> None:
     record = add(ctx, "events.jsonl", b'{"n": 1}\n\n{"n": 2, "big": 123456789012345678901234567890}\n{"n": 3}\n')
     result = query(ctx, record.id, {"where": {"path": "n", "op": "gte", "value": 2}})
     assert result["kind"] == "jsonl" and result["totalRows"] == 3
@@ -143,7 +149,7 @@ def test_jsonl_rows_carry_line_numbers(ctx) -> None:
     ]
 
 
-def test_from_names_the_rows_of_a_nested_array(ctx) -> None:
+def test_from_names_the_rows_of_a_nested_array(ctx: CoreContext) -> None:
     record = add(ctx, "report.json", json.dumps({"summary": {"total": 2}, "tests": ROWS[:2]}).encode())
     assert names(query(ctx, record.id, {"from": "tests"})) == ["a", "b"]
     error = fail(ctx, record.id, {})
@@ -152,14 +158,14 @@ def test_from_names_the_rows_of_a_nested_array(ctx) -> None:
     assert "is missing" in fail(ctx, record.id, {"from": "nope"}).message
 
 
-def test_query_against_text_or_binary_is_unsupported(ctx) -> None:
+def test_query_against_text_or_binary_is_unsupported(ctx: CoreContext) -> None:
     for data in (b"just a log line\n", b"\x00\x01\x02"):
         record = add(ctx, "x", data)
         error = fail(ctx, record.id, {})
         assert error.code is ErrorCode.UNSUPPORTED and "bee_artifact_search" in error.message
 
 
-def test_from_on_jsonl_is_refused(ctx) -> None:
+def test_from_on_jsonl_is_refused(ctx: CoreContext) -> None:
     record = add(ctx, "e.jsonl", b"{}\n{}\n")
     assert "from applies to json" in fail(ctx, record.id, {"from": "x"}).message
 
@@ -196,20 +202,22 @@ def test_from_on_jsonl_is_refused(ctx) -> None:
         ('{"where": {"path": "a", "op": "eq", "value": 1e400}}', "field where.value is 1e400, a number too large"),
     ],
 )
-def test_bad_queries_say_what_to_change(ctx, table, bad, message) -> None:
+def test_bad_queries_say_what_to_change(
+    ctx: CoreContext, table: ArtifactRecord, bad: str | dict[str, Any], message: str
+) -> None:
     error = fail(ctx, table.id, bad)
     assert error.code is ErrorCode.INVALID_ARGUMENT
     assert message in error.message, error.message
 
 
-def test_integers_past_2_to_the_53_are_data_here_not_refused(ctx) -> None:
+def test_integers_past_2_to_the_53_are_data_here_not_refused(ctx: CoreContext) -> None:
     # Query values are compared exactly with the rows' numbers, which keep every digit.
     record = add(ctx, "ids.json", json.dumps([{"id": 2**64 + 1}, {"id": 2**64}]).encode())
     result = query(ctx, record.id, where({"path": "id", "op": "eq", "value": 2**64 + 1}))
     assert [row["index"] for row in result["rows"]] == [0]
 
 
-def test_query_over_64_kib_is_refused(ctx, table) -> None:
+def test_query_over_64_kib_is_refused(ctx: CoreContext, table: ArtifactRecord) -> None:
     big = json.dumps({"where": {"path": "name", "op": "in", "value": ["x" * 100] * 700}})
     assert len(big.encode()) > 65536
     error = fail(ctx, table.id, big)
@@ -221,19 +229,19 @@ def test_query_over_64_kib_is_refused(ctx, table) -> None:
     parse_query(json.dumps({"where": {"path": "name", "op": "in", "value": ["x" * 100] * 600}}))
 
 
-def test_budget_exceeded_names_a_limit_that_fits(ctx, table) -> None:
+def test_budget_exceeded_names_a_limit_that_fits(ctx: CoreContext, table: ArtifactRecord) -> None:
     error = fail(ctx, table.id, {}, budget=1024)
     assert error.code is ErrorCode.BUDGET_EXCEEDED and "Lower limit in queryJson to" in error.message
     fits = int(error.message.split("Lower limit in queryJson to ")[1].split()[0])
     assert query(ctx, table.id, {"limit": fits}, budget=1024)["resultBytes"] <= 1024
 
 
-def test_unknown_artifact_and_tampering(ctx, table) -> None:
+def test_unknown_artifact_and_tampering(ctx: CoreContext, table: ArtifactRecord) -> None:
     assert fail(ctx, "art-0000000000000000", {}).code is ErrorCode.NOT_FOUND
     query(ctx, table.id, {})  # parsed rows cached now
     tamper(blob(ctx, table), json.dumps(ROWS[:1]).encode())
     assert fail(ctx, table.id, {}).code is ErrorCode.HASH_MISMATCH
 
 
-def test_deadline(ctx, table) -> None:
+def test_deadline(ctx: CoreContext, table: ArtifactRecord) -> None:
     assert fail(ctx, table.id, {}, deadline=Deadline(0)).code is ErrorCode.DEADLINE_EXCEEDED

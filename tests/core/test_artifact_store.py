@@ -4,26 +4,28 @@ import hashlib
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
 from bee_core.artifacts.content import MAX_JSON_BYTES, ContentScanner
 from bee_core.artifacts.lines import BLOCK_BYTES, LineIndex
-from bee_core.artifacts.records import DamagedRecord, artifact_id
+from bee_core.artifacts.records import ArtifactRecord, DamagedRecord, artifact_id
 from bee_core.artifacts.store import REPLACED_RETRIES, ArtifactStore, Listing
 from bee_core.artifacts.verify import BytesMissing, Verifier
+from bee_core.context import CoreContext
 from tests.core.artifacts_helpers import add, blob, initialised, tamper
 
 
 @pytest.fixture
-def ctx(tmp_path: Path):
+def ctx(tmp_path: Path) -> CoreContext:
     return initialised(tmp_path)
 
 
-def test_add_copies_the_bytes_and_records_what_they_are(ctx) -> None:
+def test_add_copies_the_bytes_and_records_what_they_are(ctx: CoreContext) -> None:
     data = b"one\ntwo\nthree"
     record = add(ctx, "log.txt", data)
     sha = hashlib.sha256(data).hexdigest()
@@ -57,12 +59,12 @@ def test_add_copies_the_bytes_and_records_what_they_are(ctx) -> None:
         (b"", "text", "text/plain"),
     ],
 )
-def test_kinds(ctx, data, kind, media) -> None:
+def test_kinds(ctx: CoreContext, data: bytes, kind: str, media: str) -> None:
     record = add(ctx, "noext", data)
     assert (record.kind, record.media_type.split(";")[0]) == (kind, media)
 
 
-def test_media_type_comes_from_the_name_or_the_option(ctx) -> None:
+def test_media_type_comes_from_the_name_or_the_option(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     assert add(ctx, "page.html", b"<p>hi</p>\n").media_type == "text/html"
     chosen = store.add(io.BytesIO(b"x,y\n"), name="t", media_type="text/csv").record
@@ -86,13 +88,13 @@ def test_utf8_split_across_chunks_is_still_text() -> None:
     assert truncated.finish().text is False
 
 
-def test_large_json_is_retained_as_text(ctx, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_large_json_is_retained_as_text(ctx: CoreContext, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("bee_core.artifacts.content.MAX_JSON_BYTES", 10)
     assert add(ctx, "big.json", b"[1, 2, 3, 4, 5, 6]").kind == "text"
     assert MAX_JSON_BYTES == 64 * 1024 * 1024
 
 
-def test_adding_the_same_bytes_twice_is_one_artifact(ctx) -> None:
+def test_adding_the_same_bytes_twice_is_one_artifact(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     first = store.add(io.BytesIO(b"same\n"), name="a")
     again = store.add(io.BytesIO(b"same\n"), name="b")
@@ -102,7 +104,7 @@ def test_adding_the_same_bytes_twice_is_one_artifact(ctx) -> None:
     assert list(store.tmp.iterdir()) == []
 
 
-def test_list_is_oldest_first_and_rm_forgets_record_and_bytes(ctx) -> None:
+def test_list_is_oldest_first_and_rm_forgets_record_and_bytes(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     records = [add(ctx, f"f{i}", f"content {i}\n".encode()) for i in range(3)]
     assert [r.id for r in store.list().records] == [r.id for r in records]
@@ -118,7 +120,7 @@ def test_list_is_oldest_first_and_rm_forgets_record_and_bytes(ctx) -> None:
     assert info.value.code is ErrorCode.NOT_FOUND
 
 
-def test_malformed_ids_are_refused_before_touching_files(ctx) -> None:
+def test_malformed_ids_are_refused_before_touching_files(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     for bad in ["../../etc/passwd", "art-XYZ", "art-0123", ""]:
         with pytest.raises(BeeError) as info:
@@ -127,16 +129,16 @@ def test_malformed_ids_are_refused_before_touching_files(ctx) -> None:
         assert "art-0123456789abcdef" in info.value.message
 
 
-def test_a_failed_add_leaves_nothing_visible(ctx) -> None:
+def test_a_failed_add_leaves_nothing_visible(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
 
     class Broken(io.RawIOBase):
         calls = 0
 
-        def readable(self):
+        def readable(self) -> bool:
             return True
 
-        def readinto(self, buffer):
+        def readinto(self, buffer: Any) -> int:
             self.calls += 1
             if self.calls > 3:
                 raise OSError("disk unplugged")
@@ -150,7 +152,7 @@ def test_a_failed_add_leaves_nothing_visible(ctx) -> None:
     assert list(store.blobs.iterdir()) == []
 
 
-def test_stale_temp_files_of_dead_processes_are_swept(ctx) -> None:
+def test_stale_temp_files_of_dead_processes_are_swept(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     add(ctx, "first", b"x\n")
     dead = store.tmp / "999999999-deadbeef.part"
@@ -161,7 +163,7 @@ def test_stale_temp_files_of_dead_processes_are_swept(ctx) -> None:
     assert not dead.exists() and live.exists()
 
 
-def test_tampering_is_detected_and_a_readd_repairs_it(ctx) -> None:
+def test_tampering_is_detected_and_a_readd_repairs_it(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"original bytes\n")
     path = blob(ctx, record)
@@ -180,7 +182,7 @@ def test_tampering_is_detected_and_a_readd_repairs_it(ctx) -> None:
     assert path.read_bytes() == b"original bytes\n"
 
 
-def test_same_size_rewrite_with_restored_mtime_is_still_detected(ctx) -> None:
+def test_same_size_rewrite_with_restored_mtime_is_still_detected(ctx: CoreContext) -> None:
     record = add(ctx, "log", b"abcdef\n")
     path = blob(ctx, record)
     before = path.stat()
@@ -191,7 +193,7 @@ def test_same_size_rewrite_with_restored_mtime_is_still_detected(ctx) -> None:
     assert info.value.code is ErrorCode.HASH_MISMATCH
 
 
-def test_a_status_change_without_a_content_change_is_rehashed_once(ctx) -> None:
+def test_a_status_change_without_a_content_change_is_rehashed_once(ctx: CoreContext) -> None:
     record = add(ctx, "log", b"stable\n")
     path = blob(ctx, record)
     verifier = Verifier()
@@ -203,7 +205,7 @@ def test_a_status_change_without_a_content_change_is_rehashed_once(ctx) -> None:
     assert verifier.rehashes == 1
 
 
-def test_bytes_lost_while_the_record_stays_are_a_hash_mismatch(ctx) -> None:
+def test_bytes_lost_while_the_record_stays_are_a_hash_mismatch(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     blob(ctx, record).unlink()
@@ -215,7 +217,7 @@ def test_bytes_lost_while_the_record_stays_are_a_hash_mismatch(ctx) -> None:
     assert info.value.retryable is False
 
 
-def test_records_keep_a_line_index_that_numbers_lines_like_a_scan(ctx, tmp_path: Path) -> None:
+def test_records_keep_a_line_index_that_numbers_lines_like_a_scan(ctx: CoreContext, tmp_path: Path) -> None:
     lines = [f"line {i} " + "x" * (i % 97) for i in range(20000)]
     data = ("\n".join(lines) + "\n").encode()
     assert len(data) > 3 * BLOCK_BYTES
@@ -235,7 +237,7 @@ def test_records_keep_a_line_index_that_numbers_lines_like_a_scan(ctx, tmp_path:
         os.close(fd)
 
 
-def test_a_damaged_record_can_be_removed_or_overwritten_by_adding_again(ctx) -> None:
+def test_a_damaged_record_can_be_removed_or_overwritten_by_adding_again(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     (store.records / f"{record.id}.json").write_text("{not json")
@@ -246,7 +248,7 @@ def test_a_damaged_record_can_be_removed_or_overwritten_by_adding_again(ctx) -> 
     assert ArtifactStore(store.root).list() == Listing([], [])
 
 
-def _rewritten(raw: dict[str, Any], **changes) -> bytes:
+def _rewritten(raw: dict[str, Any], **changes: Any) -> bytes:
     return json.dumps({**raw, **changes}).encode()
 
 
@@ -274,7 +276,9 @@ DAMAGE = [
 
 
 @pytest.mark.parametrize(("damage", "problem"), [(d[1], d[2]) for d in DAMAGE], ids=[d[0] for d in DAMAGE])
-def test_a_damaged_record_is_reported_and_the_rest_stay_available(ctx, damage, problem) -> None:
+def test_a_damaged_record_is_reported_and_the_rest_stay_available(
+    ctx: CoreContext, damage: Callable[[dict[str, Any], bytes], bytes], problem: str
+) -> None:
     store = ctx.artifacts.store(ctx.instance)
     sound = add(ctx, "sound.log", b"still here\n")
     record = add(ctx, "log", b"bytes\n")
@@ -299,7 +303,7 @@ def test_a_damaged_record_is_reported_and_the_rest_stay_available(ctx, damage, p
         assert fresh.get(sound.id) == sound
 
 
-def test_a_stray_file_in_records_is_reported_with_how_to_remove_it(ctx) -> None:
+def test_a_stray_file_in_records_is_reported_with_how_to_remove_it(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     sound = add(ctx, "sound.log", b"x\n")
     stray = store.records / "notes.json"
@@ -313,7 +317,7 @@ def test_a_stray_file_in_records_is_reported_with_how_to_remove_it(ctx) -> None:
     )
 
 
-def test_a_damaged_record_is_removed_with_rm_and_repaired_by_adding_again(ctx) -> None:
+def test_a_damaged_record_is_removed_with_rm_and_repaired_by_adding_again(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     (store.records / f"{record.id}.json").write_text("{not json")
@@ -323,7 +327,7 @@ def test_a_damaged_record_is_removed_with_rm_and_repaired_by_adding_again(ctx) -
     assert again.outcome == "added" and store.get(record.id).name == "log again"
 
 
-def test_bytes_removed_under_a_reader_mean_not_found(ctx) -> None:
+def test_bytes_removed_under_a_reader_mean_not_found(ctx: CoreContext) -> None:
     """rm deletes the record, then the bytes: a reader that loaded the record first finds the bytes gone."""
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
@@ -337,13 +341,13 @@ def test_bytes_removed_under_a_reader_mean_not_found(ctx) -> None:
     assert info.value.code is ErrorCode.NOT_FOUND and record.id in info.value.message
 
 
-def test_bytes_removed_and_added_again_under_a_reader_are_read_in_their_new_form(ctx) -> None:
+def test_bytes_removed_and_added_again_under_a_reader_are_read_in_their_new_form(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     other = ArtifactStore(store.root)  # another process
-    seen = []
+    seen: list[ArtifactRecord] = []
 
-    def read(current, path):
+    def read(current: ArtifactRecord, path: Path) -> bytes:
         seen.append(current)
         if len(seen) == 1:  # the open fails between that process's rm and its add of the same bytes
             other.remove(record.id)
@@ -356,12 +360,12 @@ def test_bytes_removed_and_added_again_under_a_reader_are_read_in_their_new_form
     assert store.recheck(record) == seen[1]
 
 
-def test_an_artifact_replaced_again_and_again_under_a_reader_is_a_retryable_conflict(ctx) -> None:
+def test_an_artifact_replaced_again_and_again_under_a_reader_is_a_retryable_conflict(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     other = ArtifactStore(store.root)
 
-    def read(current, path) -> None:
+    def read(current: ArtifactRecord, path: Path) -> NoReturn:
         other.remove(record.id)
         other.add(io.BytesIO(b"bytes\n"), name="churn")
         raise BytesMissing(current)
@@ -372,7 +376,7 @@ def test_an_artifact_replaced_again_and_again_under_a_reader_is_a_retryable_conf
     assert f"{REPLACED_RETRIES + 1} times" in info.value.message
 
 
-def test_a_damaged_record_found_on_recheck_is_reported(ctx) -> None:
+def test_a_damaged_record_found_on_recheck_is_reported(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     blob(ctx, record).unlink()
@@ -382,7 +386,7 @@ def test_a_damaged_record_found_on_recheck_is_reported(ctx) -> None:
     assert info.value.code is ErrorCode.INTERNAL and info.value.retryable is False
 
 
-def test_lost_bytes_are_repaired_by_adding_again(ctx) -> None:
+def test_lost_bytes_are_repaired_by_adding_again(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     blob(ctx, record).unlink()
@@ -390,7 +394,7 @@ def test_lost_bytes_are_repaired_by_adding_again(ctx) -> None:
     assert again.outcome == "repaired" and blob(ctx, record).read_bytes() == b"bytes\n"
 
 
-def test_recheck_of_bytes_that_are_back_or_changed_under_an_unchanged_record(ctx) -> None:
+def test_recheck_of_bytes_that_are_back_or_changed_under_an_unchanged_record(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     assert store.recheck(record) == record  # found missing a moment ago, there and intact now: read it again
@@ -402,7 +406,7 @@ def test_recheck_of_bytes_that_are_back_or_changed_under_an_unchanged_record(ctx
     assert info.value.details["foundSha256"] == "sha256:" + hashlib.sha256(b"other\n").hexdigest()
 
 
-def test_the_parsed_records_of_removed_artifacts_are_forgotten_by_the_next_listing(ctx) -> None:
+def test_the_parsed_records_of_removed_artifacts_are_forgotten_by_the_next_listing(ctx: CoreContext) -> None:
     store = ctx.artifacts.store(ctx.instance)
     kept, gone = add(ctx, "kept", b"a\n"), add(ctx, "gone", b"b\n")
     store.list()
@@ -413,18 +417,19 @@ def test_the_parsed_records_of_removed_artifacts_are_forgotten_by_the_next_listi
 
 
 def test_a_record_path_that_is_no_regular_file_is_damaged_and_never_blocks(
-    ctx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ctx: CoreContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = ctx.artifacts.store(ctx.instance)
     record = add(ctx, "log", b"bytes\n")
     path = store.records / f"{record.id}.json"
     elsewhere = tmp_path / "elsewhere.json"
     elsewhere.write_bytes(path.read_bytes())
-    for make, problem in [
+    replacements: list[tuple[Callable[[], object], str]] = [
         (lambda: os.mkfifo(path), "it is not a regular file"),  # a FIFO: reading it by name would block
         (lambda: path.symlink_to(elsewhere), "it cannot be read (Too many levels of symbolic links)"),
         (path.mkdir, "it is not a regular file"),
-    ]:
+    ]
+    for make, problem in replacements:
         path.unlink()  # the record, then each of these in turn
         make()
         found = ArtifactStore(store.root).lookup(record.id)

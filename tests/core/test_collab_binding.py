@@ -51,7 +51,7 @@ def private_token(path: Path, text: str = TOKEN + "\n") -> Path:
 
 
 def test_a_saved_binding_reads_back_exactly_and_names_only_where_the_token_is(
-    instance, tmp_path: Path, bee_user: dict[str, str]
+    instance: Instance, tmp_path: Path, bee_user: dict[str, str]
 ) -> None:
     token_file = private_token(tmp_path / "token")
     saved = bindings.save(instance, sample(token_file))
@@ -67,7 +67,7 @@ def test_a_saved_binding_reads_back_exactly_and_names_only_where_the_token_is(
     assert bindings.load_optional(instance) is None
 
 
-def test_a_binding_the_checkout_ships_is_never_read_and_the_error_says_how_to_adopt_it(instance) -> None:
+def test_a_binding_the_checkout_ships_is_never_read_and_the_error_says_how_to_adopt_it(instance: Instance) -> None:
     shipped = instance.path("collab.json")
     shipped.write_text(json.dumps(sample().to_json()))
     assert bindings.load_optional(instance) is None
@@ -78,7 +78,7 @@ def test_a_binding_the_checkout_ships_is_never_read_and_the_error_says_how_to_ad
     assert error.details == {"binding": None, "shipped": str(shipped), "adopt": "bee collab trust"}
 
 
-def test_a_missing_or_damaged_binding_is_not_live_and_says_what_to_run(instance, tmp_path: Path) -> None:
+def test_a_missing_or_damaged_binding_is_not_live_and_says_what_to_run(instance: Instance, tmp_path: Path) -> None:
     error = refused(bindings.load, instance)
     assert error.code == "binding_not_live" and "bee collab join --tracker URL --space SPACE" in error.message
     uninitialised = refused(bindings.load, Instance(tmp_path / "nowhere"))
@@ -118,7 +118,7 @@ def test_the_token_comes_from_the_named_file_else_from_the_environment(
         (0o644, "group or others may read or write it (mode 0644); chmod 600 {file}"),
     ],
 )
-def test_an_unusable_token_file_is_unauthorized(tmp_path: Path, content, expected) -> None:
+def test_an_unusable_token_file_is_unauthorized(tmp_path: Path, content: str | int | None, expected: str) -> None:
     token_file = tmp_path / "token"
     if isinstance(content, int):
         private_token(token_file).chmod(content)
@@ -144,7 +144,7 @@ def test_no_token_anywhere_is_unauthorized_and_names_both_ways(monkeypatch: pyte
         ("https://user:secret@tracker/mcp", "must not carry credentials"),
     ],
 )
-def test_tracker_urls_are_checked(url, expected) -> None:
+def test_tracker_urls_are_checked(url: str, expected: str) -> None:
     error = refused(bindings.checked_tracker_url, url)
     assert error.code == "invalid_argument" and expected in error.message
     assert "secret" not in error.message  # a credential in the URL is never echoed

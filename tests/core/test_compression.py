@@ -3,13 +3,14 @@
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
-from bee_contracts.shapes.core import CompressionRecoverArgs
+from bee_contracts.shapes.core import CompressionRecoverArgs, ContextCompressResult
 from bee_core.compression.method import METHOD, compress
 from bee_core.compression.settings import load_settings, save_settings
 from bee_core.compression.store import RetentionStore
@@ -42,7 +43,7 @@ a stalled upload. See https://example.org/issues/4821 for the full discussion of
 
 
 @pytest.mark.parametrize("rate", [10, 25, 50, 75, 90])
-def test_output_shrinks_towards_the_rate_and_is_deterministic(rate) -> None:
+def test_output_shrinks_towards_the_rate_and_is_deterministic(rate: int) -> None:
     result = compress(DESIGN, rate, count_tokens)
     assert result.input_tokens == count_tokens(DESIGN)
     assert result.output_tokens == count_tokens(result.text) < result.input_tokens
@@ -91,7 +92,7 @@ def test_a_text_with_nothing_to_remove_comes_back_as_is() -> None:
 
 
 @pytest.fixture
-def ctx(tmp_path: Path):
+def ctx(tmp_path: Path) -> CoreContext:
     checkout = tmp_path / "co"
     checkout.mkdir()
     context = CoreContext.open(checkout)
@@ -99,19 +100,19 @@ def ctx(tmp_path: Path):
     return context
 
 
-def call_compress(ctx, text=DESIGN, kind="prose", rate=50):
+def call_compress(ctx: CoreContext, text: str = DESIGN, kind: str = "prose", rate: int = 50) -> ContextCompressResult:
     return bee_context_compress(
         ctx, Call("bee_context_compress", {"text": text, "contentKind": kind, "ratePercent": rate}, Deadline(30))
     )
 
 
-def fail(call, *args):
+def fail(call: Callable[..., object], *args: Any) -> BeeError:
     with pytest.raises(BeeError) as info:
         call(*args)
     return info.value
 
 
-def test_disabled_by_default_and_without_an_instance(ctx, tmp_path: Path) -> None:
+def test_disabled_by_default_and_without_an_instance(ctx: CoreContext, tmp_path: Path) -> None:
     result = call_compress(ctx)
     assert result["text"] == DESIGN and result["enabled"] is False and result["compressed"] is False
     bare = tmp_path / "bare"
@@ -121,9 +122,10 @@ def test_disabled_by_default_and_without_an_instance(ctx, tmp_path: Path) -> Non
     assert not (bare / ".bee").exists()  # nothing was written
 
 
-def test_enabled_compression_retains_then_recovers_the_exact_original(ctx) -> None:
+def test_enabled_compression_retains_then_recovers_the_exact_original(ctx: CoreContext) -> None:
     save_settings(ctx.instance, enabled=True, method=METHOD)
     result = call_compress(ctx, rate=30)
+    assert result["id"] is not None
     assert result["compressed"] is True and result["semanticRisk"] is True and result["id"].startswith("cmp_")
     assert result["outputTokens"] == count_tokens(result["text"]) and result["outputBytes"] == len(
         result["text"].encode()
@@ -138,7 +140,7 @@ def test_enabled_compression_retains_then_recovers_the_exact_original(ctx) -> No
     assert RetentionStore(ctx.instance).usage() == (1, len(DESIGN.encode()))
 
 
-def test_recover_refuses_tampered_or_missing_originals(ctx) -> None:
+def test_recover_refuses_tampered_or_missing_originals(ctx: CoreContext) -> None:
     record = RetentionStore(ctx.instance).retain("The original text.", METHOD)
     text_path = ctx.instance.path("compression", "originals", f"{record.id}.txt")
     meta_path = ctx.instance.path("compression", "originals", f"{record.id}.json")
@@ -173,7 +175,7 @@ def test_recover_refuses_tampered_or_missing_originals(ctx) -> None:
     )
 
 
-def test_recover_budget_and_missing_instance(ctx, tmp_path: Path) -> None:
+def test_recover_budget_and_missing_instance(ctx: CoreContext, tmp_path: Path) -> None:
     record = RetentionStore(ctx.instance).retain(GPL[:5000], METHOD)
     error = fail(
         bee_compression_recover,
@@ -191,7 +193,7 @@ def test_recover_budget_and_missing_instance(ctx, tmp_path: Path) -> None:
     assert error.code is ErrorCode.NOT_INITIALIZED
 
 
-def test_bad_inputs(ctx) -> None:
+def test_bad_inputs(ctx: CoreContext) -> None:
     save_settings(ctx.instance, enabled=True, method=METHOD)
     assert fail(call_compress, ctx, "x", "json").code is ErrorCode.UNSUPPORTED
     assert fail(call_compress, ctx, "é" * 33000).code is ErrorCode.INVALID_ARGUMENT
@@ -200,7 +202,7 @@ def test_bad_inputs(ctx) -> None:
     call_compress(ctx, "alpha " * 8000)  # 8,001 tokens: within the limit
 
 
-def test_damaged_settings_are_reported_not_guessed(ctx) -> None:
+def test_damaged_settings_are_reported_not_guessed(ctx: CoreContext) -> None:
     save_settings(ctx.instance, enabled=True, method=METHOD)
     ctx.instance.path("compression", "settings.json").write_text('{"enabled": "yes"}')
     with pytest.raises(ValueError, match="not a compression settings object"):

@@ -9,7 +9,7 @@ from typing import Any, cast
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
-from bee_contracts.shapes.core import ContextPacketArgs
+from bee_contracts.shapes.core import ContextPacketArgs, ContextPacketResult
 from bee_core.context import CoreContext
 from bee_core.handlers.context_packet import bee_context_packet
 from bee_hostkit import Call, Deadline
@@ -18,22 +18,24 @@ from tests.conftest import make_checkout
 
 
 @pytest.fixture
-def ctx(tmp_path: Path):
+def ctx(tmp_path: Path) -> CoreContext:
     return CoreContext.open(make_checkout(tmp_path / "co"))
 
 
-def run(ctx, *selections, budget=32768, deadline=None):
+def run(
+    ctx: CoreContext, *selections: dict[str, Any], budget: float = 32768, deadline: Deadline | None = None
+) -> ContextPacketResult:
     args = {"manifestJson": json.dumps({"selections": list(selections)}), "budgetBytes": budget}
     return bee_context_packet(ctx, Call("bee_context_packet", cast(ContextPacketArgs, args), deadline or Deadline(15)))
 
 
-def fail(ctx, *selections, budget=32768):
+def fail(ctx: CoreContext, *selections: dict[str, Any], budget: float = 32768) -> BeeError:
     with pytest.raises(BeeError) as info:
         run(ctx, *selections, budget=budget)
     return info.value
 
 
-def test_index_reports_file_facts(ctx) -> None:
+def test_index_reports_file_facts(ctx: CoreContext) -> None:
     data = (ctx.checkout / "src/a.py").read_bytes()
     result = run(ctx, {"id": "i", "path": "src/a.py", "representation": "index"})
     [item] = result["items"]
@@ -43,12 +45,12 @@ def test_index_reports_file_facts(ctx) -> None:
     assert "text" not in item and "symbols" not in item
 
 
-def test_result_bytes_is_the_exact_size(ctx) -> None:
+def test_result_bytes_is_the_exact_size(ctx: CoreContext) -> None:
     result = run(ctx, {"id": "o", "path": "src/a.rs", "representation": "outline"})
     assert result["resultBytes"] == result_bytes(result)
 
 
-def test_outline_whole_file_and_one_symbol(ctx) -> None:
+def test_outline_whole_file_and_one_symbol(ctx: CoreContext) -> None:
     whole = run(ctx, {"id": "o", "path": "src/a.py", "representation": "outline"})["items"][0]
     assert whole["outlineSource"] == "tree-sitter"
     assert [s["name"] for s in whole["symbols"]] == ["f", "A", "af"]
@@ -56,7 +58,7 @@ def test_outline_whole_file_and_one_symbol(ctx) -> None:
     assert one["symbol"] == "A" and [c["name"] for c in one["symbols"][0]["children"]] == ["p", "am", "Inner"]
 
 
-def test_body_whole_symbol_and_range(ctx) -> None:
+def test_body_whole_symbol_and_range(ctx: CoreContext) -> None:
     text = (ctx.checkout / "src/a.py").read_text()
     whole = run(ctx, {"id": "b", "path": "src/a.py", "representation": "body"})["items"][0]
     assert whole["text"] == text and (whole["startLine"], whole["endLine"]) == (1, 11)
@@ -66,13 +68,13 @@ def test_body_whole_symbol_and_range(ctx) -> None:
     assert lines["items"][0]["text"] == "".join(text.splitlines(keepends=True)[1:3])
 
 
-def test_binary_files_are_reported_as_binary_without_content(ctx) -> None:
+def test_binary_files_are_reported_as_binary_without_content(ctx: CoreContext) -> None:
     for representation in ("index", "outline", "body"):
         [item] = run(ctx, {"id": "x", "path": "logo.bin", "representation": representation})["items"]
         assert item["binary"] is True and "text" not in item and "symbols" not in item
 
 
-def test_hash_pin_matches_and_mismatch_names_both_hashes(ctx) -> None:
+def test_hash_pin_matches_and_mismatch_names_both_hashes(ctx: CoreContext) -> None:
     digest = hashlib.sha256((ctx.checkout / "src/a.go").read_bytes()).hexdigest()
     ok = run(ctx, {"id": "g", "path": "src/a.go", "representation": "index", "hash": digest.upper()})
     assert ok["status"] == "complete"
@@ -81,7 +83,7 @@ def test_hash_pin_matches_and_mismatch_names_both_hashes(ctx) -> None:
     assert "selection 'g'" in failure.message and "0" * 64 in failure.message and digest in failure.message
 
 
-def test_dependency_order_in_items(ctx) -> None:
+def test_dependency_order_in_items(ctx: CoreContext) -> None:
     result = run(
         ctx,
         {"id": "use", "path": "src/a.py", "representation": "body", "symbol": "f", "dependsOn": ["def"]},
@@ -90,7 +92,7 @@ def test_dependency_order_in_items(ctx) -> None:
     assert [item["id"] for item in result["items"]] == ["def", "use"]
 
 
-def test_optional_selection_that_does_not_fit_is_listed_not_delivered(ctx) -> None:
+def test_optional_selection_that_does_not_fit_is_listed_not_delivered(ctx: CoreContext) -> None:
     big = {"id": "big", "path": "src/a.ts", "representation": "body", "required": False}
     small = {"id": "small", "path": "src/a.py", "representation": "index"}
     result = run(ctx, small, big, budget=1500)
@@ -101,7 +103,7 @@ def test_optional_selection_that_does_not_fit_is_listed_not_delivered(ctx) -> No
     assert result["resultBytes"] <= 1500
 
 
-def test_omitted_dependency_omits_its_dependents(ctx) -> None:
+def test_omitted_dependency_omits_its_dependents(ctx: CoreContext) -> None:
     result = run(
         ctx,
         {"id": "small", "path": "src/a.py", "representation": "index"},
@@ -113,7 +115,7 @@ def test_omitted_dependency_omits_its_dependents(ctx) -> None:
     assert reasons == {"big": "budget", "after": "dependency_omitted"}
 
 
-def test_required_content_that_does_not_fit_needs_refinement_and_delivers_nothing(ctx) -> None:
+def test_required_content_that_does_not_fit_needs_refinement_and_delivers_nothing(ctx: CoreContext) -> None:
     result = run(
         ctx,
         {"id": "big", "path": "src/a.ts", "representation": "body"},
@@ -132,7 +134,7 @@ def test_required_content_that_does_not_fit_needs_refinement_and_delivers_nothin
     assert fits["items"] and fits["items"][0]["id"] == "big"
 
 
-def test_a_required_dependency_of_a_required_selection_is_required(ctx) -> None:
+def test_a_required_dependency_of_a_required_selection_is_required(ctx: CoreContext) -> None:
     result = run(
         ctx,
         {"id": "dep", "path": "src/a.ts", "representation": "body", "required": False},
@@ -142,9 +144,10 @@ def test_a_required_dependency_of_a_required_selection_is_required(ctx) -> None:
     assert result["status"] == "needs_refinement"
 
 
-def test_budget_so_small_that_even_the_listing_fails(ctx) -> None:
+def test_budget_so_small_that_even_the_listing_fails(ctx: CoreContext) -> None:
     selections = [{"id": f"s{i}", "path": "src/a.ts", "representation": "body"} for i in range(20)]
     failure = fail(ctx, *selections, budget=512)
+    assert failure.details is not None
     assert failure.code is ErrorCode.BUDGET_EXCEEDED and failure.details["budgetBytes"] == 512
 
 
@@ -166,19 +169,19 @@ def test_budget_so_small_that_even_the_listing_fails(ctx) -> None:
         ),
     ],
 )
-def test_bad_selections(ctx, selection, code, text) -> None:
+def test_bad_selections(ctx: CoreContext, selection: dict[str, Any], code: ErrorCode, text: str) -> None:
     failure = fail(ctx, {"id": "x", **selection})
     assert failure.code is code
     assert text in failure.message
 
 
-def test_symlink_out_of_the_checkout_is_refused(ctx, tmp_path: Path) -> None:
+def test_symlink_out_of_the_checkout_is_refused(ctx: CoreContext, tmp_path: Path) -> None:
     (tmp_path / "secret.py").write_text("TOKEN = 1\n")
     os.symlink(tmp_path / "secret.py", ctx.checkout / "src" / "secret.py")
     assert fail(ctx, {"id": "x", "path": "src/secret.py", "representation": "body"}).code is ErrorCode.OUTSIDE_ROOT
 
 
-def test_bee_state_is_never_served(ctx) -> None:
+def test_bee_state_is_never_served(ctx: CoreContext) -> None:
     # The exploit this guards: the tracker's signing key lives under .bee/, and a packet used to return it.
     key = ctx.checkout / ".bee" / "tracker" / "signing-key"
     key.parent.mkdir(parents=True)
@@ -201,14 +204,14 @@ def test_an_instance_root_selected_inside_the_checkout_is_never_served(tmp_path:
 
 
 @pytest.mark.timeout(20)  # before race-free reads, a FIFO could block the handler thread for ever
-def test_special_files_are_refused_without_blocking(ctx) -> None:
+def test_special_files_are_refused_without_blocking(ctx: CoreContext) -> None:
     os.mkfifo(ctx.checkout / "src" / "pipe")
     failure = fail(ctx, {"id": "x", "path": "src/pipe", "representation": "index"})
     assert failure.code is ErrorCode.INVALID_ARGUMENT and "FIFO" in failure.message
 
 
 def test_a_file_over_the_source_cap_is_hashed_as_a_stream_and_only_indexed(
-    ctx, monkeypatch: pytest.MonkeyPatch
+    ctx: CoreContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from bee_core.packet import source
 
@@ -221,13 +224,13 @@ def test_a_file_over_the_source_cap_is_hashed_as_a_stream_and_only_indexed(
     assert failure.code is ErrorCode.INVALID_ARGUMENT and "too large" in failure.message
 
 
-def test_expired_deadline_delivers_nothing(ctx) -> None:
+def test_expired_deadline_delivers_nothing(ctx: CoreContext) -> None:
     with pytest.raises(BeeError) as info:
         run(ctx, {"id": "x", "path": "src/a.py", "representation": "index"}, deadline=Deadline(0))
     assert info.value.code is ErrorCode.DEADLINE_EXCEEDED
 
 
-def test_cache_serves_repeats_and_never_stale_content(ctx) -> None:
+def test_cache_serves_repeats_and_never_stale_content(ctx: CoreContext) -> None:
     selection = {"id": "o", "path": "src/a.py", "representation": "outline"}
     run(ctx, selection)
     run(ctx, selection)
@@ -237,7 +240,7 @@ def test_cache_serves_repeats_and_never_stale_content(ctx) -> None:
     assert [s["name"] for s in item["symbols"]] == ["renamed"]
 
 
-def test_outlines_parse_once_per_content_hash_across_calls_and_paths(ctx) -> None:
+def test_outlines_parse_once_per_content_hash_across_calls_and_paths(ctx: CoreContext) -> None:
     (ctx.checkout / "src/copy_of_a.py").write_bytes((ctx.checkout / "src/a.py").read_bytes())
     selections = [
         {"id": "a", "path": "src/a.py", "representation": "outline"},
@@ -251,7 +254,7 @@ def test_outlines_parse_once_per_content_hash_across_calls_and_paths(ctx) -> Non
     assert first["items"][0]["symbols"] == first["items"][1]["symbols"]
 
 
-def test_whole_file_and_line_range_bodies_never_parse(ctx) -> None:
+def test_whole_file_and_line_range_bodies_never_parse(ctx: CoreContext) -> None:
     run(
         ctx,
         {"id": "whole", "path": "src/a.py", "representation": "body"},
@@ -260,7 +263,7 @@ def test_whole_file_and_line_range_bodies_never_parse(ctx) -> None:
     assert (ctx.content.misses, ctx.content.hits) == (0, 0)
 
 
-def attempt(ctx, *selections, budget) -> Any:
+def attempt(ctx: CoreContext, *selections: dict[str, Any], budget: int) -> Any:
     try:
         return run(ctx, *selections, budget=budget)
     except BeeError as failure:
@@ -278,7 +281,7 @@ MIXED: list[dict[str, Any]] = [
 
 
 @pytest.mark.parametrize("budget", [512, 700, 900, 1200, 1600, 2000, 2600, 3500, 5000, 8000, 32768])
-def test_counted_sizes_are_exact_and_never_over_budget_for_every_packing(ctx, budget) -> None:
+def test_counted_sizes_are_exact_and_never_over_budget_for_every_packing(ctx: CoreContext, budget: int) -> None:
     result = attempt(ctx, *MIXED, budget=budget)
     if isinstance(result, BeeError):  # not even the listing of the six selections fits
         assert result.details is not None

@@ -7,6 +7,7 @@
 
 import functools
 import threading
+from collections.abc import Callable
 
 from bee_core.artifacts.query import Row
 from bee_core.artifacts.rows import CACHE_SOURCE_BYTES, RowsCache
@@ -21,15 +22,15 @@ class Maker:
     def __init__(self) -> None:
         self.made: list[str] = []
 
-    def facts(self, key: str):
-        def make():
+    def facts(self, key: str) -> Callable[[], TextFacts]:
+        def make() -> TextFacts:
             self.made.append(key)
             return TextFacts(binary=False, lines=len(key))
 
         return make
 
-    def outline(self, key: str):
-        def make():
+    def outline(self, key: str) -> Callable[[], Outline]:
+        def make() -> Outline:
             self.made.append(key)
             return Outline("lines", [])
 

@@ -1,4 +1,5 @@
 import json
+from typing import Any
 
 import pytest
 
@@ -6,15 +7,15 @@ from bee_contracts import BeeError, ErrorCode
 from bee_core.packet.manifest import parse_manifest
 
 
-def manifest(*selections):
+def manifest(*selections: dict[str, Any]) -> str:
     return json.dumps({"selections": list(selections)})
 
 
-def sel(id, path="a.py", representation="index", **extra):
+def sel(id: str, path: str = "a.py", representation: str = "index", **extra: Any) -> dict[str, Any]:
     return {"id": id, "path": path, "representation": representation, **extra}
 
 
-def failure(text):
+def failure(text: str) -> str:
     with pytest.raises(BeeError) as info:
         parse_manifest(text)
     assert info.value.code is ErrorCode.INVALID_ARGUMENT
@@ -76,5 +77,5 @@ def test_required_defaults_to_true_and_propagates_to_dependencies() -> None:
         ('{"selections": [NaN]}', "manifestJson is not valid JSON (NaN is not JSON)"),
     ],
 )
-def test_bad_manifests_say_what_to_change(text, expected) -> None:
+def test_bad_manifests_say_what_to_change(text: str, expected: str) -> None:
     assert expected in failure(text)

@@ -3,12 +3,12 @@ from pathlib import Path
 import pytest
 
 from bee_core.packet.languages import language_of
-from bee_core.packet.outline import outline
+from bee_core.packet.outline import Outline, outline
 
 SOURCES = Path(__file__).resolve().parents[1] / "fixtures" / "checkout"
 
 
-def names(path):
+def names(path: str) -> tuple[Outline, list[str]]:
     data = (SOURCES / path).read_bytes()
     result = outline(language_of(path), data)
     return result, result.qualified_names()
@@ -60,7 +60,7 @@ def names(path):
         ("src/a.cpp", ["ns", "ns.C", "ns.C.m", "ns::C::m", "tf", "S.sm"]),
     ],
 )
-def test_tree_sitter_outlines_find_the_declarations(path, expected) -> None:
+def test_tree_sitter_outlines_find_the_declarations(path: str, expected: list[str]) -> None:
     result, qualified = names(path)
     assert result.source == "tree-sitter"
     missing = [name for name in expected if name not in qualified]

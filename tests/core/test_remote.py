@@ -58,7 +58,9 @@ def stand_in() -> MCPError:
         (500, ErrorCode.UNAVAILABLE, "answered HTTP 500: token expired; check the URL names its MCP endpoint"),
     ],
 )
-def test_a_refusal_maps_by_its_status_naming_the_server_and_its_reason(status, code, words) -> None:
+def test_a_refusal_maps_by_its_status_naming_the_server_and_its_reason(
+    status: int, code: ErrorCode, words: str
+) -> None:
     exchange = Exchange(SERVER, 10.0)
     answered(exchange, status, {"error": "invalid_token", "error_description": "token expired"})
     error = exchange.failure(ExceptionGroup("task group", [stand_in()]))
@@ -112,7 +114,7 @@ def test_running_out_of_the_servers_own_time_limit_is_unavailable() -> None:
     ("seconds", "expected"),
     [(60.0, "did not answer within 10 seconds"), (2.0, "did not answer within 1.8 seconds")],
 )
-def test_one_request_without_an_answer_is_unavailable_before_the_whole_bound(seconds, expected) -> None:
+def test_one_request_without_an_answer_is_unavailable_before_the_whole_bound(seconds: float, expected: str) -> None:
     exchange = Exchange(SERVER, seconds)
     for silent in (httpx2.ReadTimeout("timed out"), MCPError(code=types.REQUEST_TIMEOUT, message="timed out")):
         error = exchange.failure(silent)
@@ -205,7 +207,7 @@ def busy() -> Iterator[_CannedServer]:
 
 
 @pytest.mark.parametrize("mode", ["auto", "2026-07-28"])
-def test_a_session_sends_the_token_and_maps_a_refusal(busy, mode) -> None:
+def test_a_session_sends_the_token_and_maps_a_refusal(busy: _CannedServer, mode: str) -> None:
     async def open_session(token: str | None) -> None:
         async with session(Server(busy.url, "the busy server"), token, within=Deadline(10), mode=mode) as client:
             await client.list_tools()  # the first request of a 2026-07-28 session; "auto" probes before it
@@ -266,7 +268,9 @@ def unusable(source: TokenSource) -> BeeError:
         (b"x" * (MAX_TOKEN_FILE_BYTES + 1), "cannot use its token file {file}: it holds more than a token"),
     ],
 )
-def test_an_unusable_token_file_is_unauthorized_naming_owner_file_and_remedy(tmp_path: Path, content, problem) -> None:
+def test_an_unusable_token_file_is_unauthorized_naming_owner_file_and_remedy(
+    tmp_path: Path, content: bytes | None, problem: str
+) -> None:
     token_file = tmp_path / "token"
     if content is not None:
         private(token_file, content)
@@ -279,7 +283,7 @@ def test_an_unusable_token_file_is_unauthorized_naming_owner_file_and_remedy(tmp
 
 
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o620, 0o602, 0o610])
-def test_a_token_file_others_may_read_or_write_is_refused_saying_chmod_600(tmp_path: Path, mode) -> None:
+def test_a_token_file_others_may_read_or_write_is_refused_saying_chmod_600(tmp_path: Path, mode: int) -> None:
     token_file = private(tmp_path / "token", TOKEN.encode())
     token_file.chmod(mode)
     error = unusable(TokenSource(file=token_file, whose="its"))

@@ -94,7 +94,7 @@ def ready(server: HostileProvider, deadline: Deadline) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
-def test_a_tracker_answer_over_the_cap_is_result_too_large_and_the_connection_is_cut(tmp_path: Path, sse) -> None:
+def test_a_tracker_answer_over_the_cap_is_result_too_large_and_the_connection_is_cut(tmp_path: Path, sse: bool) -> None:
     with hostile(tmp_path, {"tools/call": {"how": "huge", "bytes": 150_000_000, "sse": sse}}) as server:
         error = refused(ready, server, Deadline(30))
         assert (error.code, error.retryable) == (ErrorCode.RESULT_TOO_LARGE, False)
@@ -113,7 +113,7 @@ def test_the_hostile_server_answers_a_tracker_call_it_does_not_misbehave_on(tmp_
 
 
 @pytest.mark.parametrize(("size", "passes"), [(REMOTE_ANSWER_MAX_BYTES, True), (REMOTE_ANSWER_MAX_BYTES + 1, False)])
-def test_the_cap_is_exact_at_its_byte(tmp_path: Path, size, passes) -> None:
+def test_the_cap_is_exact_at_its_byte(tmp_path: Path, size: int, passes: bool) -> None:
     async def text_length(server: HostileProvider) -> int:
         async with remote.session(remote.Server(server.url, "the server"), None, within=30.0, mode="2026-07-28") as c:
             result = await c.call_tool("anything", {})
@@ -152,7 +152,7 @@ def test_a_tracker_answer_that_drips_forever_ends_at_the_callers_deadline(tmp_pa
 
 
 @pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
-def test_a_skill_body_that_drips_forever_ends_at_the_provider_timeout(tmp_path: Path, sse) -> None:
+def test_a_skill_body_that_drips_forever_ends_at_the_provider_timeout(tmp_path: Path, sse: bool) -> None:
     with hostile(tmp_path, {"resources/read": {"how": "drip", "seconds": 0.5, "sse": sse}}) as server:
         error = refused(load, server, 2.0)
         assert (error.code, error.retryable) == (ErrorCode.UNAVAILABLE, True)

@@ -3,12 +3,14 @@
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
-from bee_core.representation.codec import decode_packet, encode_packet
+from bee_core.representation.codec import Encoded, decode_packet, encode_packet
 from bee_core.representation.format import checksum
 from bee_core.representation.tokens import count_tokens
 from tests.core._json import canonical
@@ -17,18 +19,18 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "json"
 BIG = 10**7
 
 
-def roundtrip(text, variant="auto"):
+def roundtrip(text: str, variant: str = "auto") -> Encoded:
     encoded = encode_packet(text, variant, "o200k")
     decoded = decode_packet(encoded.packet, BIG)
     assert canonical(decoded) == canonical(text), encoded.packet
     return encoded
 
 
-def body(packet):
+def body(packet: str) -> str:
     return packet.split("\n", 1)[1]
 
 
-def repack(text_body, expanded=None):
+def repack(text_body: str, expanded: int | None = None) -> str:
     """A packet around ``text_body`` with a valid check (what a careful forger would write)."""
     size = expanded if expanded is not None else 0
     return f"bee-json-v1 {size} {checksum(text_body)}\n{text_body}"
@@ -49,7 +51,7 @@ def repack(text_body, expanded=None):
     ],
 )
 @pytest.mark.parametrize("variant", ["auto", "columnar", "compact", "json"])
-def test_number_spellings_and_look_alike_strings_survive(text, variant) -> None:
+def test_number_spellings_and_look_alike_strings_survive(text: str, variant: str) -> None:
     decoded = decode_packet(roundtrip(text, variant).packet, BIG)
     assert canonical(decoded) == canonical(text)
 
@@ -108,7 +110,7 @@ def test_duplicate_keys_keep_the_last_value_like_every_json_parser() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.json")))
-def test_real_documents_round_trip_and_are_never_more_tokens_than_minified(name) -> None:
+def test_real_documents_round_trip_and_are_never_more_tokens_than_minified(name: str) -> None:
     text = (FIXTURES / name).read_text()
     encoded = roundtrip(text)
     assert count_tokens(encoded.packet) <= count_tokens(encoded.minified)
@@ -131,7 +133,7 @@ def test_token_counts_use_the_bundled_encodings() -> None:
     assert count_tokens("<|endoftext|>", "o200k") > 1  # special-token text counts as ordinary text
 
 
-def fail(call, *args):
+def fail(call: Callable[..., object], *args: Any) -> BeeError:
     with pytest.raises(BeeError) as info:
         call(*args)
     return info.value
@@ -141,7 +143,7 @@ def fail(call, *args):
     "text",
     ["", "{", "not json", '{"a":1} extra', "[NaN]", "Infinity", "{'a': 1}", "[1,]", "[" * 100000 + "]" * 100000],
 )
-def test_non_json_is_invalid_argument(text) -> None:
+def test_non_json_is_invalid_argument(text: str) -> None:
     error = fail(encode_packet, text, "auto", "o200k")
     assert error.code is ErrorCode.INVALID_ARGUMENT
 
@@ -158,7 +160,7 @@ def test_packet_of_another_version_is_unsupported() -> None:
 
 
 @pytest.mark.parametrize("packet", ["[1,2]", "bee-json-v1", "bee-json-v1 x y\n1", "BEE-JSON-V1 1 00000000\n1", "\n1"])
-def test_text_that_is_not_a_packet_is_invalid_argument(packet) -> None:
+def test_text_that_is_not_a_packet_is_invalid_argument(packet: str) -> None:
     assert fail(decode_packet, packet, BIG).code is ErrorCode.INVALID_ARGUMENT
 
 
@@ -214,7 +216,7 @@ def test_declared_size_that_disagrees_with_the_body_is_refused() -> None:
         ("", "expected a value"),
     ],
 )
-def test_malformed_bodies_are_invalid_argument_saying_where(text_body, where) -> None:
+def test_malformed_bodies_are_invalid_argument_saying_where(text_body: str, where: str) -> None:
     if text_body == "[@x\n]":  # one row with one absent cell: valid, decodes to [{}]
         assert decode_packet(repack(text_body, expanded=4), BIG) == "[{}]"
         return

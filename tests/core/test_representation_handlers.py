@@ -4,13 +4,14 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
 from bee_contracts import BeeError, ErrorCode
-from bee_contracts.shapes.core import RepresentationEncodeArgs
+from bee_contracts.shapes.core import RepresentationDecodeResult, RepresentationEncodeArgs, RepresentationEncodeResult
 from bee_core.context import CoreContext
 from bee_core.handlers.representation_decode import bee_representation_decode
 from bee_core.handlers.representation_encode import bee_representation_encode
@@ -22,24 +23,24 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.fixture
-def ctx(tmp_path: Path):
+def ctx(tmp_path: Path) -> CoreContext:
     return CoreContext.open(tmp_path)
 
 
-def encode(ctx, text, **extra):
+def encode(ctx: CoreContext, text: str, **extra: Any) -> RepresentationEncodeResult:
     args = {"json": text, "encoding": "auto", "tokenizer": "o200k", "budgetBytes": 262144, **extra}
     return bee_representation_encode(
         ctx, Call("bee_representation_encode", cast(RepresentationEncodeArgs, args), Deadline(30))
     )
 
 
-def decode(ctx, packet, budget=262144):
+def decode(ctx: CoreContext, packet: str, budget: int = 262144) -> RepresentationDecodeResult:
     return bee_representation_decode(
         ctx, Call("bee_representation_decode", {"packet": packet, "budgetBytes": budget}, Deadline(30))
     )
 
 
-def test_counts_and_exact_result_size(ctx) -> None:
+def test_counts_and_exact_result_size(ctx: CoreContext) -> None:
     text = (FIXTURES / "json" / "openapi-3.0-schema.json").read_text()
     result = encode(ctx, text)
     assert result["inputBytes"] == len(text.encode()) and result["inputTokens"] == count_tokens(text)
@@ -51,19 +52,19 @@ def test_counts_and_exact_result_size(ctx) -> None:
     assert decoded["resultBytes"] == result_bytes(decoded) and decoded["jsonBytes"] == result["minifiedBytes"]
 
 
-def test_cl100k_counts_differ_from_o200k(ctx) -> None:
+def test_cl100k_counts_differ_from_o200k(ctx: CoreContext) -> None:
     text = (FIXTURES / "json" / "tz-zones.json").read_text()
     o200k, cl100k = encode(ctx, text), encode(ctx, text, tokenizer="cl100k")
     assert cl100k["inputTokens"] == count_tokens(text, "cl100k") != o200k["inputTokens"]
 
 
-def fail(call, *args, **kwargs):
+def fail(call: Callable[..., object], *args: Any, **kwargs: Any) -> BeeError:
     with pytest.raises(BeeError) as info:
         call(*args, **kwargs)
     return info.value
 
 
-def test_inputs_over_256_kib_are_refused(ctx) -> None:
+def test_inputs_over_256_kib_are_refused(ctx: CoreContext) -> None:
     wide = '["' + "é" * 140_000 + '"]'  # 140,004 characters, 280,004 bytes
     error = fail(encode, ctx, wide)
     assert error.code is ErrorCode.INVALID_ARGUMENT and "262144" in error.message
@@ -71,11 +72,12 @@ def test_inputs_over_256_kib_are_refused(ctx) -> None:
     assert error.code is ErrorCode.INVALID_ARGUMENT and "262144" in error.message
 
 
-def test_budgets_cover_the_whole_result(ctx) -> None:
+def test_budgets_cover_the_whole_result(ctx: CoreContext) -> None:
     text = (FIXTURES / "json" / "npm-package-lock.json").read_text()
     assert fail(encode, ctx, text, budgetBytes=4096).code is ErrorCode.BUDGET_EXCEEDED
     packet = encode(ctx, text)["packet"]
     error = fail(decode, ctx, packet, budget=20000)  # declares 18,698 bytes: expands, then the result is too big
+    assert error.details is not None
     assert error.code is ErrorCode.BUDGET_EXCEEDED and error.details["resultBytes"] > 20000
     error = fail(decode, ctx, packet, budget=4096)  # declares more than the bound: refused before expanding
     assert error.code is ErrorCode.BUDGET_EXCEEDED and "nothing was expanded" in error.message

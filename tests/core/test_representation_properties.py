@@ -1,5 +1,7 @@
 """Property tests: decode(encode(x)) gives back the same JSON values with the same number spellings."""
 
+from typing import Any
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,7 +60,7 @@ keys = texts
 scalars = st.one_of(st.none(), st.booleans(), lexemes, texts)
 
 
-def _containers(children):
+def _containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(
         st.lists(children, max_size=5),
         st.dictionaries(keys, children, max_size=5),
@@ -75,13 +77,13 @@ def _containers(children):
 json_values = st.recursive(scalars, _containers, max_leaves=40)
 
 
-def _text(value):
+def _text(value: Any) -> str:
     return write_json(value)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(json_values, st.sampled_from(["auto", "columnar", "compact", "json"]))
-def test_round_trip_keeps_values_and_number_spellings(value, variant) -> None:
+def test_round_trip_keeps_values_and_number_spellings(value: Any, variant: str) -> None:
     text = _text(value)
     encoded = encode_packet(text, variant, "o200k")
     assert canonical(decode_packet(encoded.packet, 10**7)) == canonical(text)
@@ -89,7 +91,7 @@ def test_round_trip_keeps_values_and_number_spellings(value, variant) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(json_values)
-def test_auto_body_is_never_more_tokens_than_minified_json(value) -> None:
+def test_auto_body_is_never_more_tokens_than_minified_json(value: Any) -> None:
     text = _text(value)
     encoded = encode_packet(text, "auto", "o200k")
     assert count_tokens(encoded.packet.split("\n", 1)[1]) <= count_tokens(encoded.minified)
@@ -97,7 +99,7 @@ def test_auto_body_is_never_more_tokens_than_minified_json(value) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(lexemes)
-def test_every_number_lexeme_survives_alone_and_in_a_table(lexeme) -> None:
+def test_every_number_lexeme_survives_alone_and_in_a_table(lexeme: Lexeme) -> None:
     for text in (lexeme, f'[{{"n":{lexeme},"k":1}},{{"n":{lexeme},"k":2}}]', f'{{"a":{{"n":{lexeme}}},"b":{{"n":0}}}}'):
         for variant in ("auto", "columnar"):
             decoded = decode_packet(encode_packet(text, variant, "o200k").packet, 10**7)
@@ -107,6 +109,6 @@ def test_every_number_lexeme_survives_alone_and_in_a_table(lexeme) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(st.characters(exclude_categories=[]), max_size=20))
-def test_any_string_including_lone_surrogates_round_trips(text) -> None:
+def test_any_string_including_lone_surrogates_round_trips(text: str) -> None:
     source = "[" + quote(text) + "]"
     assert canonical(decode_packet(encode_packet(source, "auto", "o200k").packet, 10**7)) == canonical(source)

@@ -9,12 +9,13 @@ import pytest
 from bee_contracts import ErrorCode
 from bee_contracts.limits import SKILL_BODY_MAX_BYTES, SKILL_CHAIN_MAX
 from bee_contracts.userconfig import UserSettings
+from bee_core.context import CoreContext
 from bee_core.skills.config import DirectoryConfig
 from tests.core.skills_helpers import bridged_checkout, call, failure, skill_md, write_skill
 
 
 @pytest.fixture
-def skills(tmp_path: Path):
+def skills(tmp_path: Path) -> Path:
     root = tmp_path / "skills"
     write_skill(root, "git-workflow", skill_md("git-workflow", "Branch and commit the way this team does."))
     write_skill(
@@ -29,11 +30,11 @@ def skills(tmp_path: Path):
 
 
 @pytest.fixture
-def ctx(tmp_path: Path, skills):
+def ctx(tmp_path: Path, skills: Path) -> CoreContext:
     return bridged_checkout(tmp_path, DirectoryConfig("local", str(skills)))
 
 
-def test_search_ranks_name_matches_first_and_discloses_the_total(ctx) -> None:
+def test_search_ranks_name_matches_first_and_discloses_the_total(ctx: CoreContext) -> None:
     found = call(ctx, "search", query="release notes", limit=1)
     assert found["total"] == 2 and found["unreadable"] == []
     [best] = found["matches"]
@@ -50,7 +51,7 @@ def test_search_ranks_name_matches_first_and_discloses_the_total(ctx) -> None:
     assert call(ctx, "search", query="kubernetes")["matches"] == []
 
 
-def test_search_lists_unreadable_skills_instead_of_failing(ctx, skills) -> None:
+def test_search_lists_unreadable_skills_instead_of_failing(ctx: CoreContext, skills: Path) -> None:
     write_skill(skills, "broken", "---\nname: [oops\n---\n")
     found = call(ctx, "search", query="release")
     assert [m["path"] for m in found["matches"]] == ["local/team/release-notes", "local/deploy"]
@@ -58,12 +59,12 @@ def test_search_lists_unreadable_skills_instead_of_failing(ctx, skills) -> None:
     assert unreadable["path"] == "local/broken" and "not valid YAML" in unreadable["error"]
 
 
-def test_search_needs_words_to_search_by(ctx) -> None:
+def test_search_needs_words_to_search_by(ctx: CoreContext) -> None:
     error = failure(ctx, "search", query="the of a")
     assert error.code is ErrorCode.INVALID_ARGUMENT and "no words to search by" in error.message
 
 
-def test_get_returns_one_complete_body_and_names_its_prerequisites_unread(ctx, skills) -> None:
+def test_get_returns_one_complete_body_and_names_its_prerequisites_unread(ctx: CoreContext, skills: Path) -> None:
     raw = (skills / "team/release-notes/SKILL.md").read_bytes()
     got = call(ctx, "get", path="local/team/release-notes")
     assert got == {
@@ -79,7 +80,7 @@ def test_get_returns_one_complete_body_and_names_its_prerequisites_unread(ctx, s
     assert call(ctx, "get", path="local/team/release-notes/SKILL.md") == got  # the file's own path works too
 
 
-def test_resolve_returns_dependencies_first_each_once(ctx) -> None:
+def test_resolve_returns_dependencies_first_each_once(ctx: CoreContext) -> None:
     chain = call(ctx, "resolve", path="local/deploy")
     assert chain["path"] == "local/deploy"
     assert [s["path"] for s in chain["skills"]] == ["local/git-workflow", "local/team/release-notes", "local/deploy"]
@@ -100,7 +101,7 @@ def test_resolve_returns_dependencies_first_each_once(ctx) -> None:
     ],
 )
 @pytest.mark.parametrize("tool", ["get", "resolve"])
-def test_bad_paths_are_clear_errors(ctx, tool, path, code, text) -> None:
+def test_bad_paths_are_clear_errors(ctx: CoreContext, tool: str, path: str, code: ErrorCode, text: str) -> None:
     error = failure(ctx, tool, path=path)
     assert error.code is code and text in error.message, error.message
 
@@ -120,25 +121,25 @@ def test_bad_paths_are_clear_errors(ctx, tool, path, code, text) -> None:
         ("---\nname: skill\ndescription: d\nprerequisites: {a: 1}\n---\n", "prerequisites that are not"),
     ],
 )
-def test_malformed_frontmatter_is_a_clear_error(ctx, skills, text, problem) -> None:
+def test_malformed_frontmatter_is_a_clear_error(ctx: CoreContext, skills: Path, text: str, problem: str) -> None:
     write_skill(skills, "skill", text)
     error = failure(ctx, "get", path="local/skill")
     assert error.code is ErrorCode.INVALID_ARGUMENT and problem in error.message, error.message
     assert "skill local/skill: the SKILL.md frontmatter" in error.message and error.details == {"path": "local/skill"}
 
 
-def test_a_body_that_is_not_utf8_is_refused(ctx, skills) -> None:
+def test_a_body_that_is_not_utf8_is_refused(ctx: CoreContext, skills: Path) -> None:
     write_skill(skills, "skill", skill_md("skill").encode() + b"\xff\xfe")
     error = failure(ctx, "get", path="local/skill")
     assert error.code is ErrorCode.INVALID_ARGUMENT and "not UTF-8" in error.message
 
 
-def test_dates_in_frontmatter_are_text_and_extra_fields_pass(ctx, skills) -> None:
+def test_dates_in_frontmatter_are_text_and_extra_fields_pass(ctx: CoreContext, skills: Path) -> None:
     write_skill(skills, "dated", "---\nname: dated\ndescription: d\nmetadata: {updated: 2024-05-01}\n---\n")
     assert call(ctx, "get", path="local/dated")["name"] == "dated"
 
 
-def test_a_body_over_the_limit_fails_unread(ctx, skills) -> None:
+def test_a_body_over_the_limit_fails_unread(ctx: CoreContext, skills: Path) -> None:
     write_skill(skills, "huge", skill_md("huge", body="x" * SKILL_BODY_MAX_BYTES))
     error = failure(ctx, "get", path="local/huge")
     assert error.details is not None
@@ -146,7 +147,7 @@ def test_a_body_over_the_limit_fails_unread(ctx, skills) -> None:
     assert "local/huge" in [u["path"] for u in call(ctx, "search", query="huge")["unreadable"]]
 
 
-def test_symlinks_out_of_the_skill_directory_are_refused(ctx, skills, tmp_path: Path) -> None:
+def test_symlinks_out_of_the_skill_directory_are_refused(ctx: CoreContext, skills: Path, tmp_path: Path) -> None:
     (skills / "borrowed").mkdir()
     (skills / "borrowed" / "SKILL.md").symlink_to(skills / "git-workflow" / "SKILL.md")
     (tmp_path / "outside" / "escaped").mkdir(parents=True)
@@ -160,7 +161,7 @@ def test_symlinks_out_of_the_skill_directory_are_refused(ctx, skills, tmp_path: 
     assert call(ctx, "search", query="escaped")["matches"] == []
 
 
-def test_a_prerequisite_cycle_is_spelled_out(ctx, skills) -> None:
+def test_a_prerequisite_cycle_is_spelled_out(ctx: CoreContext, skills: Path) -> None:
     write_skill(skills, "a", skill_md("a", prerequisites=["b"]))
     write_skill(skills, "b", skill_md("b", prerequisites=["c"]))
     write_skill(skills, "c", skill_md("c", prerequisites=["b"]))
@@ -170,7 +171,7 @@ def test_a_prerequisite_cycle_is_spelled_out(ctx, skills) -> None:
     assert call(ctx, "get", path="local/a")["prerequisites"] == ["local/b"]  # get does not resolve
 
 
-def test_a_missing_prerequisite_names_the_skill_that_declares_it(ctx, skills) -> None:
+def test_a_missing_prerequisite_names_the_skill_that_declares_it(ctx: CoreContext, skills: Path) -> None:
     write_skill(skills, "a", skill_md("a", prerequisites=["git-workflow", "gone"]))
     error = failure(ctx, "resolve", path="local/a")
     assert error.code is ErrorCode.NOT_FOUND
@@ -178,14 +179,14 @@ def test_a_missing_prerequisite_names_the_skill_that_declares_it(ctx, skills) ->
     assert error.details == {"path": "local/a", "prerequisite": "local/gone"}
 
 
-def test_a_prerequisite_that_escapes_the_provider_is_refused(ctx, skills) -> None:
+def test_a_prerequisite_that_escapes_the_provider_is_refused(ctx: CoreContext, skills: Path) -> None:
     write_skill(skills, "a", skill_md("a", prerequisites=["../elsewhere"]))
     for tool in ("get", "resolve"):
         error = failure(ctx, tool, path="local/a")
         assert error.code is ErrorCode.OUTSIDE_ROOT and "'../elsewhere' climbs out" in error.message
 
 
-def test_a_chain_longer_than_the_limit_fails(ctx, skills) -> None:
+def test_a_chain_longer_than_the_limit_fails(ctx: CoreContext, skills: Path) -> None:
     for i in range(SKILL_CHAIN_MAX + 1):
         write_skill(skills, f"s{i}", skill_md(f"s{i}", prerequisites=[f"s{i + 1}"] if i < SKILL_CHAIN_MAX else []))
     error = failure(ctx, "resolve", path="local/s0")
@@ -193,7 +194,7 @@ def test_a_chain_longer_than_the_limit_fails(ctx, skills) -> None:
     assert len(call(ctx, "resolve", path="local/s1")["skills"]) == SKILL_CHAIN_MAX
 
 
-def test_a_chain_whose_bodies_cannot_fit_one_result_fails(ctx, skills) -> None:
+def test_a_chain_whose_bodies_cannot_fit_one_result_fails(ctx: CoreContext, skills: Path) -> None:
     big = "y" * (SKILL_BODY_MAX_BYTES // 2)
     write_skill(skills, "p1", skill_md("p1", body=big))
     write_skill(skills, "p2", skill_md("p2", body=big))
@@ -203,7 +204,7 @@ def test_a_chain_whose_bodies_cannot_fit_one_result_fails(ctx, skills) -> None:
 
 
 @pytest.mark.parametrize("tool", ["search", "get", "resolve"])
-def test_without_a_bridge_each_tool_says_how_to_configure_one(tmp_path: Path, tool) -> None:
+def test_without_a_bridge_each_tool_says_how_to_configure_one(tmp_path: Path, tool: str) -> None:
     ctx = bridged_checkout(tmp_path)
     error = failure(ctx, tool, **({"query": "x"} if tool == "search" else {"path": "local/x"}))
     assert error.code is ErrorCode.BRIDGE_NOT_CONFIGURED
@@ -214,7 +215,7 @@ def test_without_a_bridge_each_tool_says_how_to_configure_one(tmp_path: Path, to
     assert "run `bee init`" in failure(ctx, tool, **({"query": "x"} if tool == "search" else {"path": "l/x"})).message
 
 
-def test_a_damaged_bridge_file_is_internal_and_not_retryable(ctx) -> None:
+def test_a_damaged_bridge_file_is_internal_and_not_retryable(ctx: CoreContext) -> None:
     settings = UserSettings(ctx.instance.root)
     for content in ("{oops", json.dumps({"version": 9}), json.dumps({"version": 1, "providers": [{"token": "t"}]})):
         settings.write("bridge.json", content.encode())
@@ -230,7 +231,7 @@ def test_a_missing_provider_directory_is_named(tmp_path: Path) -> None:
     assert error.code is ErrorCode.UNAVAILABLE and "'gone'" in error.message and error.retryable is False
 
 
-def test_several_providers_keep_their_skills_apart(tmp_path: Path, skills) -> None:
+def test_several_providers_keep_their_skills_apart(tmp_path: Path, skills: Path) -> None:
     other = tmp_path / "other"
     write_skill(other, "git-workflow", skill_md("git-workflow", "Another team's git workflow."))
     ctx = bridged_checkout(tmp_path, DirectoryConfig("local", str(skills)), DirectoryConfig("other", str(other)))
@@ -241,7 +242,7 @@ def test_several_providers_keep_their_skills_apart(tmp_path: Path, skills) -> No
 
 @pytest.mark.parametrize("tool", ["search", "get", "resolve"])
 def test_a_bridge_the_checkout_ships_is_ignored_and_each_tool_says_how_to_adopt_it(
-    tmp_path: Path, skills, tool
+    tmp_path: Path, skills: Path, tool: str
 ) -> None:
     ctx = bridged_checkout(tmp_path)
     shipped = ctx.instance.path("skills", "bridge.json")
@@ -260,7 +261,7 @@ def test_a_bridge_the_checkout_ships_is_ignored_and_each_tool_says_how_to_adopt_
     }
 
 
-def test_a_bridge_configuration_others_may_write_is_refused_naming_the_fix(ctx) -> None:
+def test_a_bridge_configuration_others_may_write_is_refused_naming_the_fix(ctx: CoreContext) -> None:
     path = UserSettings(ctx.instance.root).path("bridge.json")
     path.chmod(0o664)
     error = failure(ctx, "search", query="release")

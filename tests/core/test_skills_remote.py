@@ -6,6 +6,7 @@ import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,12 +24,12 @@ TRACKER_SKILL = f"team/{tracker_skills.SKILL_NAME}"
 
 
 @pytest.fixture
-def tracker(tracker_factory: Callable[..., TrackerProcess], tmp_path: Path):
+def tracker(tracker_factory: Callable[..., TrackerProcess], tmp_path: Path) -> TrackerProcess:
     return tracker_factory(str(tmp_path / "tracker.db"))
 
 
 def test_the_trackers_skill_is_searched_read_and_verified(
-    tracker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tracker: TrackerProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TEAM_TOKEN", tracker.token("alice@example.com"))
     ctx = bridged_checkout(tmp_path, McpConfig("team", tracker.url, token_env="TEAM_TOKEN"))
@@ -44,7 +45,7 @@ def test_the_trackers_skill_is_searched_read_and_verified(
 
 
 def test_a_token_file_works_and_refused_or_missing_tokens_are_unauthorized(
-    tracker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tracker: TrackerProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(tracker.token("alice@example.com") + "\n")
@@ -69,7 +70,7 @@ def test_a_token_file_works_and_refused_or_missing_tokens_are_unauthorized(
 
 
 def test_a_stopped_tracker_is_a_retryable_error_naming_the_provider(
-    tracker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tracker: TrackerProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TEAM_TOKEN", tracker.token("alice@example.com"))
     ctx = bridged_checkout(tmp_path, McpConfig("team", tracker.url, token_env="TEAM_TOKEN"))
@@ -99,7 +100,7 @@ def test_a_provider_that_never_answers_is_unavailable_after_the_timeout(
 GOOD = skill_md("git-workflow", "Branch and commit the way this team does.")
 
 
-def serve(tmp_path: Path, *skills, **options):
+def serve(tmp_path: Path, *skills: dict[str, Any], **options: Any) -> SkillsServer:
     return SkillsServer({"skills": list(skills), **options}, tmp_path)
 
 
