@@ -74,6 +74,7 @@ def test_health_says_starting_until_the_mcp_server_is_built_then_ok(
         return real(store, config)
 
     monkeypatch.setattr(server, "build_host", held)
+    monkeypatch.setattr(server, "HEALTH_WAIT_SECONDS", 0.2)
     with client(lite, tmp_path) as web:
         # A supervisor must not count this replica ready while /mcp would still wait.
         health = web.get("/health")
@@ -85,3 +86,19 @@ def test_health_says_starting_until_the_mcp_server_is_built_then_ok(
         assert listed.status_code == 200 and "tools" in listed.json()["result"]
         web.get("/board/signin")  # waits for the board's build too
         assert web.get("/health").json()["status"] == "ok"
+
+
+def test_health_asked_during_the_build_waits_for_it_and_answers_ok(lite, tmp_path, monkeypatch):
+    """A replica sharing an address takes connections while it builds: its health waits, as /mcp does."""
+    release = threading.Event()
+    real = server.build_host
+
+    def held(store, config):
+        assert release.wait(timeout=60), "the test never let the build finish"
+        return real(store, config)
+
+    monkeypatch.setattr(server, "build_host", held)
+    with client(lite, tmp_path) as web:
+        threading.Timer(0.5, release.set).start()
+        health = web.get("/health")
+        assert release.is_set() and health.status_code == 200 and health.json()["status"] == "ok"

@@ -44,6 +44,11 @@ class Deferred:
         """Whether the app is built (or its build has failed)."""
         return self._app is not None or self.failure is not None
 
+    async def settled(self) -> None:
+        """Wait until the app is built or its build has failed (at once when served without its lifespan)."""
+        if self._ready is not None and not self.ready:
+            await self._ready.wait()
+
     async def _run(self) -> None:
         assert self._ready is not None
         try:

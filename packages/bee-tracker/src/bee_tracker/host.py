@@ -15,6 +15,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
     from bee_hostkit import Call, Handler, Host
 
 logger = logging.getLogger("bee.tracker")
+
+#: How long ``/health`` waits for the MCP server and the board to be built before it answers ``starting``.
+HEALTH_WAIT_SECONDS = 10.0
 
 INSTRUCTIONS = (
     "Bee tracker: the team's shared Beads backlog. Find unblocked work with ready, search before you create, claim "
@@ -216,6 +220,11 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
     async def health(request: Request) -> JSONResponse:
         # The pid tells an operator (and the tests) which of several workers answered.
         parts = request.app.state.deferred
+        # A replica that listens while it builds takes connections on a shared address: its health waits for the
+        # build, as /mcp does, so a caller of the address never sees "starting" from a replica about to serve.
+        with anyio.move_on_after(HEALTH_WAIT_SECONDS):
+            for part in parts:
+                await part.settled()
         problems = [part.failure for part in parts if part.failure]
         if problems:
             body = {"status": "failed", "host": "tracker", "problems": problems, **info, "pid": os.getpid()}

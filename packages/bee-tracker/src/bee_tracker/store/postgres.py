@@ -182,8 +182,10 @@ class PostgresDatabase:
             tx.row("SELECT COUNT(*) FROM issues")
 
     def analyze(self) -> None:
-        with self.pool.connection() as conn:
-            conn.execute("ANALYZE issues, labels, dependencies, comments")
+        # VACUUM as well: a bulk load leaves no page marked all-visible, so every count and list would read the
+        # table's rows beside its index (a count of 18,000 ready issues at 100,000: 29 ms, against 1-5 ms after).
+        with self.pool.connection() as conn:  # the pool's connections are in autocommit, which VACUUM needs
+            conn.execute("VACUUM (ANALYZE) issues, labels, dependencies, comments, readiness")
 
     def close(self) -> None:
         self.pool.close()
