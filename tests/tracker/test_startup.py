@@ -88,12 +88,14 @@ def test_health_says_starting_until_the_mcp_server_is_built_then_ok(
         assert web.get("/health").json()["status"] == "ok"
 
 
-def test_health_asked_during_the_build_waits_for_it_and_answers_ok(lite, tmp_path, monkeypatch):
+def test_health_asked_during_the_build_waits_for_it_and_answers_ok(
+    lite: SqlStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A replica sharing an address takes connections while it builds: its health waits, as /mcp does."""
     release = threading.Event()
     real = server.build_host
 
-    def held(store, config):
+    def held(store: SqlStore, config: TrackerConfig) -> Host:
         assert release.wait(timeout=60), "the test never let the build finish"
         return real(store, config)
 
