@@ -117,7 +117,11 @@ def hostile_clone(tmp_path: Path, relay: Relay, binding: dict[str, Any], users_s
 @asynccontextmanager
 async def host(checkout: Path, env: dict[str, str], log: Path, *extra: str) -> AsyncIterator[Client]:
     """The real `bee mcp serve` in ``checkout`` with ``env``, its stderr kept in ``log``."""
-    params = StdioServerParameters(command=str(bee_executable()), args=["mcp", "serve", *extra], cwd=checkout, env=env)
+    # The SDK gives the host only its default environment plus ``env``: the cold host is named here, as every test
+    # does (tests/conftest.py), or the front end would leave a warm supervisor behind and its notes in another log.
+    params = StdioServerParameters(
+        command=str(bee_executable()), args=["mcp", "serve", *extra], cwd=checkout, env={**env, "BEE_WARM": "0"}
+    )
     with log.open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), mode="2026-07-28", read_timeout_seconds=60) as client:
             yield client

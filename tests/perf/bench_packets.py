@@ -233,7 +233,9 @@ def cached_packet(root: Path, files: list[str], client: RawClient) -> dict[str, 
 async def official_client_calls(root: Path, selections: list[dict[str, Any]], calls: int) -> list[float]:
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=str(BEE), args=["mcp", "serve", "--checkout", str(root)])
+    params = StdioServerParameters(
+        command=str(BEE), args=["mcp", "serve", "--checkout", str(root)], env={"BEE_WARM": "0"}
+    )
     arguments = {"manifestJson": json.dumps({"selections": selections}), "budgetBytes": 262144}
     times = []
     async with Client(params, mode="legacy", read_timeout_seconds=60) as client:

@@ -79,7 +79,10 @@ async def measure(checkout: Path, server: HostileProvider, call: Any, warm: Any)
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(
-        command=str(BEE), args=["mcp", "serve"], cwd=checkout, env={"BEE_SKILL_PROVIDER_TIMEOUT_SECONDS": "2"}
+        command=str(BEE),
+        args=["mcp", "serve"],
+        cwd=checkout,
+        env={"BEE_SKILL_PROVIDER_TIMEOUT_SECONDS": "2", "BEE_WARM": "0"},
     )
     async with Client(params, mode="2026-07-28", read_timeout_seconds=120) as client:
         pid = host_pid(checkout)
