@@ -178,7 +178,9 @@ def test_the_written_editor_file_drives_the_inspector_with_config_and_server(
     assert "bee-core" in stdio
     for name in stdio:
         host = name.removeprefix("bee-")
-        listed = node.inspector([], "--config", str(written), "--server", name, "--method", "tools/list")
+        # The entry as written, in the cold mode every test runs (the Inspector gives it -e variables on top).
+        cold = {"BEE_WARM": "0"}
+        listed = node.inspector([], "--config", str(written), "--server", name, "--method", "tools/list", env=cold)
         assert listed.returncode == 0, (name, listed.stderr)
         assert [t["name"] for t in listed.result["tools"]] == [spec.name for spec in load_catalog(host)]
 
