@@ -140,6 +140,7 @@ def test_a_full_drawing_queue_is_503_with_retry_after_at_once_and_the_rest_of_th
         gate.wait_for_runs(drawing.CONCURRENT)
         refused = web.get(f"/board/graph/{issues[capacity]}")
         assert refused.status_code == 503 and refused.headers["retry-after"] == str(drawing.RETRY_AFTER_SECONDS)
+        assert refused.headers["connection"] == "close"  # the client comes back on a new connection
         assert "drawing other graphs" in refused.text
         # The rest of the board is not held up meanwhile: its pages and the store are free.
         assert web.get(f"/board/issues/{issues[capacity]}").status_code == 200

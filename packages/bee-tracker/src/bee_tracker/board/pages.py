@@ -215,7 +215,9 @@ def _drawing_busy() -> BoardError:
         503,
         f"The board is drawing other graphs; try again in {seconds} s (the issue page lists this one's links in "
         "words).",
-        headers={"retry-after": str(seconds)},
+        # The connection closes with the answer: a client that waits out Retry-After on a kept-alive connection
+        # would otherwise send just as the server's keep-alive timeout (also 5 s) closes it, and see a reset.
+        headers={"retry-after": str(seconds), "connection": "close"},
     )
 
 
