@@ -11,6 +11,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from bee_tracker.board.graph import components
+
 PACKAGES = Path(__file__).parents[2] / "packages"
 
 
@@ -70,45 +72,8 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    found: list[list[str]] = []
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph.get(child, ())))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
+    """The strongly connected components of more than one module (the board's own Tarjan, iterative)."""
+    return [c for c in components({m: sorted(t) for m, t in graph.items()}) if len(c) > 1]
 
 
 def test_the_checker_finds_a_circle_and_a_lazy_one() -> None:

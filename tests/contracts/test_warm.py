@@ -135,7 +135,7 @@ def test_a_handshake_line_is_read_alone_and_what_follows_stays_for_the_protocol(
         assert peer_uid(left) == os.getuid()
         send_line(right, {"bee": "hello"})
         right.sendall(b'{"jsonrpc":"2.0"}\n')
-        assert read_line(left, time.monotonic() + 5) == {"bee": "hello"}
+        assert read_line(left, time.monotonic() + 60) == {"bee": "hello"}  # a give-up guard: the line is there
         assert left.recv(100) == b'{"jsonrpc":"2.0"}\n'
 
 

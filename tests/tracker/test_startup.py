@@ -63,9 +63,8 @@ def test_an_mcp_server_that_cannot_be_built_fails_health_and_mcp_with_the_reason
         assert web.get("/board/signin").status_code == 200  # the board was built all the same
 
 
-def test_health_says_starting_until_the_mcp_server_is_built_then_ok(
-    lite: SqlStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def held_build(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Hold the MCP server's build until the returned event is set."""
     release = threading.Event()
     real = server.build_host
 
@@ -74,6 +73,13 @@ def test_health_says_starting_until_the_mcp_server_is_built_then_ok(
         return real(store, config)
 
     monkeypatch.setattr(server, "build_host", held)
+    return release
+
+
+def test_health_says_starting_until_the_mcp_server_is_built_then_ok(
+    lite: SqlStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = held_build(monkeypatch)
     monkeypatch.setattr(server, "HEALTH_WAIT_SECONDS", 0.2)
     with client(lite, tmp_path) as web:
         # A supervisor must not count this replica ready while /mcp would still wait.
@@ -92,14 +98,7 @@ def test_health_asked_during_the_build_waits_for_it_and_answers_ok(
     lite: SqlStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A replica sharing an address takes connections while it builds: its health waits, as /mcp does."""
-    release = threading.Event()
-    real = server.build_host
-
-    def held(store: SqlStore, config: TrackerConfig) -> Host:
-        assert release.wait(timeout=60), "the test never let the build finish"
-        return real(store, config)
-
-    monkeypatch.setattr(server, "build_host", held)
+    release = held_build(monkeypatch)
     with client(lite, tmp_path) as web:
         threading.Timer(0.5, release.set).start()
         health = web.get("/health")

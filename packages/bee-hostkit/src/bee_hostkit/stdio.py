@@ -292,6 +292,20 @@ async def capped_streams(
         read_stream.close()  # normally closed by the server loop already; closing twice is harmless
 
 
+def busy_workers(grace_seconds: float = _WORKER_GRACE_SECONDS) -> list[str]:
+    """The names of the non-daemon threads still running after waiting up to ``grace_seconds`` in all for them
+    (worker threads of abandoned calls, once a host's loop has returned)."""
+    deadline = time.monotonic() + grace_seconds
+    busy = []
+    for thread in threading.enumerate():
+        if thread is threading.current_thread() or thread.daemon:
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            busy.append(thread.name)
+    return busy
+
+
 def run_until_eof(serve: Callable[[*ArgsT], Awaitable[None]], *args: *ArgsT) -> None:
     """Run ``serve(*args)`` (a stdio serving loop) on a new event loop, then end promptly, busy workers or not.
 
@@ -301,14 +315,7 @@ def run_until_eof(serve: Callable[[*ArgsT], Awaitable[None]], *args: *ArgsT) -> 
     status 0, after flushing the logs: the client has gone, and nothing a handler still does can reach it.
     """
     anyio.run(serve, *args)
-    deadline = time.monotonic() + _WORKER_GRACE_SECONDS
-    busy = []
-    for thread in threading.enumerate():
-        if thread is threading.current_thread() or thread.daemon:
-            continue
-        thread.join(max(0.0, deadline - time.monotonic()))
-        if thread.is_alive():
-            busy.append(thread.name)
+    busy = busy_workers()
     if busy:
         logger.warning("stdin closed; leaving %d busy worker thread(s) behind and exiting", len(busy))
         logging.shutdown()

@@ -27,7 +27,6 @@ import os
 import signal
 import socket
 import sys
-import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -39,7 +38,7 @@ from anyio.abc import SocketAttribute
 from bee_contracts.warm import ENV_IDLE, IDLE_SECONDS, SUPPORTED_WIRES, WIRE, environment_digest, peer_uid
 from bee_hostkit.environ import use_environ
 from bee_hostkit.host import Host
-from bee_hostkit.stdio import capped_streams
+from bee_hostkit.stdio import busy_workers, capped_streams
 
 logger = logging.getLogger("bee.hostkit.warm")
 
@@ -48,8 +47,6 @@ HELLO_SECONDS = 10.0
 #: The longest hello line read (the front end's environment travels in it).
 MAX_HELLO_BYTES = 1024 * 1024
 _READ = 64 * 1024
-#: Idle worker threads get this long to wind down at exit; a busy one is left behind (as in stdio's exit).
-_WORKER_GRACE_SECONDS = 0.1
 
 
 class _Refused(Exception):
@@ -256,14 +253,7 @@ def serve_warm(host: Host, listener: socket.socket, identity: Mapping[str, str],
     exits here, the logs flushed.
     """
     anyio.run(WarmHost(host, listener, identity, idle_seconds).run)
-    deadline = time.monotonic() + _WORKER_GRACE_SECONDS
-    busy = []
-    for thread in threading.enumerate():
-        if thread is threading.current_thread() or thread.daemon:
-            continue
-        thread.join(max(0.0, deadline - time.monotonic()))
-        if thread.is_alive():
-            busy.append(thread.name)
+    busy = busy_workers()
     if busy:
         logger.warning("leaving %d busy worker thread(s) behind and exiting", len(busy))
     logging.shutdown()

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -261,7 +261,7 @@ def _nodes(tx: Tx, ids: set[str]) -> dict[str, Node]:
 
 def cycles(nodes: dict[str, Node], links: list[Link]) -> list[list[str]]:
     """The cycles through readiness links among ``nodes``: each strongly connected component of more than one issue
-    (or an issue depending on itself), found with Tarjan's algorithm, iteratively."""
+    (or an issue depending on itself)."""
     successors: dict[str, list[str]] = {n: [] for n in nodes}
     self_loops = set()
     for link in links:
@@ -269,12 +269,18 @@ def cycles(nodes: dict[str, Node], links: list[Link]) -> list[list[str]]:
             successors[link.source].append(link.target)
             if link.source == link.target:
                 self_loops.add(link.source)
+    return [c for c in components(successors) if len(c) > 1 or c[0] in self_loops]
+
+
+def components(successors: Mapping[str, Sequence[str]]) -> list[list[str]]:
+    """Every strongly connected component of the graph ``successors`` (each node's successors), members sorted,
+    components sorted: Tarjan's algorithm, iteratively (a deep graph must not exhaust the stack)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
     found: list[list[str]] = []
-    for root in sorted(nodes):
+    for root in sorted(successors):
         if root in index:
             continue
         work: list[tuple[str, int]] = [(root, 0)]
@@ -284,7 +290,7 @@ def cycles(nodes: dict[str, Node], links: list[Link]) -> list[list[str]]:
                 index[node] = low[node] = len(index)
                 stack.append(node)
                 on_stack.add(node)
-            nexts = successors[node]
+            nexts = successors.get(node, ())
             if position < len(nexts):
                 work.append((node, position + 1))
                 following = nexts[position]
@@ -301,8 +307,7 @@ def cycles(nodes: dict[str, Node], links: list[Link]) -> list[list[str]]:
                     component.append(member)
                     if member == node:
                         break
-                if len(component) > 1 or node in self_loops:
-                    found.append(sorted(component))
+                found.append(sorted(component))
             if work:
                 parent = work[-1][0]
                 low[parent] = min(low[parent], low[node])
