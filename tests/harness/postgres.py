@@ -36,7 +36,11 @@ class PostgresServer:
 
     def __init__(self, bindir: Path) -> None:
         self.bindir = bindir
-        self.root = Path(tempfile.mkdtemp(prefix="bee-pg-"))
+        # In memory where there is a tmpfs: the suite creates a database per test (hundreds, 7.5 MB each), and
+        # creating and finally removing them on disk took a minute of a run.
+        shm = Path("/dev/shm")
+        in_memory = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+        self.root = Path(tempfile.mkdtemp(prefix="bee-pg-", dir=in_memory))
         self.data = self.root / "data"
         self.port = free_port()
         # initdb refuses to run as root: run the server as the `postgres` account the package created.
@@ -81,5 +85,7 @@ class PostgresServer:
 
         name = "t_" + uuid.uuid4().hex[:12]
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            # FILE_COPY copies the template's files (the fast way with fsync off) instead of writing it all to the
+            # WAL, PostgreSQL 15's default.
+            conn.execute(f'CREATE DATABASE "{name}" STRATEGY = FILE_COPY')
         return self.url(name)

@@ -82,6 +82,18 @@ class TrackerProcess:
         self.process.wait(timeout=10)
 
     def token(self, actor: str, *extra: str) -> str:
+        """A token for ``actor`` signed with this tracker's key.
+
+        Minted in this process by the function `bee tracker token` calls (the same claims, the same key read the
+        same way), unless ``extra`` command-line options are given: then by the command itself. A command costs
+        a Python start (about half a second of CPU), and the suite mints hundreds of tokens; the command's own
+        behaviour is tested where it is the subject (tests/e2e/test_tracker_tokens.py, tests/tracker/test_home.py).
+        """
+        if not extra:
+            from bee_tracker.auth import mint
+            from bee_tracker.home import read_key
+
+            return mint(read_key(self.home), actor)
         completed = subprocess.run(
             [
                 str(Path(sys.executable).parent / "bee"),
@@ -117,3 +129,51 @@ async def tracker_client(url: str, token: str | None, era: str = "legacy", **htt
         transport = streamable_http_client(url, http_client=client)  # type: ignore[arg-type]
         async with Client(transport, mode=era, cache=None) as mcp_client:
             yield mcp_client
+
+
+#: What a 2026-07-28 request carries in ``params._meta`` in place of the handshake (as the official client sends it).
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "bee-tests", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+class ToolPoster:
+    """Tool calls as single self-contained 2026-07-28 POSTs over one httpx connection pool, nothing else.
+
+    The official client sends a ``tools/list`` beside every call (to check results against output schemas) and
+    parses both into models; a reliability test making tens of thousands of calls measures the server's races,
+    so it speaks the same wire requests without the client's own work. Answers are read as every client reads
+    them: a failure is ``isError`` with the error envelope as JSON text.
+    """
+
+    def __init__(self, http: httpx.AsyncClient, url: str, token: str) -> None:
+        self.http, self.url = http, url
+        self.headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Authorization": f"Bearer {token}",
+        }
+        self._ids = 0
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+        """``(is_error, envelope or structured content)`` of one call of ``tool``."""
+        import json
+
+        self._ids += 1
+        request = {
+            "jsonrpc": "2.0",
+            "id": self._ids,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments, "_meta": MODERN_META},
+        }
+        # 2026-07-28 names the method and tool in headers too, so that a proxy can route without the body.
+        headers = {**self.headers, "Mcp-Method": "tools/call", "Mcp-Name": tool}
+        response = await self.http.post(self.url, content=json.dumps(request), headers=headers)
+        response.raise_for_status()
+        result = response.json()["result"]
+        if result.get("isError"):
+            return True, json.loads(result["content"][0]["text"])
+        return False, result["structuredContent"]

@@ -33,7 +33,7 @@ from bee_tracker.board import drawing
 from tests.harness.tracker import TrackerFactory
 from tests.perf._report import write_report
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 
 ATTACKERS = 8
 EPICS_EACH = 4
