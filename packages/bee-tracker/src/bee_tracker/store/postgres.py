@@ -32,7 +32,7 @@ def _sql(statement: str) -> str:
 
 
 class _PgTx:
-    """A transaction on a pooled connection (in autocommit) that sends its BEGIN with the first statement outside a
+    """A transaction on a pooled connection (in autocommit) that begins only at its first statement outside a
     batch: a tool that reads only in batches never waits for a BEGIN or a COMMIT."""
 
     def __init__(self, conn: psycopg.Connection[Any], finish: ExitStack) -> None:
@@ -52,8 +52,8 @@ class _PgTx:
     def batch(self, statements: Sequence[Statement]) -> list[list[Row]]:
         # One pipeline: every statement goes out before the one Sync, so the batch is one round trip. Before the
         # transaction has begun, the statements up to that Sync run as PostgreSQL's implicit transaction (a
-        # failing one aborts the rest and raises here); at READ COMMITTED, which this store uses, each statement
-        # sees what was committed when it started either way. (psycopg's transaction() inside a pipeline would
+        # failing one aborts the rest and raises here); at READ COMMITTED, PostgreSQL's default, which the store
+        # never changes, each statement sees what was committed when it started either way. (psycopg's transaction() inside a pipeline would
         # sync its BEGIN and COMMIT separately: four round trips, counted with the libpq trace.)
         conn = self._conn
         with conn.pipeline():
