@@ -53,8 +53,9 @@ class _PgTx:
         # One pipeline: every statement goes out before the one Sync, so the batch is one round trip. Before the
         # transaction has begun, the statements up to that Sync run as PostgreSQL's implicit transaction (a
         # failing one aborts the rest and raises here); at READ COMMITTED, PostgreSQL's default, which the store
-        # never changes, each statement sees what was committed when it started either way. (psycopg's transaction() inside a pipeline would
-        # sync its BEGIN and COMMIT separately: four round trips, counted with the libpq trace.)
+        # never changes, each statement sees what was committed when it started either way. (psycopg's
+        # transaction() inside a pipeline would sync its BEGIN and its COMMIT apart: four round trips, counted in
+        # the libpq trace.)
         conn = self._conn
         with conn.pipeline():
             cursors = [conn.execute(_sql(sql), tuple(params)) for sql, params in statements]
