@@ -103,7 +103,7 @@ def get(op: Read, args: GetArgs) -> GetData:
     if not found:
         raise kept.not_found(issue_id, kept.tombstone_from(tombstone))
     issue = records.IssueRow(found[0])
-    depends_on_count, dependents_count, comment_count, history_count, dependent_count = counts[0]
+    depends_on_count, dependents_count, comment_count, history_count, dependent_count = map(int, counts[0])
     dependencies = records.dependency_records(issue.id, dependency_rows)
     record = records.assemble(
         issue,
@@ -121,14 +121,14 @@ def get(op: Read, args: GetArgs) -> GetData:
     return {
         "issue": record,
         "depends_on": fitting(_depends_on(depends_on), DEPENDS_ON_MAX_BYTES),
-        "depends_on_count": int(depends_on_count),
+        "depends_on_count": depends_on_count,
         "dependents": fitting(_dependents(dependents), DEPENDENTS_MAX_BYTES),
-        "dependents_count": int(dependents_count),
+        "dependents_count": dependents_count,
         "ready": bool(ready),
         "blocked_by": blockers,
-        "comment_count": int(comment_count),
+        "comment_count": comment_count,
         "history": list(reversed(fitting(_history(history), HISTORY_MAX_BYTES))),
-        "history_count": int(history_count),
+        "history_count": history_count,
         **issue.revisions(),
     }
 
