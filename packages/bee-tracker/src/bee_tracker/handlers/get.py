@@ -1,8 +1,14 @@
-"""get: one issue whole, with its neighbourhood, newest comments and history, always within the result limit."""
+"""get: one issue whole, with its neighbourhood, newest comments and history, always within the result limit.
+
+Everything ``get`` reads is keyed by the requested id (an issue's id is stored verbatim), so it is read in one
+:meth:`~bee_tracker.store.db.Tx.batch` built in one place (:func:`_statements`): on PostgreSQL one round trip, and a
+second only for an issue that is blocked or held, to name why.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bee_tracker.model import (
@@ -14,12 +20,12 @@ from bee_tracker.model import (
     TOMBSTONE,
     epoch,
 )
-from bee_tracker.store.blockers import blocked_by
+from bee_tracker.store import kept, records
+from bee_tracker.store.blockers import blocked_by_flags
 from bee_tracker.store.bounds import fitting
-from bee_tracker.store.db import Tx
+from bee_tracker.store.db import Row, Statement
 from bee_tracker.store.ops import Read
-from bee_tracker.store.readiness import ready_at
-from bee_tracker.store.records import beads_record, comments_of, ordered
+from bee_tracker.store.readiness import ready_now
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.tracker import (
@@ -33,6 +39,51 @@ if TYPE_CHECKING:
 #: Most neighbours read per list; their shares hold far fewer, and the counts say how many there are.
 _NEIGHBOURS_READ = 1000
 
+#: What the issue depends on, in its own order, with whether a missing target was deleted (a tombstone).
+_DEPENDS_ON = (
+    "SELECT d.depends_on_id, d.type, t.title, t.status, "
+    "EXISTS (SELECT 1 FROM kept_records k WHERE k.issue_id = d.depends_on_id AND k.kind = ?) "
+    "FROM dependencies d LEFT JOIN issues t ON t.id = d.depends_on_id "
+    "WHERE d.issue_id = ? ORDER BY d.position LIMIT ?"
+)
+#: Live issues that depend on this one (children included), by id.
+_DEPENDENTS = (
+    "SELECT d.issue_id, d.type, s.title, s.status FROM dependencies d JOIN issues s ON s.id = d.issue_id "
+    "WHERE d.depends_on_id = ? ORDER BY d.issue_id, d.type LIMIT ?"
+)
+#: The newest events of the issue, newest first.
+_HISTORY = "SELECT at, actor, tool, changes FROM events WHERE issue_id = ? ORDER BY seq DESC LIMIT ?"
+#: How long each list is in whole (five ``?``, the id): depends_on, dependents, comments, history, and Beads'
+#: ``dependent_count`` for a line that carries it.
+_COUNTS = (
+    "SELECT (SELECT COUNT(*) FROM dependencies WHERE issue_id = ?), "
+    "(SELECT COUNT(*) FROM dependencies d JOIN issues s ON s.id = d.issue_id WHERE d.depends_on_id = ?), "
+    "(SELECT COUNT(*) FROM comments WHERE issue_id = ?), "
+    "(SELECT COUNT(*) FROM events WHERE issue_id = ?), "
+    f"({records.DEPENDENT_COUNT})"
+)
+#: The kept readiness flags, and whether ``ready`` lists the issue now (its own and its parents' defer times).
+_STATE = (
+    f"SELECT r.is_blocked, r.is_held, CASE WHEN {ready_now('r')} THEN 1 ELSE 0 END "
+    "FROM readiness r WHERE r.issue_id = ?"
+)
+
+
+def _statements(issue_id: str, comments_limit: int, at: float) -> list[Statement]:
+    """Every read of ``get`` but why the issue is not ready, in the order :func:`get` unpacks them."""
+    return [
+        records.issue_statement(issue_id),
+        kept.tombstone_statement(issue_id),
+        records.labels_statement(issue_id),
+        records.dependencies_statement(issue_id),
+        records.comments_statement(issue_id, last=comments_limit),
+        (_DEPENDS_ON, [TOMBSTONE, issue_id, _NEIGHBOURS_READ]),
+        (_DEPENDENTS, [issue_id, _NEIGHBOURS_READ]),
+        (_HISTORY, [issue_id, HISTORY_LIMIT]),
+        (_COUNTS, [issue_id] * 5),
+        (_STATE, [at, at, issue_id]),
+    ]
+
 
 def get(op: Read, args: GetArgs) -> GetData:
     """The issue with every Beads field, its dependencies both ways, whether it is ready and what keeps it from
@@ -43,57 +94,47 @@ def get(op: Read, args: GetArgs) -> GetData:
         BeeError: ``not_found``; for a deleted issue (a tombstone) the message says so, with when and by whom in
             details where the tombstone records them.
     """
-    issue = op.issue(args["id"])
-    tx = op.tx
-    record = beads_record(tx, issue, comments_last=0)
-    newest_first = list(reversed(comments_of(tx, issue.id, last=args["comments_limit"])))
+    issue_id = args["id"]
+    at = epoch(op.now)
+    assert at is not None, "the tracker's own clock is always a valid time"
+    found, tombstone, labels, dependency_rows, comment_rows, depends_on, dependents, history, counts, state = (
+        op.tx.batch(_statements(issue_id, args["comments_limit"], at))
+    )
+    if not found:
+        raise kept.not_found(issue_id, kept.tombstone_from(tombstone))
+    issue = records.IssueRow(found[0])
+    depends_on_count, dependents_count, comment_count, history_count, dependent_count = map(int, counts[0])
+    dependencies = records.dependency_records(issue.id, dependency_rows)
+    record = records.assemble(
+        issue,
+        [label for (label,) in labels],
+        dependencies,
+        [],
+        records.counts_from(issue, dependencies, comment_count=comment_count, dependent_count=dependent_count),
+    )
+    newest_first = list(reversed(records.comment_records(issue.id, comment_rows)))
     comments = list(reversed(fitting(newest_first, COMMENTS_MAX_BYTES)))
     if comments:
-        record = ordered({**record, "comments": comments}, issue.key_order)
-    depends_on = _depends_on(tx, issue.id)
-    dependents = _dependents(tx, issue.id)
-    history = _history(tx, issue.id)
-    _, blockers = blocked_by(tx, issue.id)
+        record = records.ordered({**record, "comments": comments}, issue.key_order)
+    blocked, held, ready = state[0] if state else (0, 0, 0)
+    _, blockers = blocked_by_flags(op.tx, issue.id, blocked=bool(blocked), held=bool(held))
     return {
         "issue": record,
-        "depends_on": fitting(depends_on, DEPENDS_ON_MAX_BYTES),
-        "depends_on_count": _count(tx, "SELECT COUNT(*) FROM dependencies WHERE issue_id = ?", issue.id),
-        "dependents": fitting(dependents, DEPENDENTS_MAX_BYTES),
-        "dependents_count": _count(
-            tx,
-            "SELECT COUNT(*) FROM dependencies d JOIN issues s ON s.id = d.issue_id WHERE d.depends_on_id = ?",
-            issue.id,
-        ),
-        "ready": _ready(op, issue.id),
+        "depends_on": fitting(_depends_on(depends_on), DEPENDS_ON_MAX_BYTES),
+        "depends_on_count": depends_on_count,
+        "dependents": fitting(_dependents(dependents), DEPENDENTS_MAX_BYTES),
+        "dependents_count": dependents_count,
+        "ready": bool(ready),
         "blocked_by": blockers,
-        "comment_count": _count(tx, "SELECT COUNT(*) FROM comments WHERE issue_id = ?", issue.id),
-        "history": list(reversed(fitting(history, HISTORY_MAX_BYTES))),
-        "history_count": _count(tx, "SELECT COUNT(*) FROM events WHERE issue_id = ?", issue.id),
+        "comment_count": comment_count,
+        "history": list(reversed(fitting(_history(history), HISTORY_MAX_BYTES))),
+        "history_count": history_count,
         **issue.revisions(),
     }
 
 
-def _ready(op: Read, issue_id: str) -> bool:
-    """Whether ``ready`` lists the issue now: the maintained state, and its own and its parents' defer times."""
-    at = epoch(op.now)
-    assert at is not None, "the tracker's own clock is always a valid time"
-    return ready_at(op.tx, issue_id, at)
-
-
-def _count(tx: Tx, sql: str, issue_id: str) -> int:
-    found = tx.row(sql, [issue_id])
-    return int(found[0]) if found else 0
-
-
-def _depends_on(tx: Tx, issue_id: str) -> list[GetDataDependsOnItem]:
-    """What the issue depends on, in its own order; a deleted target shows as status tombstone."""
-    rows = tx.rows(
-        "SELECT d.depends_on_id, d.type, t.title, t.status, "
-        "EXISTS (SELECT 1 FROM kept_records k WHERE k.issue_id = d.depends_on_id AND k.kind = ?) "
-        "FROM dependencies d LEFT JOIN issues t ON t.id = d.depends_on_id "
-        "WHERE d.issue_id = ? ORDER BY d.position LIMIT ?",
-        [TOMBSTONE, issue_id, _NEIGHBOURS_READ],
-    )
+def _depends_on(rows: Sequence[Row]) -> list[GetDataDependsOnItem]:
+    """What the issue depends on (rows of :data:`_DEPENDS_ON`); a deleted target shows as status tombstone."""
     return [
         {
             "id": other,
@@ -106,25 +147,16 @@ def _depends_on(tx: Tx, issue_id: str) -> list[GetDataDependsOnItem]:
     ]
 
 
-def _dependents(tx: Tx, issue_id: str) -> list[GetDataDependent]:
-    """Live issues that depend on this one (children included), by id."""
-    rows = tx.rows(
-        "SELECT d.issue_id, d.type, s.title, s.status FROM dependencies d JOIN issues s ON s.id = d.issue_id "
-        "WHERE d.depends_on_id = ? ORDER BY d.issue_id, d.type LIMIT ?",
-        [issue_id, _NEIGHBOURS_READ],
-    )
+def _dependents(rows: Sequence[Row]) -> list[GetDataDependent]:
+    """Live issues that depend on this one (rows of :data:`_DEPENDENTS`)."""
     return [
         {"id": other, "type": kind, "title": title, "status": status, "exists": True}
         for other, kind, title, status in rows
     ]
 
 
-def _history(tx: Tx, issue_id: str) -> list[GetDataHistoryItem]:
-    """The newest events of the issue, newest first."""
-    rows = tx.rows(
-        "SELECT at, actor, tool, changes FROM events WHERE issue_id = ? ORDER BY seq DESC LIMIT ?",
-        [issue_id, HISTORY_LIMIT],
-    )
+def _history(rows: Sequence[Row]) -> list[GetDataHistoryItem]:
+    """The newest events of the issue, newest first (rows of :data:`_HISTORY`)."""
     return [
         {"at": at, "actor": actor, "tool": tool, "changes": json.loads(changes)} for at, actor, tool, changes in rows
     ]

@@ -8,8 +8,20 @@ from collections.abc import Sequence
 
 from bee_tracker.model import PARENT_CHILD
 from bee_tracker.store.batched import in_batches, marks
-from bee_tracker.store.db import Tx
-from bee_tracker.store.readiness import BLOCKS, WAITS_FOR, gate_holds, gate_of, load_rule, spawner_children
+from bee_tracker.store.db import Row, Tx
+from bee_tracker.store.readiness import (
+    BLOCKS,
+    RULE_STATEMENT,
+    WAITS_FOR,
+    Rule,
+    children_from,
+    gate_holds,
+    gate_of,
+    load_rule,
+    rule_from,
+    spawner_children,
+    waited_spawners_statement,
+)
 
 _TYPES = ", ".join(f"'{t}'" for t in (*BLOCKS, WAITS_FOR))
 
@@ -17,26 +29,37 @@ _TYPES = ", ".join(f"'{t}'" for t in (*BLOCKS, WAITS_FOR))
 Reason = tuple[str | None, list[str]]
 
 
-def direct_blockers_of(tx: Tx, ids: Sequence[str]) -> dict[str, list[str]]:
-    """What blocks each of ``ids`` under Beads' rule, in its dependency order: each active target of its ``blocks``
-    and ``conditional-blocks`` dependencies, and each ``waits-for`` spawner whose children it still waits for. None
-    for an issue that is not active (closed, pinned, a wisp), which Beads never counts as blocked."""
-    rows = []
-    for batch in in_batches(ids):
-        rows += tx.rows(
-            "SELECT d.issue_id, d.depends_on_id, d.type, d.metadata, t.is_active FROM dependencies d "
-            "JOIN readiness x ON x.issue_id = d.issue_id LEFT JOIN readiness t ON t.issue_id = d.depends_on_id "
-            f"WHERE d.issue_id IN ({marks(batch)}) AND x.is_active = 1 AND d.type IN ({_TYPES}) "
-            "ORDER BY d.issue_id, d.position",
-            batch,
-        )
-    children = spawner_children(tx, {target for _, target, kind, _, _ in rows if kind == WAITS_FOR})
+def _blocking_links(marked: str) -> str:
+    """The blocking dependencies of the active issues among ``marked`` (``?`` marks), in dependency order."""
+    return (
+        "SELECT d.issue_id, d.depends_on_id, d.type, d.metadata, t.is_active FROM dependencies d "
+        "JOIN readiness x ON x.issue_id = d.issue_id LEFT JOIN readiness t ON t.issue_id = d.depends_on_id "
+        f"WHERE d.issue_id IN ({marked}) AND x.is_active = 1 AND d.type IN ({_TYPES}) "
+        "ORDER BY d.issue_id, d.position"
+    )
+
+
+def _blockers_from(
+    ids: Sequence[str], links: Sequence[Row], children: dict[str, tuple[int, int]]
+) -> dict[str, list[str]]:
+    """:func:`direct_blockers_of` from the rows of :func:`_blocking_links` and the spawners' children."""
     found: dict[str, dict[str, None]] = {issue_id: {} for issue_id in ids}
-    for issue_id, target, kind, metadata, active in rows:
+    for issue_id, target, kind, metadata, active in links:
         waits = kind == WAITS_FOR and gate_holds(gate_of(metadata), children.get(target))
         if waits or (kind != WAITS_FOR and active):
             found[issue_id][target] = None
     return {issue_id: list(targets) for issue_id, targets in found.items()}
+
+
+def direct_blockers_of(tx: Tx, ids: Sequence[str]) -> dict[str, list[str]]:
+    """What blocks each of ``ids`` under Beads' rule, in its dependency order: each active target of its ``blocks``
+    and ``conditional-blocks`` dependencies, and each ``waits-for`` spawner whose children it still waits for. None
+    for an issue that is not active (closed, pinned, a wisp), which Beads never counts as blocked."""
+    links = []
+    for batch in in_batches(ids):
+        links += tx.rows(_blocking_links(marks(batch)), batch)
+    children = spawner_children(tx, {target for _, target, kind, _, _ in links if kind == WAITS_FOR})
+    return _blockers_from(ids, links, children)
 
 
 def direct_blockers(tx: Tx, issue_id: str) -> list[str]:
@@ -44,19 +67,32 @@ def direct_blockers(tx: Tx, issue_id: str) -> list[str]:
     return direct_blockers_of(tx, [issue_id])[issue_id]
 
 
-def _holding_parents_of(tx: Tx, ids: Sequence[str]) -> dict[str, list[str]]:
-    """The parents that hold each issue back: blocked ones (and, with the store's transitive rule, held ones)."""
-    held = " OR p.is_held = 1" if load_rule(tx).transitive else ""
+def _parent_links(marked: str) -> str:
+    """The parents of the issues among ``marked`` (``?`` marks) that are blocked or held, in dependency order."""
+    return (
+        "SELECT d.issue_id, d.depends_on_id, p.is_blocked FROM dependencies d "
+        "JOIN readiness p ON p.issue_id = d.depends_on_id "
+        f"WHERE d.issue_id IN ({marked}) AND d.type = '{PARENT_CHILD}' AND (p.is_blocked = 1 OR p.is_held = 1) "
+        "ORDER BY d.issue_id, d.position"
+    )
+
+
+def _holding_from(ids: Sequence[str], links: Sequence[Row], rule: Rule) -> dict[str, list[str]]:
+    """:func:`_holding_parents_of` from the rows of :func:`_parent_links`: a held parent holds only by the
+    transitive rule."""
     found: dict[str, list[str]] = {issue_id: [] for issue_id in ids}
-    for batch in in_batches(ids):
-        for issue_id, parent in tx.rows(
-            "SELECT d.issue_id, d.depends_on_id FROM dependencies d JOIN readiness p ON p.issue_id = d.depends_on_id "
-            f"WHERE d.issue_id IN ({marks(batch)}) AND d.type = '{PARENT_CHILD}' AND (p.is_blocked = 1{held}) "
-            "ORDER BY d.issue_id, d.position",
-            batch,
-        ):
+    for issue_id, parent, blocked in links:
+        if blocked or rule.transitive:
             found[issue_id].append(parent)
     return found
+
+
+def _holding_parents_of(tx: Tx, ids: Sequence[str]) -> dict[str, list[str]]:
+    """The parents that hold each issue back: blocked ones (and, with the store's transitive rule, held ones)."""
+    links = []
+    for batch in in_batches(ids):
+        links += tx.rows(_parent_links(marks(batch)), batch)
+    return _holding_from(ids, links, load_rule(tx))
 
 
 def blocked_by_each(tx: Tx, ids: Sequence[str]) -> dict[str, Reason]:
@@ -78,6 +114,13 @@ def blocked_by_each(tx: Tx, ids: Sequence[str]) -> dict[str, Reason]:
     return reasons
 
 
-def blocked_by(tx: Tx, issue_id: str) -> Reason:
-    """Why one issue is not ready (see :func:`blocked_by_each`)."""
-    return blocked_by_each(tx, [issue_id])[issue_id]
+def blocked_by_flags(tx: Tx, issue_id: str, *, blocked: bool, held: bool) -> Reason:
+    """:func:`blocked_by_each` of one issue whose kept ``is_blocked`` and ``is_held`` the caller already read: the
+    rest in one :meth:`~.db.Tx.batch` (one round trip), or none for an issue that is neither."""
+    if blocked:
+        links, children = tx.batch([(_blocking_links("?"), [issue_id]), waited_spawners_statement(issue_id)])
+        return "blocked", _blockers_from([issue_id], links, children_from(children))[issue_id]
+    if held:
+        rule, links = tx.batch([RULE_STATEMENT, (_parent_links("?"), [issue_id])])
+        return "held", _holding_from([issue_id], links, rule_from(rule))[issue_id]
+    return None, []

@@ -11,6 +11,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 Row = tuple[Any, ...]
+#: One ``?``-style statement and its parameters.
+Statement = tuple[str, Sequence[Any]]
 
 
 class Tx(Protocol):
@@ -22,6 +24,12 @@ class Tx(Protocol):
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Execute and return the number of rows affected."""
+        ...
+
+    def batch(self, statements: Sequence[Statement]) -> list[list[Row]]:
+        """Run read statements that do not depend on one another and return each one's rows, in order: on a
+        server, in one round trip. Each sees what a :meth:`rows` at that point would see; none may write or lock.
+        """
         ...
 
     def load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, skip_duplicates: bool) -> None:

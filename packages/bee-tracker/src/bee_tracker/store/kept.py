@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any, Final
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker.model import TOMBSTONE
-from bee_tracker.store.db import Tx
+from bee_tracker.store.db import Row, Statement, Tx
 
 #: ``kind`` of a line for an id another line of the same file has the last word on.
 SHADOWED: Final = "shadowed"
@@ -36,20 +37,29 @@ def identity_of(record: dict[str, Any], line: str) -> str:
     return hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def tombstone(tx: Tx, issue_id: str) -> dict[str, Any] | None:
-    """The tombstone line of ``issue_id``, parsed, or None when the id was never deleted."""
-    found = tx.row(
-        "SELECT line FROM kept_records WHERE issue_id = ? AND kind = ? ORDER BY position LIMIT 1", [issue_id, TOMBSTONE]
+def tombstone_statement(issue_id: str) -> Statement:
+    """The tombstone line of ``issue_id`` (no row when the id was never deleted), for :func:`tombstone_from`."""
+    return (
+        "SELECT line FROM kept_records WHERE issue_id = ? AND kind = ? ORDER BY position LIMIT 1",
+        [issue_id, TOMBSTONE],
     )
-    if found is None:
+
+
+def tombstone_from(rows: Sequence[Row]) -> dict[str, Any] | None:
+    """The tombstone line from the rows of :func:`tombstone_statement`, parsed, or None."""
+    if not rows:
         return None
-    parsed: dict[str, Any] = json.loads(found[0])
+    parsed: dict[str, Any] = json.loads(rows[0][0])
     return parsed
 
 
 def missing(tx: Tx, issue_id: str, *, role: str = "issue") -> BeeError:
     """The ``not_found`` error for an id that names no live issue; it says when the issue was deleted."""
-    deleted = tombstone(tx, issue_id)
+    return not_found(issue_id, tombstone_from(tx.rows(*tombstone_statement(issue_id))), role=role)
+
+
+def not_found(issue_id: str, deleted: dict[str, Any] | None, *, role: str = "issue") -> BeeError:
+    """:func:`missing` from the id's tombstone already read (:func:`tombstone_from`)."""
     if deleted is None:
         return BeeError(
             ErrorCode.NOT_FOUND,

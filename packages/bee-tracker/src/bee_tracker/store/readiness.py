@@ -40,7 +40,7 @@ from typing import Any, Final
 
 from bee_tracker.model import NOT_WORK_TYPES, PARENT_CHILD
 from bee_tracker.store.batched import in_batches, insert_rows, marks, set_columns, set_flag
-from bee_tracker.store.db import Tx
+from bee_tracker.store.db import Row, Statement, Tx
 from bee_tracker.store.keys import keys_of
 
 #: Dependency types whose active target blocks an active issue.
@@ -84,13 +84,6 @@ def ready_now(alias: str = "r") -> str:
     )
 
 
-def ready_at(tx: Tx, issue_id: str, at: float) -> bool:
-    """Whether the issue is ready at the epoch ``at``."""
-    return (
-        tx.row(f"SELECT 1 FROM readiness r WHERE r.issue_id = ? AND {ready_now('r')}", [issue_id, at, at]) is not None
-    )
-
-
 # -- the store's rule ---------------------------------------------------------------------------------------------
 
 
@@ -105,18 +98,31 @@ class Rule:
         return {"version": RULE_VERSION, "transitive": self.transitive}
 
 
-def _stored(tx: Tx) -> dict[str, Any] | None:
-    found = tx.row("SELECT value FROM meta WHERE key = ?", [RULE_KEY])
-    if found is None:
+#: The stored rule's row, for :func:`rule_from`.
+RULE_STATEMENT: Final[Statement] = ("SELECT value FROM meta WHERE key = ?", [RULE_KEY])
+
+
+def _stored_in(rows: Sequence[Row]) -> dict[str, Any] | None:
+    if not rows:
         return None
-    value = json.loads(found[0])
+    value = json.loads(rows[0][0])
     return value if isinstance(value, dict) else None
 
 
-def load_rule(tx: Tx) -> Rule:
-    """The rule this store is kept by (Beads' until someone chose otherwise)."""
-    stored = _stored(tx) or {}
+def _stored(tx: Tx) -> dict[str, Any] | None:
+    return _stored_in(tx.rows(*RULE_STATEMENT))
+
+
+def rule_from(rows: Sequence[Row]) -> Rule:
+    """The rule this store is kept by, from the rows of :data:`RULE_STATEMENT` (Beads' until someone chose
+    otherwise)."""
+    stored = _stored_in(rows) or {}
     return Rule(transitive=stored.get("transitive") is True)
+
+
+def load_rule(tx: Tx) -> Rule:
+    """The rule this store is kept by (see :func:`rule_from`)."""
+    return rule_from(tx.rows(*RULE_STATEMENT))
 
 
 def is_current(tx: Tx) -> bool:
@@ -186,22 +192,37 @@ def _restricted(tx: Tx, sql: str, column: str, ids: Iterable[str] | None, *, tai
     return rows
 
 
+#: (spawner, active children, closed children) rows, to be restricted to some spawners and grouped by spawner.
+_SPAWNER_CHILDREN = (
+    "SELECT d.depends_on_id, SUM(c.is_active), "
+    "SUM(CASE WHEN c.is_wisp = 0 AND c.status = 'closed' THEN 1 ELSE 0 END) "
+    "FROM dependencies d JOIN readiness c ON c.issue_id = d.issue_id "
+    "JOIN readiness s ON s.issue_id = d.depends_on_id "
+    f"WHERE d.type = '{PARENT_CHILD}' AND s.is_wisp = 0"
+)
+_BY_SPAWNER = "GROUP BY d.depends_on_id"
+
+
 def spawner_children(tx: Tx, spawners: set[str]) -> dict[str, tuple[int, int]]:
     """(active children, closed children) of each spawner that is a live issue and not a wisp; only issues that are
     not wisps count as children (Beads keeps a wisp's links with the wisp)."""
     if not spawners:
         return {}
-    rows = _restricted(
-        tx,
-        "SELECT d.depends_on_id, SUM(c.is_active), "
-        "SUM(CASE WHEN c.is_wisp = 0 AND c.status = 'closed' THEN 1 ELSE 0 END) "
-        "FROM dependencies d JOIN readiness c ON c.issue_id = d.issue_id "
-        "JOIN readiness s ON s.issue_id = d.depends_on_id "
-        f"WHERE d.type = '{PARENT_CHILD}' AND s.is_wisp = 0",
-        "d.depends_on_id",
-        sorted(spawners),
-        tail="GROUP BY d.depends_on_id",
+    return children_from(_restricted(tx, _SPAWNER_CHILDREN, "d.depends_on_id", sorted(spawners), tail=_BY_SPAWNER))
+
+
+def waited_spawners_statement(issue_id: str) -> Statement:
+    """:func:`spawner_children` of every spawner issue ``issue_id`` waits for, in one statement (for
+    :func:`children_from`)."""
+    return (
+        f"{_SPAWNER_CHILDREN} AND d.depends_on_id IN "
+        f"(SELECT depends_on_id FROM dependencies WHERE issue_id = ? AND type = '{WAITS_FOR}') {_BY_SPAWNER}",
+        [issue_id],
     )
+
+
+def children_from(rows: Sequence[Row]) -> dict[str, tuple[int, int]]:
+    """:func:`spawner_children` from rows of the spawner-children query."""
     return {spawner: (int(active or 0), int(closed or 0)) for spawner, active, closed in rows}
 
 

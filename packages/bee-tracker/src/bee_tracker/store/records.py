@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from bee_tracker.model import COLUMNS
 from bee_tracker.store import bdjson
-from bee_tracker.store.db import Row, Tx
+from bee_tracker.store.db import Row, Statement, Tx
 
 if TYPE_CHECKING:
     # ready and search list issues in one short form; the generated shape of a ready item is that form.
@@ -60,15 +60,25 @@ class IssueRow:
         }
 
 
+def issue_statement(issue_id: str) -> Statement:
+    """The row of issue ``issue_id`` (none for an id that names no live issue), for :class:`IssueRow`."""
+    return f"SELECT {ISSUE_SELECT} FROM issues i WHERE i.id = ?", [issue_id]
+
+
 def load_issue(tx: Tx, issue_id: str, *, for_update: bool = False) -> IssueRow | None:
     if for_update:
         tx.lock_issue(issue_id)
-    found = tx.row(f"SELECT {ISSUE_SELECT} FROM issues i WHERE i.id = ?", [issue_id])
+    found = tx.row(*issue_statement(issue_id))
     return IssueRow(found) if found else None
 
 
+def labels_statement(issue_id: str) -> Statement:
+    """The issue's labels in their order, one a row."""
+    return "SELECT label FROM labels WHERE issue_id = ? ORDER BY position, label", [issue_id]
+
+
 def labels_of(tx: Tx, issue_id: str) -> list[str]:
-    return [r[0] for r in tx.rows("SELECT label FROM labels WHERE issue_id = ? ORDER BY position, label", [issue_id])]
+    return [r[0] for r in tx.rows(*labels_statement(issue_id))]
 
 
 def _dependency(issue_id: str, row: Row) -> dict[str, Any]:
@@ -101,31 +111,49 @@ _DEPENDENCY_COLUMNS = "depends_on_id, type, created_at, created_by, metadata, ex
 _COMMENT_COLUMNS = "comment_id, int_id, author, text, created_at, extra"
 
 
-def dependencies_of(tx: Tx, issue_id: str) -> list[dict[str, Any]]:
-    """The issue's own dependency records, as Beads writes them in its line."""
-    rows = tx.rows(f"SELECT {_DEPENDENCY_COLUMNS} FROM dependencies WHERE issue_id = ? ORDER BY position", [issue_id])
+def dependencies_statement(issue_id: str) -> Statement:
+    """The issue's own dependency rows, for :func:`dependency_records`."""
+    return f"SELECT {_DEPENDENCY_COLUMNS} FROM dependencies WHERE issue_id = ? ORDER BY position", [issue_id]
+
+
+def dependency_records(issue_id: str, rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """The issue's own dependency records from the rows of :func:`dependencies_statement`, as Beads writes them."""
     return [_dependency(issue_id, row) for row in rows]
 
 
+def dependencies_of(tx: Tx, issue_id: str) -> list[dict[str, Any]]:
+    """The issue's own dependency records, as Beads writes them in its line."""
+    return dependency_records(issue_id, tx.rows(*dependencies_statement(issue_id)))
+
+
+def comments_statement(issue_id: str, *, last: int | None = None) -> Statement:
+    """The issue's comment rows, oldest first (only the newest ``last`` with ``last``), for :func:`comment_records`."""
+    if last is None:
+        return f"SELECT {_COMMENT_COLUMNS} FROM comments WHERE issue_id = ? ORDER BY seq", [issue_id]
+    return (
+        f"SELECT * FROM (SELECT {_COMMENT_COLUMNS}, seq FROM comments "
+        "WHERE issue_id = ? ORDER BY seq DESC LIMIT ?) recent ORDER BY seq",
+        [issue_id, last],
+    )
+
+
+def comment_records(issue_id: str, rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """The issue's comments from the rows of :func:`comments_statement`, as Beads writes them."""
+    return [_comment(issue_id, row) for row in rows]
+
+
 def comments_of(tx: Tx, issue_id: str, *, last: int | None = None) -> list[dict[str, Any]]:
-    sql = f"SELECT {_COMMENT_COLUMNS} FROM comments WHERE issue_id = ? ORDER BY seq"
-    params: list[Any] = [issue_id]
-    if last is not None:
-        sql = (
-            f"SELECT * FROM (SELECT {_COMMENT_COLUMNS}, seq FROM comments "
-            "WHERE issue_id = ? ORDER BY seq DESC LIMIT ?) recent ORDER BY seq"
-        )
-        params.append(last)
-    return [_comment(issue_id, row) for row in tx.rows(sql, params)]
+    return comment_records(issue_id, tx.rows(*comments_statement(issue_id, last=last)))
 
 
-def _assemble(
+def assemble(
     issue: IssueRow,
     labels: list[str],
     dependencies: list[dict[str, Any]],
     comments: list[dict[str, Any]],
     counts: dict[str, int],
 ) -> dict[str, Any]:
+    """The Beads record of ``issue`` from its relations already read (see :func:`beads_record`)."""
     values: dict[str, Any] = {k: v for k, v in issue.fields.items() if v is not None}
     values.update(issue.extra)
     values.update(counts)
@@ -141,7 +169,7 @@ def _assemble(
 def beads_record(tx: Tx, issue: IssueRow, *, comments_last: int | None = None) -> dict[str, Any]:
     """The issue as a Beads JSONL object: columns that are set, kept extra keys, labels, dependencies, comments;
     keys in the order of its imported line, new ones where bd puts them (:func:`.bdjson.place`)."""
-    return _assemble(
+    return assemble(
         issue,
         labels_of(tx, issue.id),
         dependencies_of(tx, issue.id),
@@ -179,12 +207,17 @@ def beads_records(tx: Tx, issue_ids: Sequence[str]) -> dict[str, dict[str, Any]]
     counting = [issue.id for issue in issues if _COUNTS.keys() & issue.extra.keys()]
     dependents = _dependents(tx, counting)
     return {
-        issue.id: _assemble(
+        issue.id: assemble(
             issue,
             labels.get(issue.id, []),
             dependencies.get(issue.id, []),
             comments.get(issue.id, []),
-            _counts_from(issue, dependencies.get(issue.id, []), comments.get(issue.id, []), dependents),
+            counts_from(
+                issue,
+                dependencies.get(issue.id, []),
+                comment_count=len(comments.get(issue.id, [])),
+                dependent_count=dependents.get(issue.id, 0),
+            ),
         )
         for issue in issues
     }
@@ -195,12 +228,18 @@ def ordered(values: dict[str, Any], key_order: Sequence[str] | None) -> dict[str
     return bdjson.place(values, key_order)
 
 
+#: Beads' ``dependent_count`` of an issue (one ``?``, its id): the ``blocks`` dependencies on it from issues that are
+#: not wisps.
+DEPENDENT_COUNT = (
+    "SELECT COUNT(*) FROM dependencies d JOIN readiness s ON s.issue_id = d.issue_id "
+    "WHERE d.depends_on_id = ? AND d.type = 'blocks' AND s.is_wisp = 0"
+)
+
 #: Counts Beads writes at the end of a line (``IssueWithCounts``), kept true by the tracker when the line has them:
 #: ``blocks`` dependencies of the issue and on it (from issues that are not wisps), and its comments.
 _COUNTS = {
     "dependency_count": "SELECT COUNT(*) FROM dependencies WHERE issue_id = ? AND type = 'blocks'",
-    "dependent_count": "SELECT COUNT(*) FROM dependencies d JOIN readiness s ON s.issue_id = d.issue_id "
-    "WHERE d.depends_on_id = ? AND d.type = 'blocks' AND s.is_wisp = 0",
+    "dependent_count": DEPENDENT_COUNT,
     "comment_count": "SELECT COUNT(*) FROM comments WHERE issue_id = ?",
 }
 
@@ -228,14 +267,15 @@ def _dependents(tx: Tx, issue_ids: Sequence[str]) -> dict[str, int]:
     return {str(issue_id): int(count) for issue_id, count in rows}
 
 
-def _counts_from(
-    issue: IssueRow, dependencies: list[dict[str, Any]], comments: list[dict[str, Any]], dependents: dict[str, int]
+def counts_from(
+    issue: IssueRow, dependencies: list[dict[str, Any]], *, comment_count: int, dependent_count: int
 ) -> dict[str, int]:
-    """:func:`_counted` from what an export already read: the issue's whole dependency and comment lists."""
+    """:func:`_counted` from what a caller already read: the issue's whole dependency list, how many comments it
+    has and its :data:`DEPENDENT_COUNT`."""
     known = {
         "dependency_count": sum(1 for d in dependencies if d["type"] == "blocks"),
-        "dependent_count": dependents.get(issue.id, 0),
-        "comment_count": len(comments),
+        "dependent_count": dependent_count,
+        "comment_count": comment_count,
     }
     return {key: value for key, value in known.items() if key in issue.extra}
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker.store import schema
-from bee_tracker.store.db import Row, fts_terms
+from bee_tracker.store.db import Row, Statement, fts_terms
 
 _BUSY_TIMEOUT_SECONDS = 10.0
 
@@ -46,6 +46,10 @@ class _SqliteTx:
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, tuple(params)).rowcount
+
+    def batch(self, statements: Sequence[Statement]) -> list[list[Row]]:
+        # In process there is no round trip to save: the statements run in turn.
+        return [self.rows(sql, params) for sql, params in statements]
 
     def load(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, skip_duplicates: bool) -> None:
         skip = " ON CONFLICT DO NOTHING" if skip_duplicates else ""
