@@ -130,7 +130,8 @@ def _limits(config: TrackerConfig) -> EdgeLimits:
     from bee_tracker.host import edge_limits
 
     try:
-        return edge_limits(config)
+        # The queue target is per process (a latency, not a share of capacity), so workers keep it whole.
+        return dataclasses.replace(edge_limits(config), max_queue_seconds=config.max_queue_seconds or None)
     except ValueError as exc:
         raise ValueError(f"cannot use these HTTP limits: {exc}") from None
 
