@@ -212,18 +212,18 @@ def test_admission_sheds_by_queued_work_where_a_count_would_admit(
     tracker_factory: Callable[..., TrackerProcess],
 ) -> None:
     call = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ready"}}).encode()
-    # Count alone: five held `ready` calls are admitted, the limit is what sheds the sixth.
-    by_count = tracker_factory(None, "--max-in-flight", "5", "--max-queue-seconds", "0")
+    # Count alone: 33 held `ready` calls are admitted, the limit is what sheds the next one.
+    by_count = tracker_factory(None, "--max-in-flight", "33", "--max-queue-seconds", "0")
     with contextlib.ExitStack() as stack:
-        holders = [stack.enter_context(RawConnection(by_count.port)) for _ in range(5)]
+        holders = [stack.enter_context(RawConnection(by_count.port)) for _ in range(33)]
         shed = hold_until_shed(by_count, holders, call)
     assert shed.status_code == 503
-    assert shed.json()["error_description"] == "the host is at its limit of 5 requests in flight; retry after 1 s"
-    # By cost, with a target no real call fits: the four requests of the floor are admitted, and the fifth, below
-    # the count limit, is shed because four calls already queued would keep it waiting longer than 1 ms.
-    by_cost = tracker_factory(None, "--max-in-flight", "5", "--max-queue-seconds", "0.001")
+    assert shed.json()["error_description"] == "the host is at its limit of 33 requests in flight; retry after 1 s"
+    # By cost, with a target no real call fits: the 32 requests of the floor are admitted, and the next, below the
+    # count limit, is shed because the calls already queued would keep it waiting longer than 1 ms.
+    by_cost = tracker_factory(None, "--max-in-flight", "33", "--max-queue-seconds", "0.001")
     with contextlib.ExitStack() as stack:
-        holders = [stack.enter_context(RawConnection(by_cost.port)) for _ in range(4)]
+        holders = [stack.enter_context(RawConnection(by_cost.port)) for _ in range(32)]
         shed = hold_until_shed(by_cost, holders, call)
     assert shed.status_code == 503 and shed.headers["retry-after"] == "1"
     assert shed.json() == {

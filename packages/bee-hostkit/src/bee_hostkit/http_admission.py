@@ -13,8 +13,8 @@ moment the host became busy). One GIL serves the admitted requests in turn, so t
 to the wait of the next; requests that overlap (a handler waiting on PostgreSQL, a second core) shorten it, and
 CPU taken by other processes lengthens it, as they change what the host finishes. Intervals are averaged with
 weights that halve every ``HALF_LIFE_SECONDS``, over a prior of ``PRIOR_COST_SECONDS`` worth one finished request,
-so a cold host admits a burst of ``max_queue_seconds / PRIOR_COST_SECONDS`` (not ``max_in_flight``), and an idle
-host returns to the prior.
+so a cold host admits a burst of ``max_queue_seconds / PRIOR_COST_SECONDS`` or the floor (not ``max_in_flight``),
+and an idle host returns to the prior.
 
 A caller that sends slow requests inflates ``cost``; the damage is bounded four ways. One interval counts at most
 ``2 * max_queue_seconds``, so one slow call can hold the estimate at that bound only until the next calls finish;

@@ -18,8 +18,10 @@ DEFAULT_RETRY_AFTER_SECONDS = 1
 #: The queued work a new request may wait behind, in seconds of the host's measured time per request
 #: (bee_hostkit.http_admission); more is shed with 503.
 DEFAULT_MAX_QUEUE_SECONDS = 0.15
-#: Requests admitted whatever the cost estimate says, so a cold estimate or one slow call never sheds everything.
-DEFAULT_MIN_IN_FLIGHT = 4
+#: Requests admitted whatever the cost estimate says, so a cold estimate or one slow call never sheds everything,
+#: and a team's burst (32 agents claiming at once, each call tens of ms on PostgreSQL) is served as a count would
+#: serve it: the SDK's clients do not retry a 503, so shedding what a count admits turns a short wait into an error.
+DEFAULT_MIN_IN_FLIGHT = 32
 
 
 @dataclass(frozen=True)

@@ -150,7 +150,7 @@ def init(home: Path | None) -> None:
     show_default=True,
     type=click.FloatRange(0, 60),
     help="Work already admitted that a new /mcp request may wait behind, in seconds of the measured time per "
-    "request; more is answered 503 with Retry-After at once (a few requests are always admitted). 0 admits by "
+    "request; more is answered 503 with Retry-After at once (the first 32 are always admitted). 0 admits by "
     "--max-in-flight alone.",
 )
 @click.option(
