@@ -19,6 +19,7 @@ from bee_hostkit.http_limits import (
     DEFAULT_MAX_HEADER_BYTES,
     DEFAULT_MAX_HEADER_LINE_BYTES,
     DEFAULT_MAX_QUEUE_SECONDS,
+    DEFAULT_MIN_IN_FLIGHT,
     DEFAULT_REQUEST_TIMEOUT_SECONDS,
 )
 from bee_tracker.config import (
@@ -150,8 +151,16 @@ def init(home: Path | None) -> None:
     show_default=True,
     type=click.FloatRange(0, 60),
     help="Work already admitted that a new /mcp request may wait behind, in seconds of the measured time per "
-    "request; more is answered 503 with Retry-After at once (the first 32 are always admitted). 0 admits by "
+    "request; more is answered 503 with Retry-After at once (--min-in-flight are always admitted). 0 admits by "
     "--max-in-flight alone.",
+)
+@click.option(
+    "--min-in-flight",
+    default=DEFAULT_MIN_IN_FLIGHT,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="Requests to /mcp admitted whatever --max-queue-seconds says (at most --max-in-flight): MCP clients do "
+    "not retry a 503, so a burst this size is served as a count would serve it.",
 )
 @click.option(
     "--max-header-bytes",
