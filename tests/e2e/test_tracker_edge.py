@@ -1,6 +1,7 @@
 """The tracker's HTTP edge, provoked over real sockets against `bee tracker serve`: header caps, admission at the
 edge (503 + Retry-After) and the request timeout."""
 
+import contextlib
 import json
 import re
 import subprocess
@@ -187,6 +188,54 @@ def test_over_the_limit_the_answer_is_503_with_retry_after_before_any_body_is_re
             # The slot was released when the held request finished.
             served = http.post(server.url, content=call, headers=headers)
             assert served.status_code == 200 and served.json()["result"]["isError"] is False
+
+
+def hold_until_shed(server: TrackerProcess, holders: list[RawConnection], call: bytes) -> httpx.Response:
+    """Send each holder its request but the last bytes (admitted, it holds its slot), then probe with complete
+    calls until one is shed: probes are served until the server has admitted every holder."""
+    headers = authorized(server)
+    whole = request("/mcp", port=server.port, headers=headers, body=call)
+    for holder in holders:
+        holder.send(whole[:-10])
+    with httpx.Client(timeout=30) as http:
+        deadline = time.monotonic() + 30
+        while (shed := http.post(server.url, content=call, headers=headers)).status_code == 200:
+            assert time.monotonic() < deadline, "the held requests were never admitted"
+    for holder in holders:
+        holder.send(whole[-10:])
+        held = holder.response()
+        assert held is not None and held.status == 200 and held.json()["result"]["isError"] is False
+    return shed
+
+
+def test_admission_sheds_by_queued_work_where_a_count_would_admit(
+    tracker_factory: Callable[..., TrackerProcess],
+) -> None:
+    call = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ready"}}).encode()
+    # Count alone: 33 held `ready` calls are admitted, the limit is what sheds the next one.
+    by_count = tracker_factory(None, "--max-in-flight", "33", "--max-queue-seconds", "0")
+    with contextlib.ExitStack() as stack:
+        holders = [stack.enter_context(RawConnection(by_count.port)) for _ in range(33)]
+        shed = hold_until_shed(by_count, holders, call)
+    assert shed.status_code == 503
+    assert shed.json()["error_description"] == "the host is at its limit of 33 requests in flight; retry after 1 s"
+    # By cost, with a target no real call fits: the 32 requests of the floor are admitted, and the next, below the
+    # count limit, is shed because the calls already queued would keep it waiting longer than 1 ms.
+    by_cost = tracker_factory(None, "--max-in-flight", "33", "--max-queue-seconds", "0.001")
+    with contextlib.ExitStack() as stack:
+        holders = [stack.enter_context(RawConnection(by_cost.port)) for _ in range(32)]
+        shed = hold_until_shed(by_cost, holders, call)
+    assert shed.status_code == 503 and shed.headers["retry-after"] == "1"
+    assert shed.json() == {
+        "error": "busy",
+        "error_description": "the host holds as much work as it finishes in 0.001 s; retry after 1 s",
+        "retry_after_seconds": 1,
+    }
+    # The held calls finished, so the next one is admitted again.
+    answer = httpx.post(by_cost.url, content=call, headers=authorized(by_cost), timeout=30)
+    assert answer.status_code == 200 and answer.json()["result"]["isError"] is False
+    # The log counts what was shed and why.
+    assert "over 0.001 s of queued work" in by_cost.log.read_text()
 
 
 def test_a_request_that_does_not_arrive_in_time_is_answered_408_and_frees_its_slot(

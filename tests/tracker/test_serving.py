@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from bee_tracker.config import TrackerConfig
-from bee_tracker.serving import worker_share
+from bee_tracker.serving import _limits, worker_share
 
 PG = "postgresql://bee@127.0.0.1:5432/bee"
 
@@ -34,3 +34,12 @@ def test_a_limit_smaller_than_the_number_of_workers_is_refused() -> None:
     config = TrackerConfig(home=Path("/nowhere"), store_url=PG, max_in_flight=3)
     with pytest.raises(ValueError, match="--max-in-flight 3 cannot be shared by 4 workers"):
         worker_share(config, 4)
+
+
+def test_the_queue_target_and_its_floor_reach_the_edge_whole_in_every_worker() -> None:
+    config = TrackerConfig(home=Path("/nowhere"), store_url=PG, max_queue_seconds=0.4, min_in_flight=8)
+    share = worker_share(config, 4)
+    limits = _limits(share)
+    assert (limits.max_in_flight, limits.max_queue_seconds, limits.min_in_flight) == (25, 0.4, 8)
+    # 0 is the CLI's way to say count alone.
+    assert _limits(TrackerConfig(home=Path("/nowhere"), max_queue_seconds=0)).max_queue_seconds is None

@@ -11,9 +11,10 @@ keeps those promises where the bytes arrive:
   parser is fed the byte that passed the limit. No token is ever parsed from such a request. (A header block that
   starts inside a chunk, after a pipelined request, is checked as the parser reports it instead.)
 - **Admission.** A request to an admitted path (``/mcp``) is counted the moment its headers are complete, before a
-  task is created for it and before its body is read. Over ``max_in_flight`` the answer is written straight from
-  the protocol callback: 503 with ``Retry-After`` and a small JSON body. The slot is released when the request's
-  ASGI task ends, whatever the client did meanwhile.
+  task is created for it and before its body is read. Over ``max_in_flight``, or when the work already admitted
+  would keep it waiting longer than ``max_queue_seconds`` (the rule is :mod:`bee_hostkit.http_admission`), the
+  answer is written straight from the protocol callback: 503 with ``Retry-After`` and a small JSON body. The slot
+  is released when the request's ASGI task ends, whatever the client did meanwhile.
 - **Request timeout.** Because a slot is taken before the body arrives, a client that sends its headers or body
   slowly must not keep it: a request not fully received within ``request_timeout_seconds`` is answered 408.
 - **Access log.** With ``access_log`` on, a request line never carries its query string or anything shaped like a
@@ -32,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,53 +44,15 @@ from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 from uvicorn.server import ServerState
 
 from bee_hostkit.access_log import hide_queries
+from bee_hostkit.http_admission import Admission
 from bee_hostkit.http_limits import DEFAULT_RETRY_AFTER_SECONDS, EdgeLimits
-
-logger = logging.getLogger("bee.hostkit.edge")
 
 #: How long a refused connection keeps draining what the client still sends before it is closed.
 _LINGER_SECONDS = 5.0
-#: At most one "shedding" warning per this many seconds (the count covers the whole interval).
-_SHED_LOG_INTERVAL = 10.0
 
 
-def _json(error: str, description: str, **extra: Any) -> bytes:
-    return json.dumps({"error": error, "error_description": description, **extra}).encode()
-
-
-class Admission:
-    """The in-flight count shared by every connection of one server (one event loop, so no lock), and the answer
-    a shed request gets (built once: shedding must cost as little as possible)."""
-
-    def __init__(self, limit: int | None, retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS) -> None:
-        self.limit = limit
-        self.in_flight = 0
-        self.retry_after = [(b"retry-after", str(retry_after_seconds).encode())]
-        self.busy_body = _json(
-            "busy",
-            f"the host is at its limit of {limit} requests in flight; retry after {retry_after_seconds} s",
-            retry_after_seconds=retry_after_seconds,
-        )
-        self._shed = 0
-        self._last_report = 0.0
-
-    def try_enter(self) -> bool:
-        if self.limit is not None and self.in_flight >= self.limit:
-            self._note_shed()
-            return False
-        self.in_flight += 1
-        return True
-
-    def leave(self) -> None:
-        self.in_flight -= 1
-
-    def _note_shed(self) -> None:
-        # One line per interval: an overloaded server must not also flood its log.
-        self._shed += 1
-        now = time.monotonic()
-        if now - self._last_report >= _SHED_LOG_INTERVAL:
-            logger.warning("at the limit of %d requests in flight: answered %d with 503", self.limit, self._shed)
-            self._shed, self._last_report = 0, now
+def _json(error: str, description: str) -> bytes:
+    return json.dumps({"error": error, "error_description": description}).encode()
 
 
 _TOO_LARGE = "request_header_fields_too_large"
@@ -112,7 +74,7 @@ class EdgeProtocol(HttpToolsProtocol):
     """
 
     limits: ClassVar[EdgeLimits] = EdgeLimits()
-    admission: ClassVar[Admission] = Admission(None)
+    admission: ClassVar[Admission] = Admission(None, DEFAULT_RETRY_AFTER_SECONDS)
 
     def __init__(
         self,
@@ -321,23 +283,23 @@ class EdgeProtocol(HttpToolsProtocol):
         # Both the first request of a connection and a dequeued pipelined one pass here, just before their task.
         if app is not self.app or cycle.scope["path"] not in self.limits.admitted_paths:
             super()._start_asgi_task(cycle, app)
-        elif self.admission.try_enter():
+        elif (refusal := self.admission.try_enter(time.monotonic())) is None:
             super()._start_asgi_task(cycle, functools.partial(self._run_admitted, app))
         else:
-            self._shed(cycle)
+            self._shed(cycle, refusal)
 
     async def _run_admitted(self, app: Any, scope: Any, receive: Any, send: Any) -> None:
         try:
             await app(scope, receive, send)
         finally:
-            self.admission.leave()
+            self.admission.leave(time.monotonic())
 
-    def _shed(self, cycle: RequestResponseCycle) -> None:
+    def _shed(self, cycle: RequestResponseCycle, body: bytes) -> None:
         """Answer 503 now, from the protocol callback, without a task and without reading the body."""
         # Marked answered first, so the parser drops this request's body and the next request starts cleanly.
         cycle.response_started = cycle.response_complete = True
-        busy, close = self.admission, not cycle.keep_alive
-        self._write(503, busy.busy_body, close=close, headers=busy.retry_after, scope=cycle.scope)
+        close = not cycle.keep_alive
+        self._write(503, body, close=close, headers=self.admission.retry_after, scope=cycle.scope)
         if close:
             self.transport.close()
         cycle.on_response()
@@ -380,7 +342,12 @@ class EdgeProtocol(HttpToolsProtocol):
 
 def edge_protocol(limits: EdgeLimits) -> type[EdgeProtocol]:
     """An :class:`EdgeProtocol` class bound to ``limits`` and one shared admission count, for uvicorn's ``http=``."""
-    admission = Admission(limits.max_in_flight, limits.retry_after_seconds)
+    admission = Admission(
+        limits.max_in_flight,
+        limits.retry_after_seconds,
+        max_queue_seconds=limits.max_queue_seconds,
+        floor=limits.min_in_flight,
+    )
     return type("BoundEdgeProtocol", (EdgeProtocol,), {"limits": limits, "admission": admission})
 
 

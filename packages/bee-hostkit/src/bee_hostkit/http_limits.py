@@ -15,19 +15,30 @@ DEFAULT_MAX_HEADER_LINE_BYTES = 8 * 1024
 DEFAULT_REQUEST_TIMEOUT_SECONDS = 30.0
 #: The Retry-After a shed request is given, in seconds.
 DEFAULT_RETRY_AFTER_SECONDS = 1
+#: The queued work a new request may wait behind, in seconds of the host's measured time per request
+#: (bee_hostkit.http_admission); more is shed with 503.
+DEFAULT_MAX_QUEUE_SECONDS = 0.15
+#: Requests admitted whatever the cost estimate says, so a cold estimate or one slow call never sheds everything,
+#: and a team's burst (32 agents claiming at once, each call tens of ms on PostgreSQL) is served as a count would
+#: serve it: the SDK's clients do not retry a 503, so shedding what a count admits turns a short wait into an error.
+DEFAULT_MIN_IN_FLIGHT = 32
 
 
 @dataclass(frozen=True)
 class EdgeLimits:
-    """The edge's limits. ``max_in_flight=None`` admits every request to ``admitted_paths``.
+    """The edge's limits. ``max_in_flight=None`` sets no hard cap on requests to ``admitted_paths``, and
+    ``max_queue_seconds=None`` admits by count alone; the rule is :mod:`bee_hostkit.http_admission`.
 
     Raises:
-        ValueError: a limit is out of range (a line limit larger than the block limit, a zero admission limit).
+        ValueError: a limit is out of range (a line limit larger than the block limit, a zero admission limit, a
+            queue target that is not positive).
     """
 
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
     max_header_line_bytes: int = DEFAULT_MAX_HEADER_LINE_BYTES
     max_in_flight: int | None = 100
+    max_queue_seconds: float | None = DEFAULT_MAX_QUEUE_SECONDS
+    min_in_flight: int = DEFAULT_MIN_IN_FLIGHT
     admitted_paths: frozenset[str] = frozenset({"/mcp"})
     retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS
     request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS
@@ -37,5 +48,9 @@ class EdgeLimits:
             raise ValueError("the header line limit (--max-header-line-bytes) must be at most the header limit")
         if self.max_in_flight is not None and self.max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
+        if self.max_queue_seconds is not None and not self.max_queue_seconds > 0:
+            raise ValueError("max_queue_seconds must be positive (None admits by count alone)")
+        if self.min_in_flight < 1:
+            raise ValueError("min_in_flight must be at least 1")
         if self.request_timeout_seconds <= 0 or self.retry_after_seconds < 0:
             raise ValueError("the request timeout must be positive and Retry-After not negative")

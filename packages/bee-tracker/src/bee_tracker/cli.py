@@ -18,6 +18,8 @@ from bee_contracts.words import counted
 from bee_hostkit.http_limits import (
     DEFAULT_MAX_HEADER_BYTES,
     DEFAULT_MAX_HEADER_LINE_BYTES,
+    DEFAULT_MAX_QUEUE_SECONDS,
+    DEFAULT_MIN_IN_FLIGHT,
     DEFAULT_REQUEST_TIMEOUT_SECONDS,
 )
 from bee_tracker.config import (
@@ -142,6 +144,23 @@ def init(home: Path | None) -> None:
     show_default=True,
     type=click.IntRange(1, 10_000),
     help="Requests to /mcp served at once; more are answered 503 with Retry-After at once.",
+)
+@click.option(
+    "--max-queue-seconds",
+    default=DEFAULT_MAX_QUEUE_SECONDS,
+    show_default=True,
+    type=click.FloatRange(0, 60),
+    help="Work already admitted that a new /mcp request may wait behind, in seconds of the measured time per "
+    "request; more is answered 503 with Retry-After at once (--min-in-flight are always admitted). 0 admits by "
+    "--max-in-flight alone.",
+)
+@click.option(
+    "--min-in-flight",
+    default=DEFAULT_MIN_IN_FLIGHT,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="Requests to /mcp admitted whatever --max-queue-seconds says (at most --max-in-flight): MCP clients do "
+    "not retry a 503, so a burst this size is served as a count would serve it.",
 )
 @click.option(
     "--max-header-bytes",

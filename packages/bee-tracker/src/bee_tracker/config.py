@@ -11,6 +11,8 @@ from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
 from bee_hostkit.http_limits import (
     DEFAULT_MAX_HEADER_BYTES,
     DEFAULT_MAX_HEADER_LINE_BYTES,
+    DEFAULT_MAX_QUEUE_SECONDS,
+    DEFAULT_MIN_IN_FLIGHT,
     DEFAULT_REQUEST_TIMEOUT_SECONDS,
 )
 from bee_tracker.home import STORE_FILE
@@ -62,6 +64,8 @@ class TrackerConfig:
     max_token_lifetime_seconds: int = DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
     # The HTTP edge: admission of /mcp requests, header caps and the request timeout (bee_hostkit.http_edge).
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
+    max_queue_seconds: float = DEFAULT_MAX_QUEUE_SECONDS  # 0: admission by count alone
+    min_in_flight: int = DEFAULT_MIN_IN_FLIGHT
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
     max_header_line_bytes: int = DEFAULT_MAX_HEADER_LINE_BYTES
     request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS
