@@ -32,7 +32,7 @@ from tests.harness.postgres import free_port
 from tests.harness.tracker import TrackerFactory
 from tests.perf._report import verdict, write_report
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.alone]
 
 PROCESSES = 4
 CLIENTS_PER_PROCESS = 250
