@@ -359,3 +359,36 @@ async def test_hostile_requests_answer_alike(twins: tuple[Served, Served], era: 
         # A handshake-era request carrying more than a progress token in _meta is the SDK's.
         await left_to_the_sdk(*raw(era, request(era, "tools/call", get_params(_meta={"other": 1}))))
         await answered_fast(*raw(era, request(era, "tools/call", get_params(_meta={"progressToken": "p"}))))
+
+
+async def test_the_typescript_client_and_the_inspector_take_the_fast_path(twins: tuple[Served, Served]) -> None:
+    import anyio.to_thread
+
+    from tests.harness import node
+
+    fast = twins[0]
+    before = fast.fast_answered
+    # The clients run as blocking subprocesses: in a worker thread, so this event loop keeps serving them.
+    out = await anyio.to_thread.run_sync(
+        node.ts_client,
+        node.http_server(fast.url, token(ALICE)),
+        [("create", {"title": "through the TypeScript client"}), ("get", {"id": "t-nope"})],
+    )
+    assert out["tools"] == [spec.to_wire() for spec in load_catalog("tracker")]
+    created, missing = (node.answered(call) for call in out["calls"])
+    assert node.success(created)["data"]["created"] is True
+    assert json.loads(missing["content"][0]["text"])["code"] == "not_found"
+    assert fast.fast_answered == before + 3  # tools/list and both calls; initialize went to the SDK
+
+    def inspect() -> Any:
+        return node.inspector(
+            [],
+            *("--transport", "http", "--server-url", fast.url),
+            *("--method", "tools/call", "--tool-name", "ready", "--tool-arg", "limit=5"),
+            headers={"Authorization": f"Bearer {token(BOB)}"},
+        )
+
+    called = await anyio.to_thread.run_sync(inspect)
+    assert called.returncode == 0, (called.error, called.stderr)
+    assert called.result["structuredContent"]["data"]["total"] >= 1
+    assert fast.fast_answered >= before + 4
