@@ -14,20 +14,18 @@ the other routes (``/health``) answer meanwhile, and an MCP request that comes s
 
 from __future__ import annotations
 
-import json
 import os
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bee_contracts.limits import MAX_FRAME_BYTES
 from bee_hostkit.deferred import Built, Deferred, started
-from bee_hostkit.framing import INVALID_REQUEST, error_frame, invalid_id_error
+from bee_hostkit.http_body import CheckedBody
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
@@ -35,8 +33,6 @@ if TYPE_CHECKING:
 
     from bee_hostkit.http_fast import HostServer
 
-#: Where CheckedBody leaves the body it read, ``(bytes, parsed)`` (kept here so this module imports without the SDK).
-BODY_SCOPE_KEY = "bee.body"
 
 #: Wraps an ASGI app (for example with authentication).
 Wrapper = Callable[[ASGIApp], ASGIApp]
@@ -65,65 +61,6 @@ class PostOnly:
             await send({"type": "http.response.body", "body": body})
             return
         await self.app(scope, receive, send)
-
-
-async def _send_json(send: Send, status: int, body: bytes) -> None:
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-class CheckedBody:
-    """Reads a POST body up to ``max_body_bytes`` (413 beyond it) and answers unusable request ids with -32600.
-
-    The body is parsed once here and, when it passes, replayed to the app unchanged; the bytes and what they parsed
-    to travel in the scope under ``BODY_SCOPE_KEY`` for the fast path. A body that is not JSON goes through as it
-    is: the SDK answers it with its own parse error.
-    """
-
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
-        self.app = app
-        self.max_body_bytes = max_body_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or []).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > self.max_body_bytes:
-            await self._too_large(send)
-            return
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away before its request was complete: there is nothing to answer
-            body += message.get("body", b"")
-            if len(body) > self.max_body_bytes:
-                await self._too_large(send)
-                return
-            if not message.get("more_body", False):
-                break
-        try:
-            parsed = json.loads(body)
-        except (ValueError, RecursionError):
-            parsed = None
-        error = invalid_id_error(parsed)
-        if error is not None:
-            await _send_json(send, 400, error)
-            return
-        data = bytes(body)
-        scope[BODY_SCOPE_KEY] = (data, parsed)
-        replay: deque[Message] = deque([{"type": "http.request", "body": data, "more_body": False}])
-
-        async def replayed() -> Message:
-            return replay.popleft() if replay else await receive()
-
-        await self.app(scope, replayed, send)
-
-    async def _too_large(self, send: Send) -> None:
-        message = f"the request body exceeds the limit of {self.max_body_bytes} bytes"
-        await _send_json(send, 413, error_frame(None, INVALID_REQUEST, message))
 
 
 def local_security(hosts: Sequence[str] = ()) -> TransportSecuritySettings:

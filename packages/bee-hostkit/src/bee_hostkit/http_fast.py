@@ -69,7 +69,7 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bee_hostkit.http_app import BODY_SCOPE_KEY
+from bee_hostkit.http_body import BODY_SCOPE_KEY
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
