@@ -1,0 +1,138 @@
+"""The generic fast path (bee_hostkit.http_fast) on a host of its own, through the ASGI app with its lifespan.
+
+The tracker's tests (tests/e2e/test_tracker_fast_path.py) compare the two paths over real HTTP for every tracker
+tool; these cover what the tracker does not exercise: the caller a host derives, a result the fast serialiser
+cannot write (an integer past 64 bits), a tool whose schema declares ``x-mcp-header``, a handler that fails
+unexpectedly, and the switch that turns the fast path off.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from bee_contracts import ToolSpec
+from bee_hostkit import Call, Host
+from bee_hostkit.http_app import mcp_http_app
+from bee_hostkit.http_fast import HostServer
+
+pytestmark = pytest.mark.anyio
+
+_ANNOTATIONS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+
+
+def spec(name: str, properties: dict[str, Any] | None = None) -> ToolSpec:
+    return ToolSpec(
+        host="core",
+        name=name,
+        title=name,
+        description=f"The {name} tool.",
+        input_schema={"type": "object", "properties": properties or {}, "additionalProperties": False},
+        output_schema={"type": "object"},
+        annotations=_ANNOTATIONS,
+    )
+
+
+def whoami(call: Call[Any]) -> dict[str, Any]:
+    return {"caller": call.caller}
+
+
+def huge(call: Call[Any]) -> dict[str, Any]:
+    return {"big": 2**70, "text": "ünïcode"}
+
+
+def broken(call: Call[Any]) -> dict[str, Any]:
+    raise RuntimeError("a bug")
+
+
+async def routed(call: Call[Any]) -> dict[str, Any]:
+    return {"region": call.args.get("region")}
+
+
+def host() -> Host:
+    region = {"region": {"type": "string", "x-mcp-header": "Region"}}
+    return Host(
+        "fast-test",
+        [spec("whoami"), spec("huge"), spec("broken"), spec("routed", region)],
+        {"whoami": whoami, "huge": huge, "broken": broken, "routed": routed},
+        caller_of=lambda ctx: getattr(ctx.request, "scope", {}).get("test.caller"),
+    )
+
+
+class Caller:
+    """Sets the caller in the scope, as an authentication wrapper would."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        scope["test.caller"] = "carol"
+        await self.app(scope, receive, send)
+
+
+def app(*, fast: bool | None = None) -> Starlette:
+    served = host()
+
+    def build() -> HostServer:
+        return HostServer(served.build_server(), served, lambda scope: scope.get("test.caller"))
+
+    return mcp_http_app(build, wrappers=[Caller], fast_path=fast)
+
+
+@asynccontextmanager
+async def client(application: Starlette) -> AsyncIterator[httpx.AsyncClient]:
+    async with application.router.lifespan_context(application):
+        for part in application.state.deferred:
+            await part.settled()
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+            yield http
+
+
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+async def post(http: httpx.AsyncClient, body: dict[str, Any]) -> tuple[int, Any]:
+    response = await http.post("/mcp", content=json.dumps(body), headers=HEADERS)
+    return response.status_code, response.json()
+
+
+def tool_call(name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments or {}}}
+
+
+async def test_answers_agree_with_the_sdk_path_and_the_fast_path_counts_what_it_took() -> None:
+    fast_app, sdk_app = app(), app(fast=False)
+    async with client(fast_app) as fast, client(sdk_app) as sdk:
+        assert sdk_app.state.fast_path is None
+        counted = fast_app.state.fast_path
+        for body, taken in [
+            (tool_call("whoami"), True),  # the caller from the scope, as the SDK path's from the request context
+            (tool_call("huge"), True),  # past 64 bits: the standard library writes what orjson cannot
+            (tool_call("broken"), True),  # an unexpected fault: the host's internal error, on both paths
+            (tool_call("nope"), True),  # an unknown tool: the SDK's -32602, as the SDK writes it
+            (tool_call("routed", {"region": "eu"}), False),  # x-mcp-header: the SDK checks the Mcp-Param headers
+            ({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}, True),
+        ]:
+            before = counted.answered
+            answers = await post(fast, body), await post(sdk, body)
+            assert answers[0] == answers[1], body
+            assert counted.answered == before + (1 if taken else 0), body
+        assert (await post(fast, tool_call("whoami")))[1]["result"]["structuredContent"] == {"caller": "carol"}
+        assert (await post(fast, tool_call("huge")))[1]["result"]["structuredContent"]["big"] == 2**70
+
+
+async def test_the_environment_switch_turns_the_fast_path_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BEE_HTTP_FAST_PATH", "0")
+    switched = app()
+    async with client(switched) as http:
+        status, answer = await post(http, tool_call("whoami"))
+        assert status == 200 and answer["result"]["structuredContent"] == {"caller": "carol"}
+        assert switched.state.fast_path is None
