@@ -9,6 +9,7 @@ unexpectedly, and the switch that turns the fast path off.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -19,7 +20,9 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bee_contracts import ToolSpec
+from bee_contracts.limits import MAX_RESULT_BYTES
 from bee_hostkit import Call, Host
+from bee_hostkit.host import GRACE_SECONDS
 from bee_hostkit.http_app import mcp_http_app
 from bee_hostkit.http_fast import HostServer
 
@@ -56,13 +59,36 @@ async def routed(call: Call[Any]) -> dict[str, Any]:
     return {"region": call.args.get("region")}
 
 
-def host() -> Host:
+def oversized(call: Call[Any]) -> dict[str, Any]:
+    return {"text": "x" * MAX_RESULT_BYTES}
+
+
+def slow(call: Call[Any]) -> dict[str, Any]:
+    time.sleep(SLOW_SECONDS)
+    return {}
+
+
+#: Past the slow tool's 0.1 s deadline and the host's grace after it.
+SLOW_SECONDS = 0.1 + GRACE_SECONDS + 0.5
+
+
+def host(max_in_flight: int | None = None) -> Host:
     region = {"region": {"type": "string", "x-mcp-header": "Region"}}
+    handlers = {
+        "whoami": whoami,
+        "huge": huge,
+        "broken": broken,
+        "routed": routed,
+        "oversized": oversized,
+        "slow": slow,
+    }
     return Host(
         "fast-test",
-        [spec("whoami"), spec("huge"), spec("broken"), spec("routed", region)],
-        {"whoami": whoami, "huge": huge, "broken": broken, "routed": routed},
+        [spec(name, region if name == "routed" else None) for name in handlers],
+        handlers,
         caller_of=lambda ctx: getattr(ctx.request, "scope", {}).get("test.caller"),
+        deadlines={"slow": 0.1},
+        max_in_flight=max_in_flight,
     )
 
 
@@ -77,8 +103,8 @@ class Caller:
         await self.app(scope, receive, send)
 
 
-def app(*, fast: bool | None = None) -> Starlette:
-    served = host()
+def app(*, fast: bool | None = None, max_in_flight: int | None = None) -> Starlette:
+    served = host(max_in_flight)
 
     def build() -> HostServer:
         return HostServer(served.build_server(), served, lambda scope: scope.get("test.caller"))
@@ -120,6 +146,8 @@ async def test_answers_agree_with_the_sdk_path_and_the_fast_path_counts_what_it_
             (tool_call("nope"), True),  # an unknown tool: the SDK's -32602, as the SDK writes it
             (tool_call("routed", {"region": "eu"}), False),  # x-mcp-header: the SDK checks the Mcp-Param headers
             ({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}, True),
+            (tool_call("oversized"), True),  # over 256 KiB: result_too_large, nothing partial
+            (tool_call("slow"), True),  # past its deadline: deadline_exceeded
         ]:
             before = counted.answered
             answers = await post(fast, body), await post(sdk, body)
@@ -127,6 +155,23 @@ async def test_answers_agree_with_the_sdk_path_and_the_fast_path_counts_what_it_
             assert counted.answered == before + (1 if taken else 0), body
         assert (await post(fast, tool_call("whoami")))[1]["result"]["structuredContent"] == {"caller": "carol"}
         assert (await post(fast, tool_call("huge")))[1]["result"]["structuredContent"]["big"] == 2**70
+
+
+def code_of(answer: Any) -> str:
+    return str(json.loads(answer["result"]["content"][0]["text"])["code"])
+
+
+async def test_the_limits_hold_on_both_paths() -> None:
+    async with client(app()) as fast, client(app(fast=False)) as sdk:
+        for name, code in (("oversized", "result_too_large"), ("slow", "deadline_exceeded")):
+            answers = await post(fast, tool_call(name)), await post(sdk, tool_call(name))
+            assert answers[0] == answers[1] and code_of(answers[0][1]) == code
+    # Admission: a host at its limit answers busy at once (a limit of 0 holds every call at it).
+    busy_fast, busy_sdk = app(max_in_flight=0), app(fast=False, max_in_flight=0)
+    async with client(busy_fast) as fast, client(busy_sdk) as sdk:
+        answers = await post(fast, tool_call("whoami")), await post(sdk, tool_call("whoami"))
+        assert answers[0] == answers[1] and code_of(answers[0][1]) == "busy"
+        assert busy_fast.state.fast_path.answered == 1
 
 
 async def test_the_environment_switch_turns_the_fast_path_off(monkeypatch: pytest.MonkeyPatch) -> None:
