@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bee_contracts import ToolSpec
 from bee_contracts.limits import MAX_RESULT_BYTES
-from bee_hostkit import Call, Host
+from bee_hostkit import Call, Handler, Host
 from bee_hostkit.host import GRACE_SECONDS
 from bee_hostkit.http_app import mcp_http_app
 from bee_hostkit.http_fast import HostServer
@@ -74,7 +74,7 @@ SLOW_SECONDS = 0.1 + GRACE_SECONDS + 0.5
 
 def host(max_in_flight: int | None = None) -> Host:
     region = {"region": {"type": "string", "x-mcp-header": "Region"}}
-    handlers = {
+    handlers: dict[str, Handler] = {
         "whoami": whoami,
         "huge": huge,
         "broken": broken,
