@@ -57,7 +57,6 @@ from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.transport_context import TransportContext
 from mcp_types import (
     DEFAULT_NEGOTIATED_VERSION,
-    PROTOCOL_VERSION_META_KEY,
     SERVER_INFO_META_KEY,
     ErrorData,
     JSONRPCError,
@@ -270,7 +269,7 @@ class FastPath:
             client_info, client_capabilities = verdict.client_info, verdict.client_capabilities
         elif params is not None and "_meta" in params:
             meta = params["_meta"]
-            if not isinstance(meta, dict) or not meta.keys() <= _LEGACY_META_KEYS or PROTOCOL_VERSION_META_KEY in meta:
+            if not isinstance(meta, dict) or not meta.keys() <= _LEGACY_META_KEYS:
                 return None
         try:
             # The kernel's two checks: the version's request surface, then the handler's params model.
