@@ -181,3 +181,14 @@ async def test_the_environment_switch_turns_the_fast_path_off(monkeypatch: pytes
         status, answer = await post(http, tool_call("whoami"))
         assert status == 200 and answer["result"]["structuredContent"] == {"caller": "carol"}
         assert switched.state.fast_path is None
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+async def test_every_handshake_version_answers_alike(version: str) -> None:
+    fast_app = app()
+    async with client(fast_app) as fast, client(app(fast=False)) as sdk:
+        for body in (tool_call("whoami"), tool_call("broken"), {"jsonrpc": "2.0", "id": 9, "method": "tools/list"}):
+            sent = {**HEADERS, "MCP-Protocol-Version": version}
+            answers = [await http.post("/mcp", content=json.dumps(body), headers=sent) for http in (fast, sdk)]
+            assert [(a.status_code, a.json()) for a in answers] == [(answers[1].status_code, answers[1].json())] * 2
+        assert fast_app.state.fast_path.answered == 3
