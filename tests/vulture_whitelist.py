@@ -14,6 +14,7 @@ from bee_core.artifacts.verify import Verifier
 from bee_core.packet.cache import ContentCache
 from bee_core.skills.remote import _Got, _Page
 from bee_design.bundle.references import _Collector
+from bee_hostkit.http_fast import _ListingContext
 from bee_tracker.board.columns import Board, Card, Column, Options
 from bee_tracker.board.epics import Progress
 from bee_tracker.store.sql import SqlStore
@@ -41,3 +42,9 @@ Options.assignees
 Progress.epic
 Progress.in_progress
 Progress.percent
+# The SDK's request runner reads these from the dispatch context the fast path hands it (its DispatchContext protocol).
+_ListingContext.message_metadata
+_ListingContext.cancel_requested
+_ListingContext.can_send_request
+_ListingContext.send_raw_request
+_ListingContext.notify

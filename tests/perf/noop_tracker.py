@@ -1,6 +1,6 @@
 """The peer for the tracker benchmark: the same HTTP stack (uvicorn through the hostkit edge, Starlette, the SDK's
-stateless Streamable HTTP, bearer-JWT middleware, the hostkit Host with validation and result guard) serving one
-tool that does nothing.
+stateless Streamable HTTP with the hostkit fast path in front, bearer-JWT middleware, the hostkit Host with
+validation and result guard) serving one tool that does nothing.
 
 usage: python noop_tracker.py PORT SECRET_HEX
 """
@@ -11,6 +11,7 @@ from bee_contracts import ToolSpec
 from bee_hostkit import Host
 from bee_hostkit.http_app import mcp_http_app
 from bee_hostkit.http_edge import serve_http
+from bee_hostkit.http_fast import HostServer
 from bee_hostkit.http_limits import EdgeLimits
 from bee_tracker.auth import hmac_verifier
 from bee_tracker.middleware import BearerAuth
@@ -30,8 +31,8 @@ def main() -> None:
     port, secret = int(sys.argv[1]), bytes.fromhex(sys.argv[2])
     host = Host("noop", [NOOP], {"noop": lambda call: {"data": {}}}, max_in_flight=100)
     verifier = hmac_verifier(secret)
-    server = host.build_server()
-    app = mcp_http_app(lambda: server, wrappers=[lambda inner: BearerAuth(inner, verifier)])
+    served = HostServer(host.build_server(), host)
+    app = mcp_http_app(lambda: served, wrappers=[lambda inner: BearerAuth(inner, verifier)])
     serve_http(app, host="127.0.0.1", port=port, limits=EdgeLimits(max_in_flight=100), log_level="warning")
 
 

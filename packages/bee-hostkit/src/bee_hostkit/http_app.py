@@ -3,8 +3,10 @@
 The app answers ``POST /mcp`` in both protocol eras, refuses a bare ``GET /mcp`` with 405 (the SDK would open an
 SSE stream that never sends a byte), caps request bodies (413), answers a request whose id is unusable itself (the
 SDK would take it for a notification and never answer), enforces DNS-rebinding protection, and runs the session
-manager in the app's lifespan. Extra ASGI wrappers (authentication) go around the MCP endpoint only, so nothing is
-read from an unauthenticated request's body. Limits that must hold before ASGI runs are in :mod:`.http_edge`.
+manager in the app's lifespan. When the build gives a :class:`~bee_hostkit.http_fast.HostServer`, single
+``tools/call`` and ``tools/list`` requests take the fast path (:mod:`.http_fast`), with the same answers. Extra
+ASGI wrappers (authentication) go around the MCP endpoint only, so nothing is read from an unauthenticated
+request's body. Limits that must hold before ASGI runs are in :mod:`.http_edge`.
 
 The SDK is imported, and the MCP server built, in the background once the app has started (:mod:`.deferred`):
 the other routes (``/health``) answer meanwhile, and an MCP request that comes sooner waits for it.
@@ -12,23 +14,25 @@ the other routes (``/health``) answer meanwhile, and an MCP request that comes s
 
 from __future__ import annotations
 
-import json
-from collections import deque
+import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bee_contracts.limits import MAX_FRAME_BYTES
 from bee_hostkit.deferred import Built, Deferred, started
-from bee_hostkit.framing import INVALID_REQUEST, error_frame, invalid_id_error
+from bee_hostkit.http_body import CheckedBody
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
     from mcp.server.transport_security import TransportSecuritySettings
+
+    from bee_hostkit.http_fast import HostServer
+
 
 #: Wraps an ASGI app (for example with authentication).
 Wrapper = Callable[[ASGIApp], ASGIApp]
@@ -59,62 +63,6 @@ class PostOnly:
         await self.app(scope, receive, send)
 
 
-async def _send_json(send: Send, status: int, body: bytes) -> None:
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-class CheckedBody:
-    """Reads a POST body up to ``max_body_bytes`` (413 beyond it) and answers unusable request ids with -32600.
-
-    The body is parsed once here and, when it passes, replayed to the app unchanged. A body that is not JSON goes
-    through as it is: the SDK answers it with its own parse error.
-    """
-
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
-        self.app = app
-        self.max_body_bytes = max_body_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or []).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > self.max_body_bytes:
-            await self._too_large(send)
-            return
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away before its request was complete: there is nothing to answer
-            body += message.get("body", b"")
-            if len(body) > self.max_body_bytes:
-                await self._too_large(send)
-                return
-            if not message.get("more_body", False):
-                break
-        try:
-            parsed = json.loads(body)
-        except (ValueError, RecursionError):
-            parsed = None
-        error = invalid_id_error(parsed)
-        if error is not None:
-            await _send_json(send, 400, error)
-            return
-        replay: deque[Message] = deque([{"type": "http.request", "body": bytes(body), "more_body": False}])
-
-        async def replayed() -> Message:
-            return replay.popleft() if replay else await receive()
-
-        await self.app(scope, replayed, send)
-
-    async def _too_large(self, send: Send) -> None:
-        message = f"the request body exceeds the limit of {self.max_body_bytes} bytes"
-        await _send_json(send, 413, error_frame(None, INVALID_REQUEST, message))
-
-
 def local_security(hosts: Sequence[str] = ()) -> TransportSecuritySettings:
     """DNS-rebinding protection that accepts localhost names and ``hosts`` (each with any port)."""
     from mcp.server.transport_security import TransportSecuritySettings
@@ -128,7 +76,7 @@ def local_security(hosts: Sequence[str] = ()) -> TransportSecuritySettings:
 
 
 def mcp_http_app(
-    build: Callable[[], Server[Any]],
+    build: Callable[[], Server[Any] | HostServer],
     *,
     path: str = "/mcp",
     hosts: Sequence[str] = (),
@@ -137,6 +85,7 @@ def mcp_http_app(
     deferred: Sequence[Deferred] = (),
     max_body_bytes: int = MAX_FRAME_BYTES,
     json_response: bool = True,
+    fast_path: bool | None = None,
     on_startup: Callable[[], None] | None = None,
     on_shutdown: Callable[[], None] | None = None,
 ) -> Starlette:
@@ -146,19 +95,34 @@ def mcp_http_app(
     ``path`` wait for it. DNS-rebinding protection accepts localhost names and ``hosts``. ``on_startup`` runs before
     the app accepts requests (uvicorn waits for the lifespan), so a failing store check keeps the server from
     listening at all.
+
+    When ``build`` gives a :class:`~bee_hostkit.http_fast.HostServer` (and ``json_response`` is on), single
+    ``tools/call`` and ``tools/list`` requests are answered by its host on the fast path; ``fast_path=False`` (or
+    ``BEE_HTTP_FAST_PATH=0`` in the environment, for tests that compare the two) sends everything to the SDK. The
+    fast path, once built, is ``app.state.fast_path`` (None otherwise).
     """
+    if fast_path is None:
+        fast_path = os.environ.get("BEE_HTTP_FAST_PATH", "1") != "0"
 
     def endpoint() -> Built:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 
+        from bee_hostkit.http_fast import FastPath, HostServer
+
+        made = build()
+        server = made.server if isinstance(made, HostServer) else made
+        security = local_security(hosts)
         manager = StreamableHTTPSessionManager(
-            app=build(),
+            app=server,
             stateless=True,
             json_response=json_response,
-            security_settings=local_security(hosts),
+            security_settings=security,
             max_request_body_size=max_body_bytes,
         )
-        return StreamableHTTPASGIApp(manager), manager.run()
+        sdk: ASGIApp = StreamableHTTPASGIApp(manager)
+        if isinstance(made, HostServer) and fast_path and json_response:
+            sdk = app.state.fast_path = FastPath(sdk, made, security)
+        return sdk, manager.run()
 
     mcp = Deferred(f"the MCP endpoint {path}", endpoint)
     inner: ASGIApp = CheckedBody(mcp, max_body_bytes)
@@ -178,4 +142,5 @@ def mcp_http_app(
 
     app = Starlette(routes=[Route(path, endpoint=PostOnly(inner), methods=None), *routes], lifespan=lifespan)
     app.state.deferred = (mcp, *deferred)
+    app.state.fast_path = None
     return app

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
     from bee_hostkit import Call, Handler, Host
+    from bee_hostkit.http_fast import HostServer
 
 logger = logging.getLogger("bee.tracker")
 
@@ -51,11 +52,14 @@ INSTRUCTIONS = (
 )
 
 
-def _actor_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    request = ctx.request
-    scope = getattr(request, "scope", None)
+def _actor_in(scope: Any) -> str | None:
+    """The actor BearerAuth verified for the request whose ASGI scope this is."""
     actor = scope.get(ACTOR_SCOPE_KEY) if isinstance(scope, dict) else None
     return actor if isinstance(actor, str) else None
+
+
+def _actor_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    return _actor_in(getattr(ctx.request, "scope", None))
 
 
 def actor_of(call: Call[Any]) -> str:
@@ -198,14 +202,18 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
     it answer 503 ``failed`` with the reason (and is logged), so a supervisor restarts the tracker.
     """
 
-    def build_server() -> Server[Any]:
+    def build_server() -> HostServer:
         # The token check of the first request (on the event loop, before it waits for this) needs PyJWT: load it
         # first, here in the background, rather than there.
         import jwt  # noqa: F401 -- imported for its side effect: loaded before any request needs it
 
-        server = build_host(store, config).build_server()
+        from bee_hostkit.http_fast import HostServer
+
+        host = build_host(store, config)
+        server = host.build_server()
         add_skills(server)
-        return server
+        # tools/call and tools/list take the fast path: the same host, the caller from the same scope key.
+        return HostServer(server, host, _actor_in)
 
     def build_board() -> Built:
         from bee_tracker.board import board_routes
