@@ -183,11 +183,17 @@ class _LegacyExtensions:
 
 
 def edge_limits(config: TrackerConfig) -> EdgeLimits:
-    """What the HTTP edge enforces for this tracker: admission of /mcp requests, header caps, request timeout."""
+    """What the HTTP edge enforces for this tracker: admission of /mcp requests (a count, and the queued work's
+    cost), header caps, request timeout.
+
+    The queue target and its floor are per process (a wait, not a share of capacity): workers keep them whole.
+    """
     return EdgeLimits(
         max_header_bytes=config.max_header_bytes,
         max_header_line_bytes=config.max_header_line_bytes,
         max_in_flight=config.max_in_flight,
+        max_queue_seconds=config.max_queue_seconds or None,
+        min_in_flight=config.min_in_flight,
         admitted_paths=frozenset({"/mcp"}),
         request_timeout_seconds=config.request_timeout_seconds,
     )

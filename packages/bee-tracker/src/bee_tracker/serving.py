@@ -130,10 +130,7 @@ def _limits(config: TrackerConfig) -> EdgeLimits:
     from bee_tracker.host import edge_limits
 
     try:
-        # The queue target and its floor are per process (a wait, not a share of capacity): workers keep them whole.
-        return dataclasses.replace(
-            edge_limits(config), max_queue_seconds=config.max_queue_seconds or None, min_in_flight=config.min_in_flight
-        )
+        return edge_limits(config)
     except ValueError as exc:
         raise ValueError(f"cannot use these HTTP limits: {exc}") from None
 
