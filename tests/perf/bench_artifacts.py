@@ -32,8 +32,7 @@ from typing import Any
 
 import anyio
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, verdict, write_report
+from tests.perf._report import median, verdict, write_report
 
 BEE = Path(sys.executable).parent / "bee"
 TARGET_BYTES = 200 * 1000 * 1000
@@ -123,6 +122,7 @@ def rg_seconds(argv: list[str]) -> float:
 
 
 def in_process(checkout: Path, records: list[dict[str, Any]], blobs: list[Path]) -> dict[str, Any]:
+    from bee_contracts.shapes.core import ArtifactSearchArgs, ArtifactSearchResult
     from bee_core.artifacts.ripgrep import executable
     from bee_core.artifacts.search import SearchCache
     from bee_core.context import CoreContext
@@ -133,8 +133,12 @@ def in_process(checkout: Path, records: list[dict[str, Any]], blobs: list[Path])
     total = sum(r["sourceBytes"] for r in records)
     narrowed_ids = [records[3]["id"], records[6]["id"]]
 
-    def ask(ctx: CoreContext, text: str, **extra: Any) -> tuple[float, dict[str, Any]]:
-        args = {"text": text, "offset": 0, "limit": 20, "budgetBytes": 262144, **extra}
+    def ask(
+        ctx: CoreContext, text: str, *, offset: int = 0, ids: list[str] | None = None
+    ) -> tuple[float, ArtifactSearchResult]:
+        args: ArtifactSearchArgs = {"text": text, "offset": offset, "limit": 20, "budgetBytes": 262144}
+        if ids is not None:
+            args["ids"] = ids
         started = time.perf_counter()
         result = bee_artifact_search(ctx, Call("bee_artifact_search", args, Deadline(60)))
         return time.perf_counter() - started, result
@@ -148,12 +152,13 @@ def in_process(checkout: Path, records: list[dict[str, Any]], blobs: list[Path])
             return [rg, "--no-config", "--fixed-strings", *options, "--regexp", text, "--", *map(str, blobs)]
 
         counts, listing, firsts, repeats, pages, narrowed, refined, refined_peer = [], [], [], [], [], [], [], []
-        answer: dict[str, Any] = {}
+        matching_lines = 0
         for _ in range(RUNS):
             counts.append(rg_seconds(peer("--count")))
             host.artifacts.search = SearchCache()  # this text was never searched: nothing cached
             ctx = host
             seconds, answer = ask(ctx, text)
+            matching_lines = answer["totalMatches"]
             firsts.append(seconds)
             listing.append(rg_seconds(peer("--byte-offset")))
             repeats.append(ask(ctx, text)[0])
@@ -165,7 +170,7 @@ def in_process(checkout: Path, records: list[dict[str, Any]], blobs: list[Path])
         rg_count = median(counts)
         measured[label] = {
             "text": text,
-            "matchingLines": answer["totalMatches"],
+            "matchingLines": matching_lines,
             "rgCountMs": rg_count * 1000,
             "rgCountGBps": total / rg_count / 1e9,
             "rgListingMs": median(listing) * 1000,
@@ -243,7 +248,7 @@ def main() -> None:
         with open(blob, "rb") as handle:
             while handle.read(1 << 24):
                 pass
-    report = {
+    report: dict[str, Any] = {
         "corpus": {
             "source": "text files (.py .pyi .md .rst .txt .toml .cfg) of the installed packages, repeated",
             "artifacts": len(records),

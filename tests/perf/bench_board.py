@@ -24,13 +24,11 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, write_report  # noqa: E402
+from tests.harness.postgres import PostgresServer, binaries
+from tests.harness.tracker import TrackerProcess
+from tests.perf._report import median, write_report
 
-from tests.harness.postgres import PostgresServer, binaries  # noqa: E402
-from tests.harness.tracker import TrackerProcess  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 BEE = Path(sys.executable).parent / "bee"
 EXPORT = ROOT / "tests" / "fixtures" / "beads" / "gastownhall__beads__sqlite-era.jsonl"
@@ -167,9 +165,9 @@ def main() -> None:
         home = folder / "home"
         bee("init", "--home", str(home))
         stores = {"sqlite": str(home / "tracker.db")}
-        postgres = None
-        if binaries() is not None:
-            postgres = PostgresServer(binaries())  # type: ignore[arg-type]
+        postgres, bindir = None, binaries()
+        if bindir is not None:
+            postgres = PostgresServer(bindir)
             postgres.start()
             stores["postgres"] = postgres.create_database()
         try:

@@ -27,8 +27,7 @@ from typing import Any
 
 import anyio
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, verdict, write_report
+from tests.perf._report import median, verdict, write_report
 
 HERE = Path(__file__).parent
 BEE = Path(sys.executable).parent / "bee"

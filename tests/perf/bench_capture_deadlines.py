@@ -13,17 +13,12 @@ Writes tests/perf/reports/capture_deadlines.json.
 
 from __future__ import annotations
 
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, write_report
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from tests.perf._report import median, write_report
 
 RUNS = 5
 TIMEOUT = 3.0
@@ -73,7 +68,7 @@ def main() -> None:
                 calls.append(call)
                 steps.add(step)
             overrun = [s - TIMEOUT for s in to_error]
-            row = {
+            row: dict[str, Any] = {
                 "case": case,
                 "steps": sorted(steps),
                 "timeoutS": TIMEOUT,
@@ -88,8 +83,8 @@ def main() -> None:
                 f"(max {row['maxOverrunS']}), whole call {row['medianCallS']} s with launch; "
                 f"target <= {TARGET_OVERRUN_S} s: {'met' if row['targetMet'] else 'NOT met'}"
             )
-    path = write_report("capture_deadlines", {"cases": rows, "runs": RUNS})
-    print(f"wrote {path}")
+    report = write_report("capture_deadlines", {"cases": rows, "runs": RUNS})
+    print(f"wrote {report}")
 
 
 if __name__ == "__main__":

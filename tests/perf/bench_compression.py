@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, write_report
+from tests.perf._report import median, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 PROSE = ROOT / "tests" / "fixtures" / "prose"

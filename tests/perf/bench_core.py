@@ -17,12 +17,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import cast
+from typing import TypedDict, cast
 
 from bee_contracts.shapes.core import ContextPacketArgs
-
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, verdict, write_report
+from tests.perf._report import median, verdict, write_report
 
 BEE = Path(sys.executable).parent / "bee"
 MINIMAL = Path(__file__).parent / "minimal_server.py"
@@ -136,7 +134,19 @@ def outline_throughput(root: Path, files: list[str]) -> dict[str, float]:
     }
 
 
-def repeated_packet(root: Path, files: list[str]) -> dict[str, float]:
+class RepeatedPacket(TypedDict):
+    """The report's ``repeatedPacket``: the same context packet asked for again, first and repeat times."""
+
+    selections: int
+    sourceBytes: int
+    firstMs: float
+    repeatMs: float
+    speedup: float
+    status: str
+    resultBytes: int
+
+
+def repeated_packet(root: Path, files: list[str]) -> RepeatedPacket:
     from bee_core.context import CoreContext
     from bee_core.handlers.context_packet import bee_context_packet
     from bee_hostkit import Call, Deadline
@@ -177,15 +187,11 @@ def repeated_packet(root: Path, files: list[str]) -> dict[str, float]:
 def main() -> None:
     root, files = corpus()
     (root / "README.md").write_text("# corpus\n")
-    report = {
-        "coldStart": cold_start(root),
-        "outline": outline_throughput(root, files),
-        "repeatedPacket": repeated_packet(root, files),
-    }
+    cold, out, rep = cold_start(root), outline_throughput(root, files), repeated_packet(root, files)
+    report = {"coldStart": cold, "outline": out, "repeatedPacket": rep}
     path = write_report("core", report)
     print(json.dumps(report, indent=2))
     print()
-    cold, out, rep = (report[k] for k in ("coldStart", "outline", "repeatedPacket"))
     print(f"cold start  bee {cold['beeSeconds']:.3f}s vs minimal {cold['minimalSeconds']:.3f}s: ", end="")
     print(verdict(cold["ratio"], 1.1, higher_is_better=False))
     print(

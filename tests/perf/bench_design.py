@@ -27,12 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _baseline import export
-from _report import median, verdict, write_report
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from tests.perf._baseline import export
+from tests.perf._report import median, verdict, write_report
 
 RUNS = int(os.environ.get("BEE_BENCH_RUNS", "30"))
 #: What Bee's count may cost, against pybind11-pixelmatch's.
@@ -102,8 +98,9 @@ def baseline_visual(folder: Path) -> tuple[Any, Any, Any] | None:
     for name in ("diff", "shift", "boxes"):
         text = (old / f"{name}.py").read_text()
         (target / f"{name}.py").write_text(text.replace("bee_design.visual.diff", "baseline_visual.diff"))
-    sys.path.insert(0, str(folder))
-    return tuple(importlib.import_module(f"baseline_visual.{name}") for name in ("diff", "shift", "boxes"))  # type: ignore[return-value]
+    sys.path.insert(0, str(folder))  # the old modules, importable under a name of their own beside today's
+    diff, shift, boxes = (importlib.import_module(f"baseline_visual.{name}") for name in ("diff", "shift", "boxes"))
+    return diff, shift, boxes
 
 
 def assess(diff_module: Any, shift_module: Any, boxes_module: Any, first: Any, second: Any, *, new: bool) -> Any:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import random
 import re
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,8 +25,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, write_report
+from tests.perf._report import median, write_report
 
 RUNS = 5
 OLD_RUNS = 3

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -23,18 +22,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import write_report  # noqa: E402
-
-from bee_tracker.handlers.get import get  # noqa: E402
-from bee_tracker.store import SqlStore, open_store  # noqa: E402
-from bee_tracker.store.ops import Read  # noqa: E402
-from bee_tracker.store.postgres import PostgresDatabase  # noqa: E402
-from tests.harness.postgres import PostgresServer, binaries  # noqa: E402
-from tests.tracker.sequential_get import sequential_get  # noqa: E402
-from tests.tracker.test_get_reads import Traced  # noqa: E402
+from bee_contracts.shapes.tracker import GetArgs
+from bee_tracker.handlers.get import get
+from bee_tracker.store import SqlStore, open_store
+from bee_tracker.store.ops import Read
+from bee_tracker.store.postgres import PostgresDatabase
+from tests.harness.postgres import PostgresServer, binaries
+from tests.perf._report import write_report
+from tests.tracker.sequential_get import sequential_get
+from tests.tracker.test_get_reads import Traced
 
 ISSUES = 5_000
 ROUNDS = int(os.environ.get("BEE_BENCH_ROUNDS", "2000"))
@@ -156,7 +152,7 @@ def measure(store: SqlStore, server_cpu: Callable[[], float] | None) -> dict[str
     result: dict[str, Any] = {}
     for kind, ids in (("ready", READY), ("blocked", BLOCKED)):
         for check in ids[:3]:  # the same answers, or the comparison means nothing
-            args = {"id": check, "comments_limit": 20}
+            args: GetArgs = {"id": check, "comments_limit": 20}
             assert store.read(get, args) == store.read(sequential_get, args), check
         result[kind] = per_call(store, ids, server_cpu)
     return result

@@ -35,9 +35,8 @@ from typing import Any
 import anyio
 import orjson
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, verdict, write_report
-from bench_call import cpu_seconds
+from tests.perf._report import median, verdict, write_report
+from tests.perf.bench_call import cpu_seconds
 
 BEE = Path(sys.executable).parent / "bee"
 MINIMAL = Path(__file__).parent / "minimal_server.py"

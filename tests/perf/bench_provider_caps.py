@@ -26,13 +26,9 @@ from typing import Any
 import anyio
 from mcp_types import TextContent
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, write_report  # noqa: E402
-
-from tests.core.skills_helpers import skill_md  # noqa: E402
-from tests.harness.hostile_provider import HostileProvider  # noqa: E402
+from tests.core.skills_helpers import skill_md
+from tests.harness.hostile_provider import HostileProvider
+from tests.perf._report import median, write_report
 
 BEE = Path(sys.executable).parent / "bee"
 ROUNDS = 3

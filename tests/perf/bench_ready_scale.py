@@ -10,21 +10,15 @@ an hour; this one takes a few minutes and answers the targets `ready` p50 at 100
 from __future__ import annotations
 
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import write_report  # noqa: E402
-from bench_scale import generated  # noqa: E402
-
-from bee_tracker import calls  # noqa: E402
-from bee_tracker.store import SqlStore, open_store  # noqa: E402
+from bee_tracker import calls
+from bee_tracker.store import SqlStore, open_store
+from tests.perf._report import write_report
+from tests.perf.bench_scale import generated
 
 SIZES = (1_000, 100_000)
 ROUNDS = 30

@@ -13,15 +13,13 @@ tokens than minified JSON. Writes tests/perf/reports/representation.json.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, verdict, write_report
+from tests.perf._report import median, verdict, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
 DOCUMENTS = ROOT / "tests" / "fixtures" / "json"
 RUNS = 5
 
@@ -33,7 +31,8 @@ def main() -> None:
     from bee_core.representation.tokens import count_tokens
     from tests.core._json import canonical
 
-    rows = []
+    rows: list[dict[str, Any]] = []  # one JSON object of the report per document
+    ratios: list[float] = []
     totals = {"pretty": 0, "minified": 0, "toon": 0, "bee": 0, "beeCl100k": 0, "minifiedCl100k": 0, "toonCl100k": 0}
     for path in sorted(DOCUMENTS.glob("*.json")):
         text = path.read_text(encoding="utf-8")
@@ -51,38 +50,43 @@ def main() -> None:
             decode_packet(encoded.packet, 10**8)
             decode_seconds.append(time.perf_counter() - started)
         variants = {v: count_tokens(encode_packet(text, v, "o200k").packet) for v in ("columnar", "compact")}
-        row = {
-            "document": path.name,
-            "bytes": len(encoded.minified.encode()),
-            "prettyTokens": count_tokens(pretty),
-            "minifiedTokens": count_tokens(encoded.minified),
-            "toonTokens": count_tokens(toon),
-            "beeTokens": count_tokens(encoded.packet),
-            "beeColumnarTokens": variants["columnar"],
-            "beeCompactTokens": variants["compact"],
-            "beeBytes": len(encoded.packet.encode()),
-            "cl100k": {
-                "minified": count_tokens(encoded.minified, "cl100k"),
-                "toon": count_tokens(toon, "cl100k"),
-                "bee": count_tokens(encode_packet(text, "auto", "cl100k").packet, "cl100k"),
-            },
-            "encodeMBps": len(text.encode()) / median(encode_seconds) / 1e6,
-            "decodeMBps": len(encoded.minified.encode()) / median(decode_seconds) / 1e6,
+        pretty_tokens, minified_tokens = count_tokens(pretty), count_tokens(encoded.minified)
+        toon_tokens, bee_tokens = count_tokens(toon), count_tokens(encoded.packet)
+        cl100k = {
+            "minified": count_tokens(encoded.minified, "cl100k"),
+            "toon": count_tokens(toon, "cl100k"),
+            "bee": count_tokens(encode_packet(text, "auto", "cl100k").packet, "cl100k"),
         }
-        row["beeVsMinified"] = row["beeTokens"] / row["minifiedTokens"]
-        row["beeVsToon"] = row["beeTokens"] / row["toonTokens"]
-        rows.append(row)
-        totals["pretty"] += row["prettyTokens"]
-        totals["minified"] += row["minifiedTokens"]
-        totals["toon"] += row["toonTokens"]
-        totals["bee"] += row["beeTokens"]
-        totals["minifiedCl100k"] += row["cl100k"]["minified"]
-        totals["toonCl100k"] += row["cl100k"]["toon"]
-        totals["beeCl100k"] += row["cl100k"]["bee"]
+        ratios.append(bee_tokens / minified_tokens)
+        rows.append(
+            {
+                "document": path.name,
+                "bytes": len(encoded.minified.encode()),
+                "prettyTokens": pretty_tokens,
+                "minifiedTokens": minified_tokens,
+                "toonTokens": toon_tokens,
+                "beeTokens": bee_tokens,
+                "beeColumnarTokens": variants["columnar"],
+                "beeCompactTokens": variants["compact"],
+                "beeBytes": len(encoded.packet.encode()),
+                "cl100k": cl100k,
+                "encodeMBps": len(text.encode()) / median(encode_seconds) / 1e6,
+                "decodeMBps": len(encoded.minified.encode()) / median(decode_seconds) / 1e6,
+                "beeVsMinified": bee_tokens / minified_tokens,
+                "beeVsToon": bee_tokens / toon_tokens,
+            }
+        )
+        totals["pretty"] += pretty_tokens
+        totals["minified"] += minified_tokens
+        totals["toon"] += toon_tokens
+        totals["bee"] += bee_tokens
+        totals["minifiedCl100k"] += cl100k["minified"]
+        totals["toonCl100k"] += cl100k["toon"]
+        totals["beeCl100k"] += cl100k["bee"]
 
     overall_minified = totals["bee"] / totals["minified"]
     overall_toon = totals["bee"] / totals["toon"]
-    worst = max(row["beeVsMinified"] for row in rows)
+    worst = max(ratios)
     report = {
         "documents": rows,
         "totals": totals,

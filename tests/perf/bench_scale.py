@@ -24,7 +24,6 @@ import os
 import random
 import resource
 import sqlite3
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -32,19 +31,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, write_report  # noqa: E402
-
-from bee_tracker import calls  # noqa: E402
-from bee_tracker.board import changes, columns  # noqa: E402
-from bee_tracker.model import epoch  # noqa: E402
-from bee_tracker.store import SqlStore, open_database, readiness  # noqa: E402
-from bee_tracker.store.ops import Read  # noqa: E402
-from bee_tracker.store.sqlite import SqliteDatabase  # noqa: E402
-from tests.harness.postgres import PostgresServer, binaries  # noqa: E402
-from tests.tracker.beads_rule import Beads  # noqa: E402
+from bee_tracker import calls
+from bee_tracker.board import changes, columns
+from bee_tracker.model import epoch
+from bee_tracker.store import SqlStore, open_database, readiness
+from bee_tracker.store.ops import Read
+from bee_tracker.store.sqlite import SqliteDatabase
+from tests.harness.postgres import PostgresServer, binaries
+from tests.perf._report import median, write_report
+from tests.tracker.beads_rule import Beads
 
 SIZES = [int(n) for n in os.environ.get("BEE_BENCH_SIZES", "1000,10000,20000,100000").split(",")]
 ROUNDS = int(os.environ.get("BEE_BENCH_ROUNDS", "40"))
@@ -121,25 +116,26 @@ _OLD_READY = (
     "'rig') AND (i.defer_epoch IS NULL OR i.defer_epoch <= ?) AND i.id NOT IN (SELECT id FROM blocked)"
 )
 
+# Each is run by SqlStore.read in one read transaction, as a tool function is, so each answers a mapping as they do.
 
-def old_ready(op: Read, args: dict[str, Any]) -> list[str]:
+
+def old_ready(op: Read, args: dict[str, Any]) -> dict[str, list[str]]:
     """The previous ``ready``: its first page (limit + 1 rows read, no total), from the recursive CTE."""
     rows = op.tx.rows(
         f"{_OLD_BLOCKED_CTE} SELECT i.id FROM issues i WHERE {_OLD_READY} "
         "ORDER BY i.priority, i.created_epoch, i.id LIMIT ?",
         [epoch(op.now), args["limit"] + 1],
     )
-    return [r[0] for r in rows]
+    return {"ids": [r[0] for r in rows]}
 
 
-def old_ready_all(op: Read, args: dict[str, Any]) -> set[str]:
+def old_ready_all(op: Read, args: dict[str, Any]) -> dict[str, set[str]]:
     """Every issue the previous ``ready`` offered."""
-    return {
-        r[0] for r in op.tx.rows(f"{_OLD_BLOCKED_CTE} SELECT i.id FROM issues i WHERE {_OLD_READY}", [epoch(op.now)])
-    }
+    rows = op.tx.rows(f"{_OLD_BLOCKED_CTE} SELECT i.id FROM issues i WHERE {_OLD_READY}", [epoch(op.now)])
+    return {"ids": {r[0] for r in rows}}
 
 
-def old_board(op: Read, args: dict[str, Any]) -> int:
+def old_board(op: Read, args: dict[str, Any]) -> dict[str, int]:
     """The previous board page's five blocked-set evaluations: the Ready column and its total, the Blocked column
     and its total, and the blocked mark on the In progress cards."""
     tx, at = op.tx, epoch(op.now)
@@ -152,15 +148,15 @@ def old_board(op: Read, args: dict[str, Any]) -> int:
     progress = [r[0] for r in tx.rows("SELECT id FROM issues WHERE status = 'in_progress' LIMIT 50")]
     marks = ", ".join("?" for _ in progress) or "NULL"
     tx.rows(f"{_OLD_BLOCKED_CTE} SELECT id FROM blocked WHERE id IN ({marks})", progress)
-    return len(progress)
+    return {"inProgress": len(progress)}
 
 
-def board_now(op: Read, args: dict[str, Any]) -> int:
+def board_now(op: Read, args: dict[str, Any]) -> dict[str, int]:
     """What one board page asks of the store now (pages._snapshot): the columns, the fingerprint, the options."""
     board = columns.board(op, columns.Filters())
     changes.fingerprint(op, {})
     columns.options(op)
-    return sum(column.total for column in board.columns)
+    return {"total": sum(column.total for column in board.columns)}
 
 
 # -- the generated backlog ---------------------------------------------------------------------------------------
@@ -305,7 +301,7 @@ def measure(
         offset += len(page["issues"])
         if not page["has_more"]:
             break
-    before = store.read(old_ready_all, {})
+    before = store.read(old_ready_all, {})["ids"]
     result["beads_ready"] = len(beads)
     result["ready_differing_from_beads"] = len(offered ^ beads)
     result["baseline_ready_differing_from_beads"] = len(before ^ beads)
@@ -319,7 +315,7 @@ def measure(
     # The baseline costs seconds a call at the larger sizes: a few rounds say enough.
     result["baseline_ready_cte"] = timed(lambda _: store.read(old_ready, {"limit": 50}), rounds=BASELINE_ROUNDS)
     now_first = [i["id"] for i in calls.call(store, "ready", "bench@example.com", {"limit": 50})["data"]["issues"]]
-    result["ready_page_changed_from_baseline"] = now_first != store.read(old_ready, {"limit": 50})[:50]
+    result["ready_page_changed_from_baseline"] = now_first != store.read(old_ready, {"limit": 50})["ids"][:50]
     candidates = [i["id"] for i in calls.call(store, "ready", "bench@example.com", {"limit": 100})["data"]["issues"]]
 
     def claim(n: int) -> None:
@@ -370,9 +366,9 @@ def verdicts(sizes: dict[str, dict[str, Any]]) -> dict[str, str]:
 def main() -> None:
     report: dict[str, Any] = {"sizes": SIZES, "rounds": ROUNDS, "targets": TARGETS, "stores": {}}
     with tempfile.TemporaryDirectory() as scratch:
-        postgres = None
-        if "postgres" in STORES and binaries() is not None:
-            postgres = PostgresServer(binaries())  # type: ignore[arg-type]
+        postgres, bindir = None, binaries()
+        if "postgres" in STORES and bindir is not None:
+            postgres = PostgresServer(bindir)
             postgres.start()
         try:
             backends: dict[str, Callable[[int], str]] = {}

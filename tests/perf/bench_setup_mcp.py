@@ -21,15 +21,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, write_report
 
 from bee_cli import jsonfile
 from bee_cli.jsonedit import JsonText
 from bee_cli.jsonfile import Place, rewrite
 from bee_contracts import files
+from tests.perf._report import median, write_report
 
 EDITOR = r"""
 import json, os, sys
@@ -96,7 +95,7 @@ def counters(mode: str, writes: int) -> dict[str, int]:
             theirs = int(other.communicate(timeout=120)[0])
             final = json.loads(path.read_text())
     finally:
-        files._libc_renameat2 = real_libc  # type: ignore[assignment]
+        files._libc_renameat2 = real_libc
     return {
         "bee_writes": ours,
         "bee_updates_lost": ours - final["ours"],
@@ -119,7 +118,7 @@ def edit_seconds(entries: int, repeats: int = 7) -> float:
     return median(times)
 
 
-def _adding(name: str):
+def _adding(name: str) -> Callable[[JsonText | None], JsonText]:
     def edit(document: JsonText | None) -> JsonText:
         assert document is not None
         document.put(("mcpServers", name), {"command": "/bin/bee", "args": ["mcp", "serve"]})
@@ -128,7 +127,12 @@ def _adding(name: str):
     return edit
 
 
-def _blind(folder: int, name: str, data: bytes, **_: object) -> bool:
+def _blind(
+    folder: int, name: str, data: bytes, *, expected: bytes | None, mode: int, owner: tuple[int, int] | None = None
+) -> bool:
+    """The old write, without the check: whatever the file holds now is replaced. Takes ``write_if_unchanged``'s
+    arguments, as it stands in for it."""
+    del expected, mode, owner
     files.write_atomic(Path(f"/proc/self/fd/{folder}").resolve() / name, data, mode=0o644)
     return True
 
@@ -136,9 +140,12 @@ def _blind(folder: int, name: str, data: bytes, **_: object) -> bool:
 def race(mode: str, saves: int) -> dict[str, int]:
     """Bee adds entries for as long as the editor process makes ``saves`` of its own; how many of each side's are
     missing at the end."""
-    real_write, real_libc = jsonfile.write_if_unchanged, files._libc_renameat2
+    # jsonfile's rewrite calls write_if_unchanged by the name it imported it under, so that name is the one replaced;
+    # the function itself is bee_contracts.files's.
+    real_write, real_libc = files.write_if_unchanged, files._libc_renameat2
     if mode == "blind":
-        jsonfile.write_if_unchanged = _blind  # type: ignore[assignment]  # the old way, for comparison
+        # The old way, for comparison. attr-defined: the name is jsonfile's import, not part of its interface.
+        jsonfile.write_if_unchanged = _blind  # type: ignore[attr-defined]  # jsonfile's import, as said above
     elif mode == "check":
         files._libc_renameat2 = lambda: None  # type: ignore[assignment]  # as on a system without renameat2
     try:
@@ -158,7 +165,8 @@ def race(mode: str, saves: int) -> dict[str, int]:
             saved = int(editor.communicate(timeout=120)[0])
             servers = json.loads(path.read_text())["mcpServers"]
     finally:
-        jsonfile.write_if_unchanged, files._libc_renameat2 = real_write, real_libc  # type: ignore[assignment]
+        files._libc_renameat2 = real_libc
+        jsonfile.write_if_unchanged = real_write  # type: ignore[attr-defined]  # as above: jsonfile's import
     return {
         "bee_writes": written,
         "bee_refused": refused,

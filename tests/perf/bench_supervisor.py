@@ -20,7 +20,6 @@ import json
 import os
 import signal
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,15 +27,11 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import write_report  # noqa: E402
-
-from bee_contracts import version_info  # noqa: E402
-from bee_supervisor.installed import ENV_INSTALLED_FILE  # noqa: E402
-from tests.harness.postgres import free_port  # noqa: E402
-from tests.harness.supervisor import BEE, SupervisorProcess, wait_until  # noqa: E402
+from bee_contracts import version_info
+from bee_supervisor.installed import ENV_INSTALLED_FILE
+from tests.harness.postgres import free_port
+from tests.harness.supervisor import BEE, SupervisorProcess, wait_until
+from tests.perf._report import write_report
 
 RUNS = int(os.environ.get("BEE_BENCH_RUNS", "7"))
 

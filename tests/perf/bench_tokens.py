@@ -19,10 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import write_report
-
 from bee_core.representation.tokens import count_tokens
+from tests.perf._report import write_report
 
 BEE = Path(sys.executable).parent / "bee"
 CATALOG_TARGET = 6000

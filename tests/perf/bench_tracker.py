@@ -21,12 +21,10 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import write_report  # noqa: E402
+from tests.harness.postgres import PostgresServer, binaries, free_port
+from tests.perf._report import write_report
 
-from tests.harness.postgres import PostgresServer, binaries, free_port  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 BEE = Path(sys.executable).parent / "bee"
 SECONDS = float(os.environ.get("BEE_BENCH_SECONDS", "4"))
@@ -157,7 +155,8 @@ def measure(urls: list[str], tokens: list[str], operation: str, clients: int) ->
         subprocess.Popen(
             [
                 sys.executable,
-                __file__,
+                "-m",
+                "tests.perf.bench_tracker",
                 "--worker",
                 spec,
                 str(len(range(p, clients, processes))),
@@ -166,6 +165,7 @@ def measure(urls: list[str], tokens: list[str], operation: str, clients: int) ->
             ],
             stdout=subprocess.PIPE,
             text=True,
+            cwd=ROOT,  # where `-m tests.perf.…` finds the tests package
         )
         for p in range(processes)
     ]

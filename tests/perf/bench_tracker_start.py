@@ -21,23 +21,19 @@ import os
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).parent))
-from _baseline import BASELINE, export, source_paths  # noqa: E402
-from _report import write_report  # noqa: E402
-
-from tests.harness.postgres import free_port  # noqa: E402
-from tests.harness.supervisor import BEE, SupervisorProcess, wait_until  # noqa: E402
+from tests.harness.postgres import free_port
+from tests.harness.supervisor import BEE, SupervisorProcess, wait_until
+from tests.perf._baseline import BASELINE, export, source_paths
+from tests.perf._report import write_report
 
 RUNS = int(os.environ.get("BEE_BENCH_RUNS", "7"))
 #: How soon a restarted tracker must answer /health.
@@ -80,6 +76,12 @@ def first_call(port: int, bearer: str) -> None:
         answer = http.post(f"http://127.0.0.1:{port}/mcp", json=_CALL, headers=headers)
         answer.raise_for_status()
         assert "result" in answer.json(), answer.text
+
+
+def finished_at(step: Callable[[], None]) -> float:
+    """Run ``step``; the perf_counter reading as it returned."""
+    step()
+    return time.perf_counter()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -127,8 +129,8 @@ class Variant:
         victim = wait_until(self.running, 120, f"{self.name}: a running replica")
         started = time.perf_counter()
         os.kill(victim, signal.SIGKILL)
-        health = pool.submit(lambda: (health_from_other_than(self.port, victim), time.perf_counter())[1])
-        call = pool.submit(lambda: (first_call(self.port, self.bearer), time.perf_counter())[1])
+        health = pool.submit(finished_at, lambda: health_from_other_than(self.port, victim))
+        call = pool.submit(finished_at, lambda: first_call(self.port, self.bearer))
         self.samples["health"].append(health.result() - started)
         self.samples["call"].append(call.result() - started)
         wait_until(lambda: (pid := self.running()) and pid != victim, 120, f"{self.name}: the replacement")

@@ -16,12 +16,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-sys.path.insert(0, str(Path(__file__).parent))
-import bench_tracker as bench
-from _report import machine, write_report
-
 from tests.harness.postgres import PostgresServer, binaries, free_port
+from tests.perf import bench_tracker as bench
+from tests.perf._report import machine, write_report
 
 CONFIGS = {"1 worker": (1, 1), "2 workers": (2, 1), "2 replicas": (1, 2)}  # name: (workers, replicas)
 

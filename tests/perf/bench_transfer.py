@@ -27,14 +27,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import write_report  # noqa: E402
-from beads_corpus import write_backup, write_legacy  # noqa: E402
-from peak import run_tracker  # noqa: E402
+from tests.harness.postgres import PostgresServer, binaries
+from tests.perf._report import write_report
+from tests.perf.beads_corpus import write_backup, write_legacy
+from tests.perf.peak import run_tracker
 
-from tests.harness.postgres import PostgresServer, binaries  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 ISSUES = int(os.environ.get("BEE_BENCH_ISSUES", "100000"))
 ROUNDS = int(os.environ.get("BEE_BENCH_ROUNDS", "1"))

@@ -27,11 +27,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tests.perf._report import median, verdict, write_report
+from tests.perf.bench_core import first_tools_list_seconds
+
 HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1]))
-from _report import median, verdict, write_report  # noqa: E402 -- found through the path set just above
-from bench_core import first_tools_list_seconds  # noqa: E402 -- likewise
 
 BEE = Path(sys.executable).parent / "bee"
 MINIMAL = HERE / "minimal_server.py"
@@ -92,9 +91,9 @@ class Session:
         self.send({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params or {}})
         assert self.process.stdout is not None
         while True:
-            answer = json.loads(self.process.stdout.readline())
+            answer: dict[str, Any] = json.loads(self.process.stdout.readline())
             if answer.get("id") == self.next:
-                return answer  # type: ignore[no-any-return]
+                return answer
 
     def close(self) -> None:
         assert self.process.stdin is not None
@@ -106,7 +105,8 @@ def status(run: Path) -> dict[str, Any]:
     from bee_contracts.warm import warm_dir
 
     try:
-        return json.loads((Path(warm_dir({"XDG_RUNTIME_DIR": str(run)})) / "status.json").read_text())  # type: ignore[no-any-return]
+        found: dict[str, Any] = json.loads((Path(warm_dir({"XDG_RUNTIME_DIR": str(run)})) / "status.json").read_text())
+        return found
     except (OSError, ValueError):
         return {}
 
