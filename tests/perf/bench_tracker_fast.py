@@ -23,13 +23,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).parent))
-from _report import median, verdict, write_report  # noqa: E402
-from bench_tracker import BEE, Server, measure, seed, tokens_for  # noqa: E402
-
-from tests.harness.postgres import free_port  # noqa: E402
+from tests.harness.postgres import free_port
+from tests.perf._report import median, verdict, write_report
+from tests.perf.bench_tracker import BEE, Server, measure, seed, tokens_for
 
 CLIENTS = 8
 OPERATIONS = ("get", "ready")
@@ -53,7 +49,7 @@ def tracker(home: Path, store: str, *, fast: bool) -> Server:
 
 def cell(server: Server, tokens: list[str], operation: str) -> dict[str, Any]:
     before = cpu_seconds(server.process.pid)
-    row = measure([server.url], tokens, operation, CLIENTS)
+    row: dict[str, Any] = measure([server.url], tokens, operation, CLIENTS)
     used = cpu_seconds(server.process.pid) - before
     requests = row["opsPerSecond"] * float(os.environ.get("BEE_BENCH_SECONDS", "4"))
     row["serverCpuMsPerRequest"] = used * 1000 / requests if requests else float("nan")

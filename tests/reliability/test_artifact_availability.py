@@ -1,9 +1,9 @@
 """The artifact store stays available under a real `bee mcp serve` (outcomes asserted, never speed).
 
 - 500 calls or more (4 concurrent streams, until the other process has churned 20 times), three in five a search over
-  all artifacts, while another process adds and removes artifacts in a loop: every call answers, none is a false ``hash_mismatch`` or an ``internal``, and the
-  artifacts nobody touches are always counted exactly. One call in five searches a churned artifact by id, one reads
-  it: those answer (with its exact bytes) or say ``not_found``.
+  all artifacts, while another process adds and removes artifacts in a loop: every call answers, none is a false
+  ``hash_mismatch`` or an ``internal``, and the artifacts nobody touches are always counted exactly. One call in
+  five searches a churned artifact by id, one reads it: those answer (with its exact bytes) or say ``not_found``.
 - One damaged record: searches over all artifacts skip it and say so, naming it is an error that is not retryable,
   and `bee artifact list` reports it while listing the rest.
 """
