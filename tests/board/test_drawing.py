@@ -20,7 +20,7 @@ from bee_tracker.board import dot, drawing
 from bee_tracker.board.drawing import Drawer, Undrawable, most_links
 from bee_tracker.board.graph import Link, Neighbourhood, Node
 from bee_tracker.store import SqlStore
-from tests.board.helpers import created, sign_in
+from tests.board.helpers import client, created, sign_in
 
 SVG = '<svg xmlns="http://www.w3.org/2000/svg"><g id="graph0" class="graph"><title>g</title></g></svg>'
 
@@ -128,16 +128,39 @@ def test_a_drawable_graph_is_pictured_with_its_words_folded_away(lite: SqlStore,
     assert "The graph in words: 1 link among 2 issues" in page and "is not drawn" not in page
 
 
+@pytest.fixture
+def drawers(monkeypatch: pytest.MonkeyPatch) -> list[Drawer]:
+    """Every Drawer the board builds from now on, as built (recorded, not changed): a test waits on its state."""
+    from bee_tracker.board import app
+
+    made: list[Drawer] = []
+
+    class Recorded(Drawer):
+        def __init__(self) -> None:
+            super().__init__()
+            made.append(self)
+
+    monkeypatch.setattr(app, "Drawer", Recorded)
+    return made
+
+
 def test_a_full_drawing_queue_is_503_with_retry_after_at_once_and_the_rest_of_the_board_is_free(
-    lite: SqlStore, web: TestClient, fake_dot: Callable[..., FakeDot]
+    lite: SqlStore, fake_dot: Callable[..., FakeDot], drawers: list[Drawer], tmp_path: Path
 ) -> None:
     gate = fake_dot()
     capacity = drawing.CONCURRENT + drawing.QUEUED
     issues = [created(lite, f"issue {n}") for n in range(capacity + 1)]
-    sign_in(web)
-    with ThreadPoolExecutor(max_workers=capacity) as pool:
+    with client(lite, tmp_path) as web, ThreadPoolExecutor(max_workers=capacity) as pool:
+        sign_in(web)
         waiting = [pool.submit(web.get, f"/board/graph/{issue}") for issue in issues[:capacity]]
         gate.wait_for_runs(drawing.CONCURRENT)
+        # The queued requests reach the drawer after their store reads, in their own threads: wait until every
+        # place is taken (a give-up guard, not a timing assertion), or the next request would be queued instead.
+        [drawer] = drawers
+        deadline = time.monotonic() + 60
+        while not drawer.full:
+            assert time.monotonic() < deadline, "the queued requests never reached the drawer"
+            time.sleep(0.02)
         refused = web.get(f"/board/graph/{issues[capacity]}")
         assert refused.status_code == 503 and refused.headers["retry-after"] == str(drawing.RETRY_AFTER_SECONDS)
         assert refused.headers["connection"] == "close"  # the client comes back on a new connection
@@ -148,9 +171,9 @@ def test_a_full_drawing_queue_is_503_with_retry_after_at_once_and_the_rest_of_th
         assert not any(future.done() for future in waiting)  # all still waiting for dot: the 503 came at once
         gate.release()
         answers = [future.result(timeout=120) for future in waiting]
-    assert [a.status_code for a in answers] == [200] * capacity
-    assert gate.count() == capacity
-    assert web.get(f"/board/graph/{issues[1]}").status_code == 200 and gate.count() == capacity  # kept
+        assert [a.status_code for a in answers] == [200] * capacity
+        assert gate.count() == capacity
+        assert web.get(f"/board/graph/{issues[1]}").status_code == 200 and gate.count() == capacity  # kept
 
 
 def test_one_picture_asked_for_twice_at_once_is_drawn_once(

@@ -59,6 +59,24 @@ def descendants(root: int) -> dict[int, str]:
     return found
 
 
+def _settled_descendants(rounds: int = 40, pause: float = 0.05) -> dict[int, str]:
+    """The live descendants once two scans in a row agree.
+
+    One scan of /proc is not a snapshot: a child that forks and exits while the scan runs can be read as a zombie
+    after the listing was taken without its new child, and then neither is found (seen on a loaded machine).
+    """
+    _reap()
+    seen = descendants(os.getpid())
+    for _ in range(rounds):
+        time.sleep(pause)
+        _reap()
+        again = descendants(os.getpid())
+        if again == seen:
+            break
+        seen = again
+    return seen
+
+
 def main(argv: list[str]) -> int:
     report, separator, *command = argv
     if separator != "--" or not command:
@@ -67,8 +85,7 @@ def main(argv: list[str]) -> int:
     if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
     status = subprocess.call(command)
-    _reap()
-    left = descendants(os.getpid())
+    left = _settled_descendants()
     Path(report).write_text(json.dumps({str(pid): line for pid, line in left.items()}))
     for pid in left:
         with contextlib.suppress(ProcessLookupError):
