@@ -352,3 +352,14 @@ def supervisor_factory(tmp_path: Path) -> Iterator[Callable[..., SupervisorProce
     yield start
     for process in started:
         process.stop()
+
+
+# -- order ------------------------------------------------------------------------------------------------------
+
+#: Where the tests that start processes are: they run first, so that in `./dev test`'s workers the long modules
+#: start together and the quick in-process ones fill in at the end, rather than one long module running alone last.
+_PROCESS_HEAVY = ("tests/reliability/", "tests/e2e/", "tests/cli/test_collab_cli.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(_PROCESS_HEAVY))  # stable: file order within each part

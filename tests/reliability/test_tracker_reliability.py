@@ -14,7 +14,7 @@ import json
 import os
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +91,19 @@ async def test_concurrent_claims_have_exactly_one_winner(
 
 @asynccontextmanager
 async def posters(server: TrackerProcess, actors: list[str]) -> AsyncIterator[list[ToolPoster]]:
-    """One 2026-07-28 caller per actor, each with its own token and connection, racing as separate agents do."""
-    limits = httpx.Limits(max_connections=len(actors) * 2, max_keepalive_connections=len(actors) * 2)
-    async with httpx.AsyncClient(timeout=httpx.Timeout(60.0), limits=limits) as http:
-        yield [ToolPoster(http, server.url, server.token(actor)) for actor in actors]
+    """One 2026-07-28 caller per actor, each with its own token and its own connection, racing as separate agents
+    do. (One shared pool would leave some connections idle past the server's keep-alive timeout, and a request sent
+    on one as the server closes it is a read error, not an answer.)"""
+    async with AsyncExitStack() as stack:
+        posters = []
+        for actor in actors:
+            http = await stack.enter_async_context(httpx.AsyncClient(timeout=httpx.Timeout(60.0), limits=ONE))
+            posters.append(ToolPoster(http, server.url, server.token(actor)))
+        yield posters
+
+
+#: A caller's one connection, kept alive between its calls.
+ONE = httpx.Limits(max_connections=1, max_keepalive_connections=1)
 
 
 async def test_concurrent_notes_are_never_lost(store_url: str, tracker_factory: TrackerFactory) -> None:
