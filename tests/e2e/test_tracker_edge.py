@@ -261,3 +261,52 @@ def test_inconsistent_header_limits_are_a_usage_error(tmp_path: Path) -> None:
         [*argv, "--max-header-bytes", "4096"], capture_output=True, text=True, timeout=60, check=False
     )
     assert completed.returncode == 2 and "--max-header-line-bytes" in completed.stderr
+
+
+# -- a graceful stop ------------------------------------------------------------------------------------------
+
+
+def wait_for_log(server: TrackerProcess, text: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in server.log.read_text():
+        assert time.monotonic() < deadline, f"{text!r} never logged:\n{server.log.read_text()}"
+        time.sleep(0.02)
+
+
+def test_a_stopping_server_answers_the_requests_already_on_their_way_then_closes(
+    tracker_factory: Callable[..., TrackerProcess],
+) -> None:
+    # A replica told to stop (a rolling restart) has accepted connections whose requests have not arrived, or not
+    # in full: uvicorn closes those at once, and their clients read a dropped connection. They are answered, with
+    # "connection: close"; a connection that never sends anything is closed after a short grace.
+    import signal
+
+    server = tracker_factory()
+    headers = authorized(server)
+    call = request("/mcp", port=server.port, headers=headers, body=LIST)
+    with (
+        RawConnection(server.port) as fresh,
+        RawConnection(server.port) as halfway,
+        RawConnection(server.port) as silent,
+        RawConnection(server.port) as idle,
+    ):
+        halfway.send(call[:20])
+        idle.send(call)
+        answered = idle.response()  # accepted after the others (one accept queue): they are all accepted now
+        assert answered is not None and answered.status == 200
+        assert server.process is not None
+        server.process.send_signal(signal.SIGTERM)
+        wait_for_log(server, "Shutting down")
+        fresh.send(call)
+        halfway.send(call[20:])
+        for connection in (fresh, halfway):
+            response = connection.response()
+            assert response is not None, "the stopping server dropped a request it had accepted"
+            assert response.status == 200 and response.json()["result"]["tools"]
+            assert response.headers.get("connection") == "close" and connection.closed_by_server()
+        assert silent.closed_by_server()
+        # An idle keep-alive connection is closed at once, as HTTP lets a server do (RFC 9112, section 9.5).
+        assert idle.closed_by_server()
+        # A clean stop: uvicorn re-raises the signal it caught once every connection has closed.
+        assert server.process.wait(timeout=30) == -signal.SIGTERM
+        assert "timeout graceful shutdown exceeded" not in server.log.read_text()

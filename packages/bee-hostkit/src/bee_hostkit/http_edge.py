@@ -23,6 +23,14 @@ keeps those promises where the bytes arrive:
 A refused connection is closed gracefully: the answer is written, the write side is shut, and what the client
 still sends is read and dropped for a few seconds, so that its TCP stack delivers the answer instead of a reset.
 
+- **A graceful stop.** On SIGTERM uvicorn closes at once every connection with no request in progress, which
+  includes one accepted a moment ago whose request is still on its way, or half read. Replicas sharing one
+  listening socket are stopped one at a time exactly like that (a rolling restart), and those clients read a
+  dropped connection. Such a connection is kept instead: its request is answered with ``connection: close``
+  (within the request timeout, once it has begun), and one that sends nothing is closed after
+  ``_FIRST_REQUEST_GRACE_SECONDS``. An idle keep-alive connection, after a response, is closed at once, as
+  HTTP lets a server do (RFC 9112, section 9.5).
+
 The protocol relies on uvicorn internals (``on_headers_complete`` handing the cycle to ``_start_asgi_task``, the
 ``RequestResponseCycle`` fields); the end-to-end edge tests run against the uvicorn this package requires and
 catch a drift.
@@ -49,6 +57,8 @@ from bee_hostkit.http_limits import DEFAULT_RETRY_AFTER_SECONDS, EdgeLimits
 
 #: How long a refused connection keeps draining what the client still sends before it is closed.
 _LINGER_SECONDS = 5.0
+#: How long a stopping server waits for the first byte of a request on a connection it has just accepted.
+_FIRST_REQUEST_GRACE_SECONDS = 1.0
 
 
 def _json(error: str, description: str) -> bytes:
@@ -99,6 +109,9 @@ class EdgeProtocol(HttpToolsProtocol):
         self._pending: tuple[int, bytes] | None = None
         self._refused = False
         self._request_timer: asyncio.TimerHandle | None = None
+        # Set by a graceful stop that found this connection waiting for a request: answer it, then close.
+        self._stopping = False
+        self._first_request_timer: asyncio.TimerHandle | None = None
 
     # -- header caps --------------------------------------------------------------------------------------------
 
@@ -180,6 +193,7 @@ class EdgeProtocol(HttpToolsProtocol):
         if self._stopped is not None:
             return
         super().on_message_begin()
+        self._cancel_first_request_timer()
         self._parsed_bytes = 0
         self._cancel_request_timer()
         self._request_timer = self.loop.call_later(self.limits.request_timeout_seconds, self._request_timed_out)
@@ -281,6 +295,8 @@ class EdgeProtocol(HttpToolsProtocol):
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         # Both the first request of a connection and a dequeued pipelined one pass here, just before their task.
+        if self._stopping:
+            cycle.keep_alive = False  # answered with "connection: close", and the connection closed after it
         if app is not self.app or cycle.scope["path"] not in self.limits.admitted_paths:
             super()._start_asgi_task(cycle, app)
         elif (refusal := self.admission.try_enter(time.monotonic())) is None:
@@ -337,7 +353,26 @@ class EdgeProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._cancel_request_timer()
+        self._cancel_first_request_timer()
         super().connection_lost(exc)
+
+    # -- a graceful stop ----------------------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        cycle = self.cycle
+        waiting = cycle is None or (cycle.response_complete and self._header_bytes > 0)
+        if not waiting or self._refused or self._pending is not None or self.transport.is_closing():
+            super().shutdown()
+            return
+        self._stopping = True
+        if cycle is None and self._header_bytes == 0:
+            # Nothing has arrived yet; a request that has begun is bounded by the request timeout instead.
+            self._first_request_timer = self.loop.call_later(_FIRST_REQUEST_GRACE_SECONDS, self.transport.close)
+
+    def _cancel_first_request_timer(self) -> None:
+        if self._first_request_timer is not None:
+            self._first_request_timer.cancel()
+            self._first_request_timer = None
 
 
 def edge_protocol(limits: EdgeLimits) -> type[EdgeProtocol]:
