@@ -1,4 +1,9 @@
-"""`bee collab …` and `bee plan …` as a user runs them, against a real `bee tracker serve` with real tokens."""
+"""`bee collab …` and `bee plan …` as a user runs them, against a real `bee tracker serve` with real tokens.
+
+Most commands run in this process (:func:`tests.harness.collab.bee_here`, the click group the console script runs);
+the console script runs as a process of its own where a process is the point: keepalive's signals, a token
+inherited from the environment, a prompt read from stdin, and one status.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ import pytest
 
 from bee_contracts.userconfig import UserSettings
 from tests.conftest import bee_executable, make_checkout
-from tests.harness.collab import BOB, Joined, bee, join
+from tests.harness.collab import BOB, Joined, bee, bee_here, join
 from tests.harness.tracker import TrackerProcess
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -53,7 +58,7 @@ async def test_join_status_renew_and_leave(joined: Joined) -> None:
     lease = await joined.lease()
     assert lease["live"] is True and lease["checkout_id"] == binding["checkoutId"] and lease["ttl_seconds"] == 600
 
-    assert "Live: space 'team'" in ok(joined.bee("collab", "status"))
+    assert "Live: space 'team'" in ok(joined.bee_process("collab", "status"))  # the console script, once
     status = json.loads(ok(joined.bee("collab", "status", "--json")))
     assert status["live"] is True and status["lease"]["id"] == binding["leaseId"]
     assert "Renewed lease" in ok(joined.bee("collab", "renew", "--ttl", "900"))
@@ -90,24 +95,26 @@ async def test_an_expired_lease_cannot_be_renewed_and_status_says_so(tmp_path: P
 
 async def test_the_token_can_come_from_the_environment(tmp_path: Path, tracker: TrackerProcess) -> None:
     checkout = make_checkout(tmp_path / "env-checkout")
-    ok(bee("init", cwd=checkout))
+    ok(bee_here("init", cwd=checkout))
     token = {"BEE_TRACKER_TOKEN": tracker.token(BOB)}
-    failed(bee("collab", "join", "--tracker", tracker.url, "--space", "team", cwd=checkout), "$BEE_TRACKER_TOKEN")
-    ok(bee("collab", "join", "--tracker", tracker.url, "--space", "team", cwd=checkout, env=token))
+    failed(bee_here("collab", "join", "--tracker", tracker.url, "--space", "team", cwd=checkout), "$BEE_TRACKER_TOKEN")
+    ok(bee_here("collab", "join", "--tracker", tracker.url, "--space", "team", cwd=checkout, env=token))
     binding = json.loads(UserSettings(checkout / ".bee").path("collab.json").read_text())
     assert binding["tokenFile"] is None and binding["holder"] == BOB
     assert token["BEE_TRACKER_TOKEN"] not in json.dumps(binding)
-    ok(bee("collab", "status", cwd=checkout, env=token))
-    failed(bee("collab", "status", cwd=checkout, env={"BEE_TRACKER_TOKEN": "x.y.z"}), "refused the token")
+    ok(bee("collab", "status", cwd=checkout, env=token))  # a process, inheriting the token from its environment
+    failed(bee_here("collab", "status", cwd=checkout, env={"BEE_TRACKER_TOKEN": "x.y.z"}), "refused the token")
 
 
 def test_join_needs_an_instance_and_a_tracker_url(tmp_path: Path, tracker: TrackerProcess) -> None:
     checkout = make_checkout(tmp_path / "bare")
-    failed(bee("collab", "join", "--tracker", tracker.url, "--space", "team", cwd=checkout), "run `bee init` first")
-    ok(bee("init", cwd=checkout))
-    failed(bee("collab", "join", "--tracker", "localhost:1/mcp", "--space", "t", cwd=checkout), "must be http(s)")
-    failed(bee("collab", "renew", cwd=checkout), "no collaboration binding")
-    failed(bee("collab", "status", cwd=checkout), "Not joined")
+    failed(
+        bee_here("collab", "join", "--tracker", tracker.url, "--space", "team", cwd=checkout), "run `bee init` first"
+    )
+    ok(bee_here("init", cwd=checkout))
+    failed(bee_here("collab", "join", "--tracker", "localhost:1/mcp", "--space", "t", cwd=checkout), "must be http(s)")
+    failed(bee_here("collab", "renew", cwd=checkout), "no collaboration binding")
+    failed(bee_here("collab", "status", cwd=checkout), "Not joined")
 
 
 async def test_keepalive_renews_until_stopped(tmp_path: Path, tracker: TrackerProcess) -> None:
@@ -218,21 +225,21 @@ async def test_a_shipped_binding_is_ignored_noted_once_and_adopted_only_on_purpo
 ) -> None:
     # Another checkout arrives with this one's binding committed in its .bee (the lease is live on the tracker).
     other = make_checkout(tmp_path / "cloned")
-    ok(bee("init", cwd=other))
+    ok(bee_here("init", cwd=other))
     shipped = other / ".bee" / "collab.json"
     shipped.write_bytes(joined.binding_file.read_bytes())
     note = (
         f"note: this checkout ships a collaboration binding (a tracker URL and its token) in {shipped}; Bee ignores "
         "it. To adopt it on purpose after reading it, run `bee collab trust`"
     )
-    status = bee("collab", "status", cwd=other)
+    status = bee_here("collab", "status", cwd=other)
     failed(status, "Not joined")
     assert status.stderr.count(note) == 1
     for argv in (("collab", "renew"), ("plan", "list"), ("plan", "show", "bd-x"), ("collab", "keepalive")):
-        done = bee(*argv, cwd=other)
+        done = bee_here(*argv, cwd=other)
         failed(done, "this checkout has no collaboration binding")
         assert done.stderr.count("this checkout ships a collaboration binding") == 1, (argv, done.stderr)
-    left = bee("collab", "leave", cwd=other)
+    left = bee_here("collab", "leave", cwd=other)
     assert left.returncode == 0 and "Not joined" in left.stdout and left.stderr.count(note) == 1
 
     declined = subprocess.run(
@@ -244,27 +251,27 @@ async def test_a_shipped_binding_is_ignored_noted_once_and_adopted_only_on_purpo
         f"{shipped} asks Bee to use the tracker at {joined.tracker.url} for this checkout: space 'team', lease "
         f"{binding['leaseId']} held by {joined.actor}, sending the token from the token file {joined.token_file}."
     ) in declined.stdout
-    failed(bee("collab", "status", cwd=other), "Not joined")
+    failed(bee_here("collab", "status", cwd=other), "Not joined")
 
-    adopted = ok(bee("collab", "trust", "--yes", cwd=other))
+    adopted = ok(bee_here("collab", "trust", "--yes", cwd=other))
     assert "Adopted." in adopted
-    live = bee("collab", "status", cwd=other)
+    live = bee_here("collab", "status", cwd=other)
     assert live.returncode == 0 and "Live: space 'team'" in live.stdout and live.stderr == "", live
     assert json.loads(UserSettings(other / ".bee").path("collab.json").read_text()) == binding
 
 
 def test_a_shipped_binding_that_is_not_one_cannot_be_adopted(tmp_path: Path, joined: Joined) -> None:
     other = make_checkout(tmp_path / "cloned")
-    ok(bee("init", cwd=other))
+    ok(bee_here("init", cwd=other))
     shipped = other / ".bee" / "collab.json"
     shipped.write_text(json.dumps({**joined.binding(), "tracker": "ftp://tracker/mcp"}))
-    failed(bee("collab", "trust", "--yes", cwd=other), "cannot be adopted: the tracker URL must be http(s)")
+    failed(bee_here("collab", "trust", "--yes", cwd=other), "cannot be adopted: the tracker URL must be http(s)")
     shipped.write_text("{oops")
-    failed(bee("collab", "trust", "--yes", cwd=other), "cannot be adopted: the collaboration binding")
+    failed(bee_here("collab", "trust", "--yes", cwd=other), "cannot be adopted: the collaboration binding")
     failed(joined.bee("collab", "trust"), "This checkout ships no collaboration binding", code=0)
     shipped.write_text(json.dumps(joined.binding()))
     ok(
-        bee(
+        bee_here(
             "collab",
             "join",
             "--tracker",
@@ -276,4 +283,4 @@ def test_a_shipped_binding_that_is_not_one_cannot_be_adopted(tmp_path: Path, joi
             cwd=other,
         )
     )
-    failed(bee("collab", "trust", "--yes", cwd=other), "is bound to space 'other'")
+    failed(bee_here("collab", "trust", "--yes", cwd=other), "is bound to space 'other'")

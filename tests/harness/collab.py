@@ -37,6 +37,39 @@ def bee(
     )
 
 
+def bee_here(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`bee ARGV` as :func:`bee` runs it, but in this process: the click group the console script runs, in ``cwd``
+    with ``env`` laid over the environment, its exit code and its two streams.
+
+    A `bee collab` process spends about a second of CPU importing the MCP client before it does anything, and the
+    collaboration tests run dozens of commands; what only a process shows (a signal, the environment it inherits)
+    keeps :func:`bee`. An exception the command did not turn into an exit code is raised here: a real `bee` would
+    have printed a traceback, which no test expects. The command runs in a thread of its own, so that a test on an
+    event loop can call it (commands run their own loop); the caller waits, so the working directory and the
+    environment it changes are seen by nothing else.
+    """
+    import contextlib
+    import threading
+
+    from click.testing import CliRunner, Result
+
+    from bee_cli.group import make_cli
+
+    outcome: list[Result] = []
+
+    def run() -> None:
+        with contextlib.chdir(cwd):
+            outcome.append(CliRunner().invoke(make_cli(), list(argv), env=env, prog_name="bee"))
+
+    thread = threading.Thread(target=run, name="bee " + " ".join(argv[:2]))
+    thread.start()
+    thread.join()
+    [result] = outcome
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(["bee", *argv], result.exit_code, result.stdout, result.stderr)
+
+
 @dataclass
 class Joined:
     """A checkout bound to ``space`` on ``tracker`` as ``actor``, whose token is in ``token_file``."""
@@ -52,6 +85,11 @@ class Joined:
         return self.token_file.read_text().strip()
 
     def bee(self, *argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """`bee ARGV` in this checkout, in this process (:func:`bee_here`)."""
+        return bee_here(*argv, cwd=self.checkout, env=env)
+
+    def bee_process(self, *argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """`bee ARGV` in this checkout, as a process of its own (:func:`bee`)."""
         return bee(*argv, cwd=self.checkout, env=env)
 
     @property
@@ -108,7 +146,7 @@ def join(
             str(token_file),
         ),
     ):
-        done = bee(*argv, cwd=checkout)
+        done = bee_here(*argv, cwd=checkout)
         assert done.returncode == 0, (argv, done.stdout, done.stderr)
     return Joined(checkout, tracker, token_file, actor, space)
 

@@ -1,13 +1,14 @@
 """One load-generating process for the overload test: CLIENTS concurrent clients, each sending tools/call requests.
 
-Run as ``python overload_client.py SPEC_JSON``; prints a JSON list with every request's outcome and latency.
+Run as ``python overload_client.py SPEC_JSON`` (by :func:`tests.harness.overload.generate`): it prints ``ready``
+once set up, waits for a line on stdin, and then prints a JSON list with every request's outcome and latency.
 
-Each client opens its own connection at the shared start time (so all processes start together) and sends its
-requests back to back on it, never retrying: what the server answered is what is recorded. The client speaks
-HTTP/1.1 over asyncio streams rather than through httpx because on this 2-core machine the load generator shares the
-CPU with the server: against a trivial server that answers 503 at once, 4 x 250 httpx clients measured a p99 of
-1.4-1.8 s by themselves, these clients 0.15-0.4 s. A response is read completely (status, headers, Content-Length
-body), so a connection closed without one is seen for what it is.
+On that line every client opens its own connection (the parent sends it to all processes at once, so they start
+together) and sends its requests back to back on it, never retrying: what the server answered is what is recorded.
+The client speaks HTTP/1.1 over asyncio streams rather than through httpx because on this 2-core machine the load
+generator shares the CPU with the server: against a trivial server that answers 503 at once, 4 x 250 httpx clients
+measured a p99 of 1.4-1.8 s by themselves, these clients 0.15-0.4 s. A response is read completely (status,
+headers, Content-Length body), so a connection closed without one is seen for what it is.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ async def run(spec: dict[str, Any]) -> list[tuple[str, bool, float]]:
     outcomes: list[tuple[str, bool, float]] = []
 
     async def client() -> None:
-        await asyncio.sleep(max(0.0, spec["start_at"] - time.time()))
+        await go.wait()
         connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         for i in range(spec["requests"]):
             body = json.dumps(
@@ -82,7 +83,12 @@ async def run(spec: dict[str, Any]) -> list[tuple[str, bool, float]]:
         if connection is not None:
             connection[1].close()
 
-    await asyncio.gather(*(client() for _ in range(spec["clients"])))
+    go = asyncio.Event()
+    clients = [asyncio.ensure_future(client()) for _ in range(spec["clients"])]
+    print("ready", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    go.set()
+    await asyncio.gather(*clients)
     return outcomes
 
 
