@@ -392,5 +392,21 @@ def test_a_checkout_without_an_instance_is_warned_with_the_command_that_creates_
 
 
 def test_the_token_hint_leaves_no_empty_token_exported_when_minting_fails(project: Path, home: Path) -> None:
+    bee = " ".join(bee_command())
     result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL)
-    assert "BEE_TRACKER_TOKEN=$(bee tracker token --actor you@example.com) && export BEE_TRACKER_TOKEN" in result.output
+    hint = f"BEE_TRACKER_TOKEN=$({bee} tracker token --actor you@example.com) && export BEE_TRACKER_TOKEN"
+    assert hint in result.output
+
+
+def test_the_token_hint_names_the_projects_tracker_home_when_it_has_one(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Pasted into a new shell in another folder, `bee tracker token` would not find the home from there.
+    monkeypatch.delenv("BEE_TRACKER_HOME", raising=False)
+    monkeypatch.delenv("BEE_INSTANCE_ROOT", raising=False)
+    tracker_home = project / ".bee" / "tracker"
+    tracker_home.mkdir(parents=True)
+    (tracker_home / "signing-key").write_bytes(b"k" * 32)
+    result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL)
+    bee = " ".join(bee_command())
+    assert f"$({bee} tracker token --home {tracker_home.resolve()} --actor you@example.com)" in result.output

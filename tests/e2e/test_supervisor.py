@@ -383,9 +383,15 @@ def test_bee_up_initialises_the_checkout_and_supervises_the_tracker_until_ctrl_c
             board = browser.get(link)
             assert board.status_code == 200 and "Signed in as" in board.text and str(board.url).endswith("/board/")
 
-        pasted(elsewhere, printed["set up your editor"])
+        editor = pasted(elsewhere, printed["set up your editor"])
         entry = json.loads((checkout / ".mcp.json").read_text())["mcpServers"]
         assert entry["bee-tracker"]["url"] == f"http://127.0.0.1:{port}/mcp"
+        # The token command that setup-mcp suggests works pasted the same way.
+        hint = editor.stdout.split("e.g. ", 1)[1].split(" for a local tracker", 1)[0]
+        token = pasted(elsewhere, hint + ' && printf %s "$BEE_TRACKER_TOKEN"').stdout.strip()
+        headers["Authorization"] = f"Bearer {token}"
+        listed = httpx.post(f"http://127.0.0.1:{port}/mcp", json=request, headers=headers, timeout=30, trust_env=False)
+        assert listed.status_code == 200 and listed.json()["result"]["tools"]
 
         status = pasted(elsewhere, printed["status"])
         assert "tracker" in status.stdout and "running" in status.stdout, status.stdout

@@ -156,9 +156,34 @@ def setup_mcp(
     else:
         click.echo(
             f"{editor.title} reads the tracker token from ${access.token_env}: start it where that is set, e.g. "
-            f"{access.token_env}=$(bee tracker token --actor you@example.com) && export {access.token_env} for a "
-            "local tracker."
+            f"{_mint_hint(project, access.token_env)} for a local tracker."
         )
+
+
+def _mint_hint(project: Path, token_env: str) -> str:
+    """The command that mints a local tracker's token into ``token_env``, working pasted into a new shell anywhere:
+    the full path of `bee`, and the project's tracker home when it has one (`bee tracker token` would otherwise
+    look for it from the shell's folder). `X=$(…) && export X`, so a failure exports no empty token."""
+    import os
+    import shlex
+
+    from bee_cli.setup_mcp import bee_command
+    from bee_contracts import BeeError
+    from bee_contracts.layout import selected_instance
+
+    home: Path | None = None
+    if chosen := os.environ.get("BEE_TRACKER_HOME"):
+        home = Path(chosen).expanduser().resolve()
+    else:
+        try:
+            instance = selected_instance(project)
+        except BeeError:
+            instance = None
+        if instance is not None and (instance / "tracker" / "signing-key").is_file():
+            home = instance.resolve() / "tracker"
+    where = f" --home {shlex.quote(str(home))}" if home is not None else ""
+    mint = f"{shlex.join(bee_command())} tracker token{where} --actor you@example.com"
+    return f"{token_env}=$({mint}) && export {token_env}"
 
 
 def _warn_without_instance(project: Path) -> None:
