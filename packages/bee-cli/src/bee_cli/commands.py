@@ -169,18 +169,14 @@ def _mint_hint(project: Path, token_env: str) -> str:
 
     from bee_cli.setup_mcp import bee_command
     from bee_contracts import BeeError
-    from bee_contracts.layout import selected_instance
+    from bee_contracts.layout import ENV_TRACKER_HOME, TRACKER_KEY_FILE, tracker_home
 
-    home: Path | None = None
-    if chosen := os.environ.get("BEE_TRACKER_HOME"):
-        home = Path(chosen).expanduser().resolve()
-    else:
-        try:
-            instance = selected_instance(project)
-        except BeeError:
-            instance = None
-        if instance is not None and (instance / "tracker" / "signing-key").is_file():
-            home = instance.resolve() / "tracker"
+    try:
+        home: Path | None = tracker_home(project).resolve()
+    except BeeError:
+        home = None
+    if home is not None and not os.environ.get(ENV_TRACKER_HOME) and not (home / TRACKER_KEY_FILE).is_file():
+        home = None  # no local tracker here: the command finds the one the user means
     where = f" --home {shlex.quote(str(home))}" if home is not None else ""
     mint = f"{shlex.join(bee_command())} tracker token{where} --actor you@example.com"
     return f"{token_env}=$({mint}) && export {token_env}"

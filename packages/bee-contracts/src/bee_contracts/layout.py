@@ -70,3 +70,30 @@ def selected_instance(start: Path) -> Path | None:
     if chosen:
         return Path(chosen).expanduser()
     return nearest_instance(start)
+
+
+#: Environment variable naming the tracker home to use instead of the instance's.
+ENV_TRACKER_HOME: Final = "BEE_TRACKER_HOME"
+
+#: The tracker's directory inside a Bee instance.
+TRACKER_HOME_DIRNAME: Final = "tracker"
+
+#: The file in a tracker home holding the key that signs local tokens.
+TRACKER_KEY_FILE: Final = "signing-key"
+
+
+def tracker_home(start: Path) -> Path:
+    """Where the tracker keeps its state (embedded database, signing key) for a command run in ``start``, when no
+    ``--home`` is given: the same for every `bee tracker` command and for what other commands print about it.
+
+    $BEE_TRACKER_HOME; else ``<instance>/tracker``, where the instance is :func:`selected_instance` from ``start``
+    (so a command run in a subdirectory of a checkout finds the checkout's key); else ``start/.bee/tracker``.
+
+    Raises:
+        BeeError: as :func:`nearest_instance` does.
+    """
+    chosen = os.environ.get(ENV_TRACKER_HOME)
+    if chosen:
+        return Path(chosen).expanduser()
+    instance = selected_instance(start)
+    return (instance if instance is not None else start / INSTANCE_DIRNAME) / TRACKER_HOME_DIRNAME

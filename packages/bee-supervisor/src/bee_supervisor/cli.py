@@ -241,13 +241,9 @@ def _shown_bee() -> tuple[str, str | None]:
 
 def _tracker_home(checkout: Path) -> Path:
     """Where the supervised tracker keeps its key, as `bee tracker serve` finds it from the checkout."""
-    from bee_contracts.layout import selected_instance
+    from bee_contracts.layout import tracker_home
 
-    chosen = os.environ.get("BEE_TRACKER_HOME")
-    if chosen:
-        return Path(chosen).expanduser().resolve()
-    instance = selected_instance(checkout)
-    return (instance if instance is not None else checkout / ".bee").resolve() / "tracker"
+    return tracker_home(checkout).resolve()
 
 
 def next_steps(checkout: Path, urls: dict[str, str], state: Path) -> list[str]:

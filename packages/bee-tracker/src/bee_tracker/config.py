@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bee_contracts.layout import INSTANCE_DIRNAME, selected_instance
+from bee_contracts.layout import tracker_home
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
 from bee_hostkit.http_limits import (
     DEFAULT_MAX_HEADER_BYTES,
@@ -17,32 +17,17 @@ from bee_hostkit.http_limits import (
 )
 from bee_tracker.home import STORE_FILE
 
-ENV_HOME = "BEE_TRACKER_HOME"
 ENV_STORE = "BEE_TRACKER_STORE"
 DEFAULT_PORT = 8765
 DEFAULT_MAX_IN_FLIGHT = 100
 #: The longest token lifetime accepted (exp from now, or exp - iat), and the most `bee tracker token --ttl` mints.
 DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 7 * 86400
 
-#: The tracker's directory inside a Bee instance.
-HOME_DIRNAME = "tracker"
-
 
 def default_home(cwd: Path | None = None) -> Path:
-    """Where the tracker keeps its state when ``--home`` is not given, the same for every `bee tracker` command.
-
-    $BEE_TRACKER_HOME; else ``<instance>/tracker``, where the instance is $BEE_INSTANCE_ROOT or the nearest
-    ``.bee`` directory in the working directory or one of its parents (so a command run in a subdirectory of a
-    checkout finds the checkout's key); else ``./.bee/tracker``.
-    """
-    here = cwd or Path.cwd()
-    chosen = os.environ.get(ENV_HOME)
-    if chosen:
-        return Path(chosen).expanduser()
-    instance = selected_instance(here)
-    if instance is not None:
-        return instance / HOME_DIRNAME
-    return here / INSTANCE_DIRNAME / HOME_DIRNAME
+    """Where the tracker keeps its state when ``--home`` is not given: :func:`bee_contracts.layout.tracker_home`
+    from ``cwd`` (default: the working directory)."""
+    return tracker_home(cwd or Path.cwd())
 
 
 @dataclass

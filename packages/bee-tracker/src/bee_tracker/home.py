@@ -16,8 +16,9 @@ from pathlib import Path
 
 from bee_contracts import BeeError, ErrorCode
 from bee_contracts.gitindex import UnreadableIndex, tracked
+from bee_contracts.layout import TRACKER_KEY_FILE
 
-KEY_FILE = "signing-key"
+KEY_FILE = TRACKER_KEY_FILE
 #: The embedded SQLite database's file in the home.
 STORE_FILE = "tracker.db"
 _KEY_BYTES = 32
