@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bee_cli.frontend import target, wait_seconds
-from bee_contracts.warm import environment_digest
+from bee_contracts.warm import environment_digest, folder_id
 
 
 @pytest.fixture
@@ -26,6 +26,7 @@ def test_the_core_command_lines_an_editor_writes_are_served_warm(repo: Path, mon
     assert target(["mcp", "serve"], env) == {
         "view": "core",
         "checkout": str(repo),
+        "place": folder_id(str(repo)),
         "instance": str(repo / ".bee"),
         "logLevel": "warning",
         "environment": environment_digest(env),

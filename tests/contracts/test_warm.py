@@ -16,6 +16,7 @@ from bee_contracts.warm import (
     FRONTEND_ONLY,
     WarmUnavailable,
     environment_digest,
+    folder_id,
     host_socket,
     identity_digest,
     make_identity,
@@ -25,6 +26,7 @@ from bee_contracts.warm import (
     resolve_instance,
     runtime_dir,
     send_line,
+    supervisor_environment,
     warm_dir,
 )
 
@@ -35,25 +37,79 @@ def test_the_environment_digest_covers_what_a_host_reads_at_start_and_nothing_th
     base = {"HOME": "/home/a", "PATH": "/bin", "BEE_PACKET_DEADLINE_SECONDS": "5"}
     assert read_environment(base) == {"HOME": "/home/a", "BEE_PACKET_DEADLINE_SECONDS": "5"}
     digest = environment_digest(base)
-    assert environment_digest({**base, "PATH": "/usr/bin", "TERM": "xterm"}) == digest
+    assert environment_digest({**base, "PATH": "/usr/bin", "TERM": "xterm", "EDITOR": "vi"}) == digest
     for name in FRONTEND_ONLY:
         assert environment_digest({**base, name: "0"}) == digest
-    for changed in ({"HOME": "/home/b"}, {"XDG_CONFIG_HOME": "/cfg"}, {"BEE_TRACKER_TOKEN": "t"}):
+    read_by_a_host = [
+        {"HOME": "/home/b"},
+        {"XDG_CONFIG_HOME": "/cfg"},
+        {"XDG_RUNTIME_DIR": "/run/user/1"},
+        {"BEE_TRACKER_TOKEN": "t"},
+        # What an HTTP client reads from the process: proxies in either case, the bypass list, the CA bundle.
+        {"HTTPS_PROXY": "http://proxy:3128"},
+        {"https_proxy": "http://proxy:3128"},
+        {"http_proxy": "http://proxy:3128"},
+        {"ALL_PROXY": "socks5://proxy"},
+        {"no_proxy": "example.com"},
+        {"SSL_CERT_FILE": "/etc/ca.pem"},
+        {"SSL_CERT_DIR": "/etc/certs"},
+        # Locale, time zone and the temporary folder.
+        {"LANG": "de_DE.UTF-8"},
+        {"LC_ALL": "C"},
+        {"LC_CTYPE": "C.UTF-8"},
+        {"TZ": "Europe/Berlin"},
+        {"TMPDIR": "/var/tmp"},
+    ]
+    for changed in read_by_a_host:
         assert environment_digest({**base, **changed}) != digest, changed
+        assert read_environment({**base, **changed}) == {**read_environment(base), **changed}
+
+
+def test_the_warm_supervisor_is_lent_only_what_it_reads() -> None:
+    editor = {
+        "XDG_RUNTIME_DIR": "/run/user/1",
+        "HOME": "/home/a",
+        "HTTPS_PROXY": "http://proxy:3128",
+        "BEE_TRACKER_TOKEN": "secret",
+        "PYTHONPATH": ".",
+        "PATH": "/bin",
+        "BEE_WARM_SUPERVISOR_IDLE_SECONDS": "5",
+        "LC_ALL": "C",
+    }
+    assert supervisor_environment(editor) == {
+        "XDG_RUNTIME_DIR": "/run/user/1",
+        "HOME": "/home/a",
+        "BEE_WARM_SUPERVISOR_IDLE_SECONDS": "5",
+        "LC_ALL": "C",
+    }
 
 
 def test_an_identity_names_one_socket_and_every_part_of_it_counts() -> None:
     env = {"HOME": "/home/a"}
-    identity = make_identity("core", "/repo", "/repo/.bee", "warning", env)
+    identity = make_identity("core", "/repo", "/repo/.bee", "warning", env, place="1:2")
     assert identity_digest(identity) == identity_digest(dict(identity))
     others = [
-        make_identity("core-discovery", "/repo", "/repo/.bee", "warning", env),
-        make_identity("core", "/other", "/repo/.bee", "warning", env),
-        make_identity("core", "/repo", "/elsewhere", "warning", env),
-        make_identity("core", "/repo", "/repo/.bee", "debug", env),
-        make_identity("core", "/repo", "/repo/.bee", "warning", {"HOME": "/home/b"}),
+        make_identity("core-discovery", "/repo", "/repo/.bee", "warning", env, place="1:2"),
+        make_identity("core", "/other", "/repo/.bee", "warning", env, place="1:2"),
+        make_identity("core", "/repo", "/elsewhere", "warning", env, place="1:2"),
+        make_identity("core", "/repo", "/repo/.bee", "debug", env, place="1:2"),
+        make_identity("core", "/repo", "/repo/.bee", "warning", {"HOME": "/home/b"}, place="1:2"),
+        make_identity("core", "/repo", "/repo/.bee", "warning", env, place="1:3"),
     ]
-    assert len({identity_digest(identity), *map(identity_digest, others)}) == 6
+    assert len({identity_digest(identity), *map(identity_digest, others)}) == 7
+
+
+def test_a_folder_created_again_under_the_same_path_is_another_folder(tmp_path: Path) -> None:
+    checkout = tmp_path / "repo"
+    checkout.mkdir()
+    keep = tmp_path / "keep"  # held, so that the inode is not handed straight back to the new folder
+    checkout.rename(keep)
+    before = folder_id(str(keep))
+    checkout.mkdir()
+    assert folder_id(str(checkout)) != before
+    assert folder_id(str(checkout)) == folder_id(str(checkout) + "/.")
+    with pytest.raises(WarmUnavailable, match="cannot examine"):
+        folder_id(str(tmp_path / "missing"))
 
 
 def test_the_instance_is_resolved_as_the_core_host_selects_it(tmp_path: Path) -> None:

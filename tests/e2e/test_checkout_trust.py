@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -28,9 +30,10 @@ from mcp_types import TextContent
 
 from bee_contracts import load_catalog
 from bee_tracker import skills as tracker_skills
-from tests.conftest import bee_executable, error_of, make_checkout
+from tests.conftest import WARM_DECLINED, bee_executable, error_of, make_checkout, stop_warm, warm_env
 from tests.core.skills_helpers import skill_md, write_skill
 from tests.harness.collab import ALICE, BOB
+from tests.harness.editor import serve, session
 from tests.harness.postgres import free_port
 from tests.harness.relay import Relay
 from tests.harness.tracker import TrackerProcess, tracker_client
@@ -279,6 +282,24 @@ async def test_no_core_tool_reaches_what_the_checkout_names(hostile: Scene, tmp_
     for note in hostile.notes:  # said once, at start
         assert stderr.count(note) == 1, stderr
     hostile.seen.append(stderr)
+    hostile.reached_no_one()
+
+
+def test_a_warm_front_end_tells_its_editor_what_the_checkout_ships(hostile: Scene) -> None:
+    runtime = Path(tempfile.mkdtemp(prefix="bw", dir="/tmp"))
+    try:
+        env = {**os.environ, **hostile.secrets, **warm_env(runtime)}
+        listing = session({"method": "tools/list"})
+        answered = serve([str(bee_executable()), "mcp", "serve"], hostile.checkout, env, listing)
+        assert "result" in answered[1], answered
+        stderr = answered["stderr"]
+        assert WARM_DECLINED not in stderr, stderr
+        for note in hostile.notes:  # on the editor's own stderr, once, as a cold host says it
+            assert stderr.count(note) == 1, stderr
+        hostile.seen.append(stderr)
+    finally:
+        stop_warm(runtime)
+        shutil.rmtree(runtime, ignore_errors=True)
     hostile.reached_no_one()
 
 

@@ -213,6 +213,24 @@ def test_an_upgrade_is_noticed_and_the_host_restarted(
     assert "the installed Bee changed from 0.1.0" in supervisor.log("supervisor.log")
 
 
+def test_a_reinstall_that_changes_nothing_a_host_serves_restarts_nothing(
+    supervisor_factory: Callable[..., SupervisorProcess], tmp_path: Path
+) -> None:
+    installed = write_version(tmp_path / "installed.json")
+    config = contract_service(
+        "host", fake("http", "--fd", "{listen_fd}", "--fd", "{check_fd}"), fake("--version", "--json"), free_port()
+    )
+    env = {ENV_INSTALLED_FILE: str(installed), "FAKE_HOST_VERSION_FILE": str(installed)}
+    supervisor = supervisor_factory(config, env=env)
+    before = supervisor.wait_state("host", "running")
+    installed.write_text(json.dumps(version_info(), indent=2))  # new bytes, the same triple and sources
+    supervisor.wait_for(
+        lambda s: "not what a host serves: nothing to restart" in s.log("supervisor.log"), what="the look at it"
+    )
+    assert supervisor.replica("host")["pid"] == before["pid"]
+    assert "the installed Bee changed" not in supervisor.log("supervisor.log")
+
+
 def test_an_upgrade_the_running_host_does_not_match_is_refused_and_the_old_one_keeps_serving(
     supervisor_factory: Callable[..., SupervisorProcess], tmp_path: Path
 ) -> None:

@@ -8,6 +8,7 @@ supervisor's published status; nothing asserts on time.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -29,12 +30,14 @@ from bee_contracts import version_info
 from bee_contracts.warm import (
     WIRE,
     environment_digest,
+    folder_id,
     make_identity,
     read_line,
     send_line,
 )
-from tests.conftest import ERAS, bee_executable, core_process, warm_env
+from tests.conftest import ERAS, bee_executable, core_process, stop_warm, warm_env
 from tests.harness import warm
+from tests.harness.editor import serve, session
 from tests.harness.supervisor import alive, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -219,7 +222,7 @@ def test_an_upgrade_mid_session_restarts_the_host_and_the_session_goes_on(
             return False
 
         call()
-        installed.write_text(json.dumps(version_info(), indent=2))  # new bytes: an upgrade to the supervisor
+        installed.write_text(json.dumps({**version_info(), "build": 2}))  # edited sources: an upgrade
         # The client keeps calling while the supervisor replaces the host; no call fails.
         wait_until(
             lambda: call() or warm.host(runtime, serves(checkout)).get("pid") not in (None, first["pid"]),
@@ -240,6 +243,55 @@ def test_an_upgrade_mid_session_restarts_the_host_and_the_session_goes_on(
             timeout=120,
             check=False,
         )
+
+
+def test_every_warm_host_replaced_by_an_upgrade_comes_back_healthy_and_serves_a_session(
+    checkout: Path, tmp_path: Path
+) -> None:
+    runtime = Path(os.path.realpath(tempfile.mkdtemp(prefix="bw", dir="/tmp")))
+    installed = tmp_path / "installed.json"
+    installed.write_text(json.dumps(version_info()))
+    env = {
+        **os.environ,
+        **warm_env(runtime),
+        "BEE_INSTALLED_VERSION_FILE": str(installed),
+        "BEE_WARM_IDLE_SECONDS": "300",  # nothing leaves for want of a session while the test looks
+    }
+    commands = {
+        serves(checkout): ["mcp", "serve"],
+        serves(checkout, "core-discovery"): ["mcp", "serve", "--discovery"],
+        serves(checkout, "design"): ["design", "mcp", "--stdio", "--root", str(checkout.resolve())],
+    }
+
+    def drive_each() -> None:
+        for argv in commands.values():
+            answered = serve([str(bee_executable()), *argv], checkout, env, session({"method": "tools/list"}))
+            assert answered[1]["result"]["tools"], answered
+            assert "serving in this process" not in answered["stderr"], answered["stderr"]
+
+    try:
+        drive_each()
+        first = {where: warm.running_host(runtime, where)["pid"] for where in commands}
+        installed.write_text(json.dumps({**version_info(), "build": 2}))  # edited sources: every host is replaced
+        replaced = {where: warm.running_host(runtime, where, other_than=pid)["pid"] for where, pid in first.items()}
+        wait_until(lambda: not any(alive(pid) for pid in first.values()), 120, "the old hosts to leave")
+        gone = time.time()
+        drive_each()
+
+        # Still the replacements, and healthy when checked after the old ones left (a probe that reached an old
+        # host through the shared socket failed once it closed): none failed its checks, none was dropped.
+        def checked_since_gone(where: str) -> dict[str, Any] | None:
+            entry = warm.host(runtime, where)
+            return entry if (entry.get("health") or {}).get("at", 0) > gone else None
+
+        for where, pid in replaced.items():
+            entry = wait_until(functools.partial(checked_since_gone, where), 120, f"a health check of {where}")
+            assert entry["pid"] == pid and entry["health"]["ok"], entry
+        log = (warm.folder_of(runtime) / "logs" / "supervisor.log").read_text()
+        assert "failed" not in log.lower().replace("failed to", ""), log
+    finally:
+        stop_warm(runtime)
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 # -- several sessions on one host ----------------------------------------------------------------------------------
@@ -335,7 +387,7 @@ def front_end_cold_reason(checkout: Path, runtime: Path, env: dict[str, str] | N
 def identity_for(checkout: Path, runtime: Path) -> dict[str, str]:
     env = {**os.environ, **warm_env(runtime), "BEE_WARM_WAIT_SECONDS": "3"}
     resolved = str(checkout.resolve())
-    return make_identity("core", resolved, os.path.join(resolved, ".bee"), "warning", env)
+    return make_identity("core", resolved, os.path.join(resolved, ".bee"), "warning", env, place=folder_id(resolved))
 
 
 @pytest.fixture
@@ -469,7 +521,8 @@ def test_the_host_refuses_a_connection_from_another_user_and_one_naming_another_
     listener.close()
     try:
         resolved = str(checkout.resolve())
-        identity = make_identity("core", resolved, os.path.join(resolved, ".bee"), "warning", env)
+        instance = os.path.join(resolved, ".bee")
+        identity = make_identity("core", resolved, instance, "warning", env, place=folder_id(resolved))
 
         def hello(identity: dict[str, str]) -> dict[str, Any]:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:

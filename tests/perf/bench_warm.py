@@ -214,7 +214,7 @@ def after_upgrade(checkout: Path) -> dict[str, float]:
         session = Session(checkout, warm_env(run, BEE_INSTALLED_VERSION_FILE=str(installed)))
         old = host_pid(run, checkout)
         log = Path(warm_dir({"XDG_RUNTIME_DIR": str(run)})) / "logs" / "supervisor.log"
-        installed.write_text(json.dumps(version_info(), indent=1))
+        installed.write_text(json.dumps({**version_info(), "build": 1}))
         while True:
             answer = session.request("tools/list")
             assert "result" in answer, answer

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 
+from bee_contracts import launch
 from bee_contracts.warm import (
     WIRE,
     WarmUnavailable,
@@ -31,6 +32,7 @@ from bee_contracts.warm import (
     peer_uid,
     read_line,
     send_line,
+    supervisor_environment,
     warm_dir,
 )
 
@@ -90,7 +92,9 @@ def _start_supervisor(environ: dict[str, str]) -> None:
     Raises:
         WarmUnavailable: it could not be started (bee-supervisor is not installed, say).
     """
-    argv = [sys.executable, "-m", "bee_supervisor.warm", "--detach"]
+    # No folder on its import path but the installation's (-P), and only the environment it reads: it will serve
+    # every other checkout and editor of this user.
+    argv = launch.python("-m", "bee_supervisor.warm", "--detach")
     null = os.devnull
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
@@ -98,7 +102,7 @@ def _start_supervisor(environ: dict[str, str]) -> None:
         (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
     ]
     try:
-        pid = os.posix_spawn(sys.executable, argv, environ, file_actions=actions, setsid=True)
+        pid = os.posix_spawn(sys.executable, argv, supervisor_environment(environ), file_actions=actions, setsid=True)
         # It forks the supervisor and exits at once, so the supervisor is never this process's child.
         _, status = os.waitpid(pid, 0)
     except OSError as exc:

@@ -9,7 +9,6 @@ fell back to serving cold fails, with the reason it printed.
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from typing import Any
 
 import anyio
 
-from bee_contracts import load_catalog, version_info
+from bee_contracts import launch, load_catalog, version_info
 from bee_contracts.hosts import HostEntry, installed_hosts
 
 CONTRACT_META_KEY = "dev.bee/contract"  # mirrors bee_hostkit.CONTRACT_META_KEY without importing a host runtime
@@ -61,9 +60,10 @@ async def check_host(
 
     expected = version_info()
     catalog = [tool.to_wire() for tool in load_catalog(view or spec.name)]
-    argv = ["-m", "bee_cli", *spec.argv(checkout), *extra]
+    # In the checkout, as an editor starts it, and as safely: nothing of the checkout on the import path.
+    command, *argv = launch.bee(*spec.argv(checkout), *extra)
     env = {**os.environ, "BEE_WARM": "0" if mode == "cold" else "1"}
-    params = StdioServerParameters(command=sys.executable, args=argv, cwd=checkout, env=env)
+    params = StdioServerParameters(command=command, args=argv, cwd=checkout, env=env)
     check = Check(spec.name, era, ok=False, view=view, mode=mode)
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as errlog:

@@ -26,6 +26,7 @@ from bee_contracts.warm import (
     LOG_LEVELS,
     WAIT_SECONDS,
     WarmUnavailable,
+    folder_id,
     identity_digest,
     make_identity,
     resolve_instance,
@@ -100,7 +101,8 @@ def target(args: list[str], environ: Mapping[str, str]) -> dict[str, str] | None
         if level is None:
             return None
         view = "core-discovery" if "discovery" in options else "core"
-        return make_identity(view, checkout, resolve_instance(checkout, given_instance, environ), level, environ)
+        instance = resolve_instance(checkout, given_instance, environ)
+        return _identity(view, checkout, instance, level, environ)
     if args[:2] == ["design", "mcp"]:
         options = _options(args[2:], _DESIGN_OPTIONS, {"--stdio": "stdio"})
         if options is None or "root" not in options:
@@ -111,8 +113,16 @@ def target(args: list[str], environ: Mapping[str, str]) -> dict[str, str] | None
         level = _log_level(options.get("log_level"), environ)
         if level is None:
             return None
-        return make_identity("design", os.path.realpath(given_root), "", level, environ)
+        return _identity("design", os.path.realpath(given_root), "", level, environ)
     return None
+
+
+def _identity(view: str, checkout: str, instance: str, level: str, environ: Mapping[str, str]) -> dict[str, str] | None:
+    try:
+        place = folder_id(checkout)
+    except WarmUnavailable:
+        return None  # gone since it was checked: the click command says so
+    return make_identity(view, checkout, instance, level, environ, place=place)
 
 
 def wait_seconds(environ: Mapping[str, str]) -> float:
@@ -141,6 +151,10 @@ def serve_warm_or_decline(args: list[str]) -> None:
         sys.stderr.write(f"bee: serving in this process (no warm host: {exc})\n")
         sys.stderr.flush()
         return
+    notes = attached.welcome.get("notes")
+    for note in notes if isinstance(notes, list) else []:
+        sys.stderr.write(f"bee: {note}\n")  # what a cold host logs at start, on this editor's stderr
+    sys.stderr.flush()
     from bee_cli.relay import Relay
 
     code = Relay(attached, identity, dict(environ), wait_seconds(environ)).run()

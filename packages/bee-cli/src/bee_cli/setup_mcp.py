@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from bee_cli.jsonedit import JsonText, Where
 from bee_cli.jsonfile import ConfigFileError, Place, json_type, rewrite
+from bee_contracts import launch
 from bee_contracts.hosts import HostEntry
 
 #: The environment variable the tracker's token is read from by default.
@@ -168,7 +169,8 @@ def bee_command() -> list[str]:
     started from a desktop do not have the virtual environment on their PATH), else this interpreter with -m."""
     # Not resolved: a virtual environment's python is a symlink to the base interpreter, outside the environment.
     script = Path(sys.executable).parent / "bee"
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "bee_cli"]
+    # The fallback runs in the editor's folder, a checkout: -P keeps that folder off its import path.
+    return [str(script)] if script.is_file() else launch.bee()
 
 
 def entry_name(host: HostEntry) -> str:

@@ -2,8 +2,11 @@
 
 An editor starts `bee mcp serve` or `bee design mcp`; the front end (``bee_cli.frontend``) relays its stdio to a
 warm host that the per-installation warm supervisor keeps for one **identity**: the view, the resolved checkout
-(or design root), the resolved instance root, the log level and a digest of the environment the host reads at start.
-Everything here is the part all three agree on:
+(or design root) and which folder it is (device and inode, so that a checkout deleted and created again under the
+same path gets a host of its own), the resolved instance root, the log level and a digest of the environment the host
+reads from its process (:func:`read_environment`). The host's process is started with that environment and nothing
+else, so no editor's other variables reach a host another editor shares. Everything here is the part all three agree
+on:
 
 - where the sockets live: a private directory (:func:`warm_dir`), ``$XDG_RUNTIME_DIR/bee`` when that directory is
   the user's and mode 0700, else ``/tmp/bee-<uid>``, refused when it is not owned by the user or is open to group or
@@ -63,8 +66,12 @@ CONTROL_SOCKET = "control.sock"
 #: The folder holding each warm host's socket, in the installation's folder.
 HOSTS_FOLDER = "hosts"
 
-#: The variables, besides every ``BEE_*`` one, that a host reads at start (the per-user configuration's place).
-_ENV_ALSO = ("HOME", "XDG_CONFIG_HOME")
+#: The variables, besides every ``BEE_*`` one, that a host reads from its process environment: where the user's
+#: settings and runtime folder are, the CA bundle its HTTP clients trust, its locale, time zone and temporary folder.
+#: Proxies (every ``*_proxy`` name, in any case, as the standard library reads them) and ``LC_*`` count too.
+_ENV_ALSO = frozenset(
+    {"HOME", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR", "SSL_CERT_FILE", "SSL_CERT_DIR", "LANG", "LANGUAGE", "TZ", "TMPDIR"}
+)
 #: Unix socket paths are at most 107 bytes on Linux.
 _MAX_SOCKET_PATH = 107
 
@@ -86,14 +93,36 @@ def _canonical(value: object) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
+def _host_reads(key: str) -> bool:
+    if key.startswith("BEE_"):
+        return key not in FRONTEND_ONLY
+    return key in _ENV_ALSO or key.startswith("LC_") or key.lower().endswith("_proxy")
+
+
 def read_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """The part of ``environ`` a host reads at start: every ``BEE_*`` variable but the front end's own, and
-    ``HOME`` and ``XDG_CONFIG_HOME``."""
-    return {
-        key: value
-        for key, value in environ.items()
-        if (key.startswith("BEE_") and key not in FRONTEND_ONLY) or key in _ENV_ALSO
-    }
+    """The part of ``environ`` a host reads from its process: every ``BEE_*`` variable but the front end's own,
+    proxies, the CA bundle, locale, time zone, temporary folder and the user's folders (see :data:`_ENV_ALSO`).
+
+    A warm host's process environment is exactly this, so two editors that differ in any of it get two hosts, and
+    one that differs in nothing else lends the other nothing.
+    """
+    return {key: value for key, value in environ.items() if _host_reads(key)}
+
+
+#: What the warm supervisor reads from its environment: where the private directory is, its idle time, the
+#: installed-version seam (bee_supervisor.installed), and the locale, time zone and temporary folder.
+_SUPERVISOR_READS = frozenset(
+    {"XDG_RUNTIME_DIR", ENV_SUPERVISOR_IDLE, "BEE_INSTALLED_VERSION_FILE", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR"}
+)
+
+
+def supervisor_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment the warm supervisor is started with: what it reads of ``environ``, nothing else.
+
+    It is started by whichever front end finds none running, and then serves every editor of the installation; each
+    host it starts gets its own front end's environment (:func:`read_environment`), never the supervisor's.
+    """
+    return {key: value for key, value in environ.items() if key in _SUPERVISOR_READS or key.startswith("LC_")}
 
 
 def environment_digest(environ: Mapping[str, str]) -> str:
@@ -108,14 +137,29 @@ def resolve_instance(checkout: str, instance_root: str | None, environ: Mapping[
     return os.path.realpath(os.path.expanduser(chosen))
 
 
+def folder_id(path: str) -> str:
+    """Which folder ``path`` is now: ``device:inode``. A folder deleted and created again under the same path is
+    another one.
+
+    Raises:
+        WarmUnavailable: ``path`` cannot be examined.
+    """
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise WarmUnavailable(f"cannot examine {path}: {exc.strerror or exc}") from None
+    return f"{info.st_dev}:{info.st_ino}"
+
+
 def make_identity(
-    view: str, checkout: str, instance: str, log_level: str, environ: Mapping[str, str]
+    view: str, checkout: str, instance: str, log_level: str, environ: Mapping[str, str], *, place: str
 ) -> dict[str, str]:
-    """The identity of the warm host that serves ``view`` of ``checkout`` (resolved) with ``instance`` (resolved;
-    empty for the design host) to a front end with ``environ``."""
+    """The identity of the warm host that serves ``view`` of ``checkout`` (resolved; the folder ``place``, see
+    :func:`folder_id`) with ``instance`` (resolved; empty for the design host) to a front end with ``environ``."""
     return {
         "view": view,
         "checkout": checkout,
+        "place": place,
         "instance": instance,
         "logLevel": log_level,
         "environment": environment_digest(environ),

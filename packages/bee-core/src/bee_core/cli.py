@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from bee_core.options import checkout_option, instance_option, warm_fd_option
+from bee_core.options import checkout_option, instance_option, warm_check_fd_option, warm_fd_option
 
 if TYPE_CHECKING:
     from bee_core.instance import Instance
@@ -76,7 +76,15 @@ def mcp() -> None:
     help="List three tools that search, describe and invoke the core tools, instead of the whole catalog.",
 )
 @warm_fd_option
-def serve(checkout: Path, instance_root: Path | None, log_level: str, discovery: bool, warm_fd: int | None) -> None:
+@warm_check_fd_option
+def serve(
+    checkout: Path,
+    instance_root: Path | None,
+    log_level: str,
+    discovery: bool,
+    warm_fd: int | None,
+    warm_check_fd: int | None,
+) -> None:
     """Serve the core tools over stdio for an editor or agent (speaks both MCP protocol eras)."""
     logging.basicConfig(
         stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -88,31 +96,38 @@ def serve(checkout: Path, instance_root: Path | None, log_level: str, discovery:
         ctx = CoreContext.open(checkout, instance_root)
     except NotADirectoryError as exc:
         raise click.BadParameter(str(exc), param_hint="--checkout") from None
-    _note_shipped(ctx.instance)
     host = build_discovery_host(ctx) if discovery else build_host(ctx)
     if warm_fd is None:
         from bee_hostkit import serve_stdio
 
+        for note in _shipped_notes(ctx.instance):
+            logging.getLogger("bee_core.trust").warning("%s", note)
         serve_stdio(host)
         return
     from bee_hostkit.warm import serve_warm_fd
 
     view = "core-discovery" if discovery else "core"
     serve_warm_fd(
-        host, warm_fd, view=view, checkout=str(ctx.checkout), instance=str(ctx.instance.root), log_level=log_level
+        host,
+        warm_fd,
+        view=view,
+        checkout=str(ctx.checkout),
+        instance=str(ctx.instance.root),
+        log_level=log_level,
+        check_fd=warm_check_fd,
+        notes=lambda: _shipped_notes(ctx.instance),
     )
 
 
-def _note_shipped(instance: Instance) -> None:
-    """Log, once at start, each setting the checkout ships that Bee ignores (the tools' errors say it again)."""
+def _shipped_notes(instance: Instance) -> list[str]:
+    """What an editor is told when its session starts: each setting the checkout ships that Bee ignores (the tools'
+    errors say it again). A cold host logs them at start; a warm host sends them to each front end, which prints
+    them on its editor's stderr."""
     from bee_contracts import BeeError
     from bee_core import trust
 
-    log = logging.getLogger("bee_core.trust")
     try:
         found = trust.shipped(instance)
     except BeeError as exc:  # the user's settings folder is refused: every call that needs it says so too
-        log.warning("%s", exc.message)
-        return
-    for ships in found:
-        log.warning("%s", ships.note())
+        return [exc.message]
+    return [ships.note() for ships in found]

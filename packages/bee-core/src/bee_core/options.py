@@ -32,3 +32,5 @@ json_option: Decorator = click.option("--json", "as_json", is_flag=True, help="P
 
 #: The listening socket a warm host serves on, handed over by the warm supervisor (never typed by people: hidden).
 warm_fd_option: Decorator = click.option("--warm-fd", type=click.IntRange(0), default=None, hidden=True)
+#: The warm host's own socket for the supervisor's health probes (each replica has one; hidden too).
+warm_check_fd_option: Decorator = click.option("--warm-check-fd", type=click.IntRange(0), default=None, hidden=True)

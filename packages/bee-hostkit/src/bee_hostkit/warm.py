@@ -28,7 +28,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -95,10 +95,25 @@ def check_hello(hello: Mapping[str, Any], identity: Mapping[str, str]) -> tuple[
 
 
 class WarmHost:
-    """Serves ``host`` on the listening socket ``listener`` until idle or stopped."""
+    """Serves ``host`` on the listening socket ``listener`` until idle or stopped.
 
-    def __init__(self, host: Host, listener: socket.socket, identity: Mapping[str, str], idle_seconds: float) -> None:
+    ``notes`` gives what each session's editor is told when it starts (a cold host logs it on its stderr at start):
+    taken afresh for each session, since the user may have adopted a setting meanwhile.
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        listener: socket.socket,
+        identity: Mapping[str, str],
+        idle_seconds: float,
+        *,
+        notes: Callable[[], list[str]] | None = None,
+        probes: socket.socket | None = None,
+    ) -> None:
         self.host = host
+        self.notes = notes
+        self.probes = probes
         self.server = host.build_server()
         self.options = self.server.create_initialization_options()
         self.listener = listener
@@ -118,17 +133,20 @@ class WarmHost:
 
     async def run(self) -> None:
         """Accept and serve connections until SIGTERM/SIGINT or the idle time passes with no session."""
-        import json
-
-        self._welcome_line = json.dumps(self._welcome, separators=(",", ":")).encode() + b"\n"
-        listener = await anyio.abc.SocketListener.from_socket(self.listener)
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._signals, tg.cancel_scope)
             tg.start_soon(self._idle, tg.cancel_scope)
-            async with listener:
-                while True:
-                    stream = await listener.accept()
-                    tg.start_soon(self._connection, stream)
+            if self.probes is not None:
+                tg.start_soon(self._accept, self.probes, tg)
+            await self._accept(self.listener, tg)
+
+    async def _accept(self, sock: socket.socket, tg: anyio.abc.TaskGroup) -> None:
+        """Serve every connection ``sock`` accepts (the shared socket, or this replica's own probe socket)."""
+        listener = await anyio.abc.SocketListener.from_socket(sock)
+        async with listener:
+            while True:
+                stream = await listener.accept()
+                tg.start_soon(self._connection, stream)
 
     async def _signals(self, scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
@@ -195,7 +213,7 @@ class WarmHost:
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError), anyio.move_on_after(1):
                     await stream.send(json.dumps(answer).encode() + b"\n")
                 return
-            await stream.send(self._welcome_line)
+            await stream.send(await self._welcome_line(role))
             counted = role == "session"
             if counted:
                 self.sessions += 1
@@ -206,6 +224,14 @@ class WarmHost:
                 if counted:
                     self.sessions -= 1
                     self.idle_since = time.monotonic()
+
+    async def _welcome_line(self, role: str) -> bytes:
+        import json
+
+        welcome = self._welcome
+        if role == "session" and self.notes is not None:
+            welcome = {**welcome, "notes": await anyio.to_thread.run_sync(self.notes)}
+        return json.dumps(welcome, separators=(",", ":")).encode() + b"\n"
 
     async def _session(self, stream: anyio.abc.SocketStream, first: bytes) -> None:
         pending = [first] if first else []
@@ -246,13 +272,21 @@ def inherited_listener(fd: int) -> socket.socket:
     return sock
 
 
-def serve_warm(host: Host, listener: socket.socket, identity: Mapping[str, str], idle_seconds: float) -> None:
+def serve_warm(
+    host: Host,
+    listener: socket.socket,
+    identity: Mapping[str, str],
+    idle_seconds: float,
+    *,
+    notes: Callable[[], list[str]] | None = None,
+    probes: socket.socket | None = None,
+) -> None:
     """Blocking entry point of a warm host: serve until idle or stopped, then end promptly (status 0).
 
     As with stdio, worker threads still busy with abandoned calls do not hold the process: after a short grace it
     exits here, the logs flushed.
     """
-    anyio.run(WarmHost(host, listener, identity, idle_seconds).run)
+    anyio.run(WarmHost(host, listener, identity, idle_seconds, notes=notes, probes=probes).run)
     busy = busy_workers()
     if busy:
         logger.warning("leaving %d busy worker thread(s) behind and exiting", len(busy))
@@ -274,20 +308,39 @@ def idle_seconds(environ: Mapping[str, str]) -> float:
     return value
 
 
-def serve_warm_fd(host: Host, fd: int, *, view: str, checkout: str, instance: str, log_level: str) -> None:
+def serve_warm_fd(
+    host: Host,
+    fd: int,
+    *,
+    view: str,
+    checkout: str,
+    instance: str,
+    log_level: str,
+    check_fd: int | None = None,
+    notes: Callable[[], list[str]] | None = None,
+) -> None:
     """Serve ``host`` as the warm host of identity (``view``, ``checkout``, ``instance``, ``log_level``, this
-    process's environment) on the listening socket inherited as ``fd``; never returns.
+    process's environment) on the listening socket inherited as ``fd`` (and the supervisor's probes on
+    ``check_fd``, this replica's own socket); never returns. ``notes``: see :class:`WarmHost`.
 
     Raises:
-        BeeError: ``invalid_argument`` when ``fd`` is not a listening Unix stream socket.
+        BeeError: ``invalid_argument`` when ``fd`` or ``check_fd`` is not a listening Unix stream socket.
     """
     from bee_contracts import invalid
-    from bee_contracts.warm import make_identity
+    from bee_contracts.warm import WarmUnavailable, folder_id, make_identity
 
+    listeners = []
+    for option, given in (("--warm-fd", fd), ("--warm-check-fd", check_fd)):
+        try:
+            listeners.append(None if given is None else inherited_listener(given))
+        except ValueError as exc:
+            raise invalid(f"{option} {given}: {exc}; it is passed by the warm supervisor, never by hand") from None
+    listener, probes = listeners
+    assert listener is not None
     try:
-        listener = inherited_listener(fd)
-    except ValueError as exc:
-        raise invalid(f"--warm-fd {fd}: {exc}; it is passed by the warm supervisor, never by hand") from None
-    identity = make_identity(view, checkout, instance, log_level, os.environ)
+        place = folder_id(checkout)
+    except WarmUnavailable as exc:
+        raise invalid(str(exc)) from None
+    identity = make_identity(view, checkout, instance, log_level, os.environ, place=place)
     logger.info("warm host pid %d serving %s %s", os.getpid(), view, checkout)
-    serve_warm(host, listener, identity, idle_seconds(os.environ))
+    serve_warm(host, listener, identity, idle_seconds(os.environ), notes=notes, probes=probes)

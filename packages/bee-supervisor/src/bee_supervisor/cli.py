@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from bee_contracts import launch
+
 if TYPE_CHECKING:
     from bee_supervisor.config import SupervisorSpec
     from bee_supervisor.supervisor import Supervisor
@@ -220,7 +222,7 @@ def warm(detach: bool) -> None:
 def _bee(*args: str, cwd: Path) -> None:
     """Run another `bee` command (in a process of its own: the supervisor imports no host package)."""
     completed = subprocess.run(  # noqa: S603 -- our own interpreter running the bee command
-        [sys.executable, "-m", "bee_cli", *args], cwd=cwd, check=False
+        launch.bee(*args), cwd=cwd, check=False
     )
     if completed.returncode != 0:
         raise click.ClickException(f"`bee {' '.join(args)}` failed (exit status {completed.returncode})")

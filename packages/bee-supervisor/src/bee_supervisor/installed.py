@@ -1,45 +1,75 @@
-"""What Bee is installed, and whether that changed under a running supervisor.
+"""What Bee is installed, and whether what a host would serve changed under a running supervisor.
 
-The supervisor polls a cheap fingerprint of the installation about once a second: the size and modification time
-of every file of the installed ``bee_contracts`` package (its version, catalogs, limits and error codes; in an
-editable install, the sources) and of the ``METADATA`` and ``RECORD`` of every installed Bee distribution (an
-install, upgrade or reinstall of any of them rewrites those; installing something else touches none). When the
-fingerprint changes, the version triple is read afresh in a new interpreter — the supervisor's
-own imports are as old as the supervisor — and the hosts are restarted one at a time.
+An upgrade is a change of what a host would serve, and nothing else:
 
-``BEE_INSTALLED_VERSION_FILE`` replaces all of that with one JSON file holding the triple (``version``,
-``contractVersion``, ``contractDigest``): its content is the installed version and any change to its bytes is an
-upgrade. Tests use it to simulate an upgrade without reinstalling; an operator can use it to roll the hosts by
-hand. It is never needed otherwise.
+- the **version triple** (``version``, ``contractVersion``, ``contractDigest``), read afresh in a new interpreter
+  (the supervisor's own imports are as old as the supervisor);
+- in an **editable** install (a developer's checkout of Bee), the **sources** too: a digest of the content of every
+  file in the Bee packages' folders — code, catalogs, templates, the skill — so that an edit is served without a new
+  version number. In a regular install a file can change only with a new install, which carries a new triple if
+  anything served changed; the same triple is never a rolling restart there.
+
+What an ordinary run writes is never part of it: ``__pycache__`` folders and ``.pyc`` files (a first import in a
+shell without ``PYTHONDONTWRITEBYTECODE`` writes them beside the sources), hidden files (tools' caches, editors'
+swap files) and backups ending in ``~``. Folders' modification times are not looked at (writing a cache changes
+them); a file added or removed is seen in the listing instead.
+
+The supervisor polls a cheap stat fingerprint about once a second (:func:`fingerprint`: the size and modification
+time of those files, and of every Bee distribution's ``METADATA`` and ``RECORD``, which an install rewrites). Only
+when it changes is the installation read (:func:`read_installed`), and the hosts are restarted only when the triple
+or the sources differ from what they serve (:meth:`Installed.serves_as`).
+
+``BEE_INSTALLED_VERSION_FILE`` replaces all of that with one JSON file: its triple is the installed version, and
+whatever else it holds stands for the sources (``{"build": 2}`` beside the triple is a changed editable install);
+new bytes with the same content are no upgrade. Tests use it to simulate an upgrade without reinstalling; an operator
+can use it to roll the hosts by hand. It is never needed otherwise.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
-import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 
-from bee_contracts import BeeError, ErrorCode
-from bee_supervisor.contract import VersionInfo, triple
+from bee_contracts import BeeError, ErrorCode, launch
+from bee_supervisor.contract import VERSION_KEYS, VersionInfo, triple
 
 #: Names a JSON file whose content stands for the installed version (a test and operations knob).
 ENV_INSTALLED_FILE = "BEE_INSTALLED_VERSION_FILE"
 
 _READ = "import json, bee_contracts; print(json.dumps(bee_contracts.version_info()))"
+#: Folders an ordinary run writes into a package's folder, and never part of what it serves.
+_CACHE_FOLDERS = frozenset({"__pycache__"})
+#: Files an ordinary run (or an editor) writes there.
+_CACHE_SUFFIXES = (".pyc", ".pyo", "~")
 
 
 @dataclass(frozen=True)
 class Installed:
-    """The installation at one moment: its fingerprint and version triple."""
+    """The installation at one moment: its stat fingerprint, version triple and, for an editable install (or the
+    seam file), the digest of the sources it serves."""
 
     fingerprint: str
     info: VersionInfo
+    sources: str | None = None
+
+    def serves_as(self, other: Installed) -> bool:
+        """Whether a host started from ``other`` serves what one started from this would: the same triple and, in
+        an editable install, the same sources."""
+        return self.info == other.info and self.sources == other.sources
+
+    def change_from(self, before: Installed) -> str:
+        """What changed since ``before``, in words (for the log)."""
+        if self.info != before.info:
+            return "a new version"
+        return "the sources of an editable install"
 
 
 def _seam() -> Path | None:
@@ -47,37 +77,61 @@ def _seam() -> Path | None:
     return Path(chosen) if chosen else None
 
 
+def served_files(folders: Iterable[Path]) -> Iterator[Path]:
+    """Every file under ``folders`` that a host could serve or run, in a stable order; caches never."""
+    for folder in folders:
+        for root, dirs, files in os.walk(folder):
+            dirs[:] = sorted(d for d in dirs if d not in _CACHE_FOLDERS and not d.startswith("."))
+            for name in sorted(files):
+                if not name.startswith(".") and not name.endswith(_CACHE_SUFFIXES):
+                    yield Path(root, name)
+
+
+def stat_fingerprint(paths: Iterable[Path]) -> str:
+    """A digest of the names, sizes and modification times of ``paths``: cheap, and changed by any write."""
+    digest = hashlib.sha256()
+    for path in paths:
+        try:
+            info = path.stat()
+        except OSError:
+            digest.update(f"{path}:gone\n".encode())
+            continue
+        digest.update(f"{path}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    return "stat:" + digest.hexdigest()
+
+
+def sources_digest(folders: Iterable[Path]) -> str:
+    """A digest of the names and content of every served file under ``folders``: what a host would serve."""
+    digest = hashlib.sha256()
+    for path in served_files(folders):
+        try:
+            content = path.read_bytes()
+        except OSError:
+            content = b"\0gone"
+        digest.update(f"{path}\n{len(content)}\n".encode())
+        digest.update(content)
+    return "sha256:" + digest.hexdigest()
+
+
 def fingerprint() -> str:
-    """A digest that changes whenever the installed Bee changes; cheap enough to take every second."""
+    """A digest that changes whenever the installed Bee may have changed; cheap enough to take every second."""
     seam = _seam()
     if seam is not None:
         try:
             return "file:" + hashlib.sha256(seam.read_bytes()).hexdigest()
         except OSError:
             return "file:unreadable"
-    digest = hashlib.sha256()
-    for path in _watched():
-        try:
-            stat = path.stat()
-        except OSError:
-            digest.update(f"{path}:gone\n".encode())
-            continue
-        digest.update(f"{path}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
-    return "stat:" + digest.hexdigest()
+    return stat_fingerprint([*served_files(_package_folders()), *_distribution_records()])
 
 
-def _watched() -> list[Path]:
-    import bee_contracts
-
-    package = Path(bee_contracts.__file__).parent
-    # Folders too: a file added to or removed from one changes the folder's modification time.
-    paths = sorted(p for p in package.rglob("*") if "__pycache__" not in p.parts and p.suffix in ("", ".py", ".json"))
-    return [package, *paths, *_distribution_records()]
+def _top_level(distribution: str) -> str:
+    """The package a Bee distribution installs: ``bee-core`` installs ``bee_core``."""
+    return distribution.lower().replace("-", "_")
 
 
 @cache
-def _distribution_records() -> list[Path]:
-    """The METADATA and RECORD files of every installed Bee distribution.
+def _distributions() -> tuple[tuple[str, Path, bool], ...]:
+    """Every installed Bee distribution: its package name, its ``.dist-info`` folder, and whether it is editable.
 
     Finding them reads every distribution's metadata, the slow part, so the list is kept until
     :func:`read_installed` looks again (an upgrade renames the ``.dist-info`` folders: the old files are then gone,
@@ -85,47 +139,87 @@ def _distribution_records() -> list[Path]:
     """
     found = []
     for dist in metadata.distributions():
-        if not (dist.metadata["Name"] or "").lower().startswith("bee-"):
+        name = dist.metadata["Name"] or ""
+        if not name.lower().startswith("bee-"):
             continue
-        for file in dist.files or []:
-            if file.name in ("METADATA", "RECORD") and file.parent.name.endswith(".dist-info"):
-                found.append(Path(str(file.locate())))
-    return sorted(found)
+        files = [Path(str(file.locate())) for file in dist.files or [] if file.parent.name.endswith(".dist-info")]
+        info = next((f.parent for f in files if f.name == "METADATA"), None)
+        if info is None:
+            continue
+        try:
+            direct = json.loads(dist.read_text("direct_url.json") or "{}")
+        except ValueError:
+            direct = {}
+        editable = bool(isinstance(direct, dict) and (direct.get("dir_info") or {}).get("editable"))
+        found.append((_top_level(name), info, editable))
+    return tuple(sorted(found))
+
+
+def _distribution_records() -> list[Path]:
+    """The METADATA and RECORD files of every installed Bee distribution."""
+    return [info / name for _, info, _ in _distributions() for name in ("METADATA", "RECORD")]
+
+
+def _package_folders(*, editable_only: bool = False) -> list[Path]:
+    """The folders of the installed Bee packages (of the editable ones only, with ``editable_only``)."""
+    folders = []
+    for package, _, editable in _distributions():
+        if editable_only and not editable:
+            continue
+        spec = importlib.util.find_spec(package)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            folders.append(Path(location))
+    return folders
+
+
+def _seam_installed(seam: Path) -> Installed:
+    try:
+        document = json.loads(seam.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BeeError(ErrorCode.INTERNAL, f"cannot read {ENV_INSTALLED_FILE}={seam}: {exc}") from None
+    info = triple(document)
+    if info is None or len(info) != 3:
+        raise BeeError(ErrorCode.INTERNAL, f"{seam} ({ENV_INSTALLED_FILE}) holds no complete version triple")
+    rest = {key: value for key, value in document.items() if key not in VERSION_KEYS}
+    sources = json.dumps(rest, sort_keys=True) if rest else None
+    return Installed(fingerprint(), info, sources)
+
+
+def _editable_sources() -> str | None:
+    folders = _package_folders(editable_only=True)
+    return sources_digest(folders) if folders else None
 
 
 def read_installed() -> Installed:
-    """The installation now: fingerprint and version triple (read in a fresh interpreter, or from the seam file).
+    """The installation now: fingerprint, version triple (read in a fresh interpreter, or from the seam file) and
+    the sources of an editable install.
 
     Raises:
         BeeError: ``internal`` when the triple cannot be read (an install in progress, a damaged file).
     """
-    _distribution_records.cache_clear()  # look for the distributions afresh: an upgrade renames their folders
-    before = fingerprint()
+    _distributions.cache_clear()  # look for the distributions afresh: an upgrade renames their folders
     seam = _seam()
     if seam is not None:
-        try:
-            info = triple(json.loads(seam.read_text(encoding="utf-8")))
-        except (OSError, ValueError) as exc:
-            raise BeeError(ErrorCode.INTERNAL, f"cannot read {ENV_INSTALLED_FILE}={seam}: {exc}") from None
-        if info is None or len(info) != 3:
-            raise BeeError(ErrorCode.INTERNAL, f"{seam} ({ENV_INSTALLED_FILE}) holds no complete version triple")
-        return Installed(before, info)
+        return _seam_installed(seam)
+    before = fingerprint()
     completed = subprocess.run(  # noqa: S603 -- our own interpreter and a constant program
-        [sys.executable, "-c", _READ], capture_output=True, text=True, timeout=60, check=False
+        launch.python("-c", _READ), capture_output=True, text=True, timeout=60, check=False, cwd=launch.NEUTRAL_CWD
     )
     found = triple(json.loads(completed.stdout)) if completed.returncode == 0 else None
     if found is None or len(found) != 3:
         raise BeeError(ErrorCode.INTERNAL, f"cannot read the installed version: {completed.stderr.strip()[-300:]}")
+    sources = _editable_sources()
     after = fingerprint()
     if after != before:  # it changed while we read: an install is still running, try again at the next poll
         raise BeeError(ErrorCode.INTERNAL, "the installation changed while it was read", retryable=True)
-    return Installed(after, found)
+    return Installed(after, found, sources)
 
 
 def current_installed() -> Installed:
     """The installation as this process imported it (at start-up this is what is installed), or the seam file."""
-    if _seam() is not None:
-        return read_installed()
+    seam = _seam()
+    if seam is not None:
+        return _seam_installed(seam)
     from bee_contracts import version_info
 
-    return Installed(fingerprint(), version_info())
+    return Installed(fingerprint(), version_info(), _editable_sources())

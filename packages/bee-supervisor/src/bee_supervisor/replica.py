@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import random
 import shlex
 import socket
@@ -39,7 +40,7 @@ from bee_supervisor.health import (
 from bee_supervisor.installed import Installed
 from bee_supervisor.logs import OutputLog
 from bee_supervisor.process import Child, read_lines, spawn, terminate, wait_exit
-from bee_supervisor.sockets import bind_check, url_of
+from bee_supervisor.sockets import bind_check, bind_probe, url_of
 from bee_supervisor.states import Event, State, Status, describe_exit, transition
 
 if TYPE_CHECKING:
@@ -95,6 +96,8 @@ class Replica:
         self.started_wall: float | None = None
         self.health: Probe | None = None
         self.version: VersionInfo | None = None
+        #: A warm host replica's own probe socket (see :func:`~bee_supervisor.sockets.bind_probe`).
+        self.probe_path: str | None = None
         self._spawned = False
         self._changed = anyio.Event()
         self._stop_now = anyio.Event()
@@ -187,8 +190,12 @@ class Replica:
         spec = self.service.spec
         check: socket.socket | None = None
         written = shlex.join(self._argv(None, shown=True))
+        probe_path: str | None = None
         try:
-            check = bind_check(spec.listen[0]) if spec.listen else None
+            if spec.listen:
+                check = bind_check(spec.listen[0])
+            elif spec.health.check == "warm" and spec.health.socket:
+                check, probe_path = bind_probe(spec.health.socket)
             argv = self._argv(check)
             written = shlex.join(self._argv(check, shown=True))
             fds = [s.fileno() for s in (self.service.listener, check) if s is not None]
@@ -212,6 +219,7 @@ class Replica:
             self.restarts += 1
         self._spawned = True
         self.child, self.started_wall, self.health, self.version = child, time.time(), None, None
+        self.probe_path = probe_path
         self.log.note(f"started pid {child.pid}: {written}")
         self.ctx.publish()
         pumped = anyio.Event()
@@ -226,6 +234,9 @@ class Replica:
             life.cancel_scope.cancel()
         child.close()
         self.child = None
+        if probe_path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(probe_path)
         self.log.note(f"pid {child.pid} ended: {describe_exit(code)}")
         self.change_state(Event.EXIT, exit_code=code)
 
@@ -311,11 +322,11 @@ class Replica:
 
     async def _warm_handshake(self, stack: contextlib.AsyncExitStack) -> tuple[Probe, Client | None]:
         health = self.service.spec.health
-        assert health.socket is not None
+        assert self.probe_path is not None  # this replica's own socket: the shared one may reach another replica
         assert health.identity is not None
         timeout = self.service.spec.restart.start_timeout
         try:
-            client = await stack.enter_async_context(warm_session(health.socket, health.identity, timeout))
+            client = await stack.enter_async_context(warm_session(self.probe_path, health.identity, timeout))
         except Exception as exc:  # a handshake that fails (or times out) is the finding
             return Probe(False, f"warm handshake failed: {exc.__class__.__name__}: {exc}"), None
         probe = Probe(True, f"MCP handshake over the warm socket ({client.protocol_version})", handshake_stamp(client))

@@ -4,12 +4,16 @@ A service with ``listen`` gets one socket, bound and listening before any replic
 supervisor until it stops: every replica serves on the same descriptor (``{listen_fd}``), the kernel spreads
 connections over them, and a replica that restarts never closes the address — a client that connects meanwhile
 waits in the backlog instead of being refused. Each replica also gets a private socket on an ephemeral local port
-(``{check_fd}``), so that the supervisor can ask that one replica for its health.
+(``{check_fd}``), so that the supervisor can ask that one replica for its health. A warm host's replica gets a
+private Unix socket beside its host's for the same reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import os
+import secrets
 import socket
 
 from bee_contracts import BeeError, ErrorCode
@@ -61,6 +65,26 @@ def bind_check(host: str) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def bind_probe(beside: str) -> tuple[socket.socket, str]:
+    """A listening Unix socket of one warm host replica's own, next to the host's shared socket ``beside``: its path.
+
+    Every replica of a warm host accepts on the shared socket, so a probe sent there may reach another one (the old
+    host, during a rolling restart, which then closes it). This one reaches only the replica it is handed to.
+    """
+    path = f"{beside.removesuffix('.sock')}.{secrets.token_hex(4)}.probe"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(path)
+        os.chmod(path, 0o600)
+        sock.listen(16)
+    except BaseException:
+        sock.close()
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    return sock, path
 
 
 def url_of(sock: socket.socket, path: str) -> str:

@@ -387,13 +387,16 @@ class Supervisor:
             except BeeError as exc:
                 ctx.logger.info("the installation is changing (%s); looking again in a moment", exc.message)
                 continue
-            if installed == ctx.installed:
-                continue  # changed and changed back before it could be read
             before, ctx.installed = ctx.installed, installed
+            if installed.serves_as(before):
+                # Files were written (a cache, a reinstall of the same thing), but no host would serve anything else.
+                ctx.logger.info("the installation's files changed, not what a host serves: nothing to restart")
+                continue
             ctx.logger.warning(
-                "the installed Bee changed from %s to %s: restarting the hosts one at a time",
+                "the installed Bee changed from %s to %s (%s): restarting the hosts one at a time",
                 describe_version(before.info),
                 describe_version(installed.info),
+                installed.change_from(before),
             )
             ctx.versions = await self._version_answers()
             self._dirty.set()

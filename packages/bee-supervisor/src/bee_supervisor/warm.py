@@ -36,6 +36,7 @@ import anyio
 import anyio.abc
 from anyio.abc import SocketAttribute
 
+from bee_contracts import launch
 from bee_contracts.hosts import installed_hosts
 from bee_contracts.warm import (
     ENV_SUPERVISOR_IDLE,
@@ -47,9 +48,11 @@ from bee_contracts.warm import (
     WarmUnavailable,
     control_socket,
     environment_digest,
+    folder_id,
     host_socket,
     identity_digest,
     peer_uid,
+    read_environment,
     warm_dir,
 )
 from bee_supervisor.config import HealthSpec, ServiceSpec, SupervisorSpec
@@ -70,7 +73,7 @@ WARM_RESTART = RestartPolicy(
 FATAL_KEEP_SECONDS = 60.0
 #: How long a request may take to arrive.
 _REQUEST_SECONDS = 10.0
-_KEYS = frozenset({"view", "checkout", "instance", "logLevel", "environment"})
+_KEYS = frozenset({"view", "checkout", "place", "instance", "logLevel", "environment"})
 
 
 class Refusal(Exception):
@@ -106,6 +109,12 @@ def check_request(request: Any) -> tuple[dict[str, str], dict[str, str]]:
     checkout = identity["checkout"]
     if not os.path.isabs(checkout) or not os.path.isdir(checkout) or os.path.realpath(checkout) != checkout:
         raise Refusal("request", f"the checkout {checkout!r} is not a resolved absolute directory")
+    try:
+        place = folder_id(checkout)
+    except WarmUnavailable as exc:
+        raise Refusal("request", str(exc)) from None
+    if place != identity["place"]:
+        raise Refusal("request", f"the checkout {checkout!r} is another folder now (it was deleted and created again)")
     instance = identity["instance"]
     if (identity["view"] == "design") != (instance == "") or (instance and not os.path.isabs(instance)):
         raise Refusal("request", f"the instance root {instance!r} does not fit the view")
@@ -122,7 +131,8 @@ def host_command(identity: dict[str, str]) -> tuple[str, ...]:
     argv = [*entry.argv(Path(identity["checkout"])), *extra]
     if identity["instance"]:
         argv += ["--instance-root", identity["instance"]]
-    return (sys.executable, "-m", "bee_cli", *argv, "--log-level", identity["logLevel"], "--warm-fd", "{listen_fd}")
+    fds = ("--warm-fd", "{listen_fd}", "--warm-check-fd", "{check_fd}")
+    return (*launch.bee(*argv, "--log-level", identity["logLevel"], *fds),)
 
 
 class WarmServices:
@@ -210,10 +220,12 @@ class WarmServices:
             raise Refusal("request", str(exc)) from None
         listener = _bind(path)
         ctx = supervisor.context
-        version_command = (sys.executable, "-m", "bee_cli", "--version", "--json")
+        version_command = (*launch.bee("--version", "--json"),)
         if self._versions_for != ctx.installed:
             # One answer for every warm host of this installation, asked again after an upgrade.
-            ctx.versions["warm"] = await version_answer(version_command, env=supervisor.environ, cwd=None)
+            ctx.versions["warm"] = await version_answer(
+                version_command, env=supervisor.environ, cwd=Path(launch.NEUTRAL_CWD)
+            )
             self._versions_for = ctx.installed
         name = f"{identity['view']}-{digest[:8]}"
         command = host_command(identity)
@@ -232,8 +244,10 @@ class WarmServices:
             spec,
             command,
             version_command,
-            env=environ,
-            cwd=Path(identity["checkout"]),
+            # Exactly what the identity covers (bee_contracts.warm.read_environment): a host another editor shares
+            # is lent nothing else of this one's environment. A fixed folder, never the checkout, to start in.
+            env=read_environment(environ),
+            cwd=Path(launch.NEUTRAL_CWD),
             listener=listener,
             version_key="warm",
             serves=serves,
@@ -327,6 +341,8 @@ def run(*, detach: bool) -> int:
         if os.fork() > 0:
             os._exit(0)  # the front end that started it waits only for this; the supervisor is nobody's child
         os.setsid()
+    # It serves every checkout of this user: none of them is its working directory (bee_contracts.launch).
+    os.chdir(launch.NEUTRAL_CWD)
     try:
         folder = Path(warm_dir(os.environ))
     except WarmUnavailable as exc:

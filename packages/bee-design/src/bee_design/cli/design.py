@@ -37,7 +37,8 @@ def design() -> None:
 )
 # The listening socket a warm host serves on, handed over by the warm supervisor (never typed by people: hidden).
 @click.option("--warm-fd", type=click.IntRange(0), default=None, hidden=True)
-def mcp(stdio: bool, root: str, log_level: str, warm_fd: int | None) -> None:
+@click.option("--warm-check-fd", type=click.IntRange(0), default=None, hidden=True)
+def mcp(stdio: bool, root: str, log_level: str, warm_fd: int | None, warm_check_fd: int | None) -> None:
     """Serve the four design tools over stdio for an editor or agent (both MCP protocol eras)."""
     from bee_contracts import BeeError
     from bee_design.context import DesignContext
@@ -59,7 +60,15 @@ def mcp(stdio: bool, root: str, log_level: str, warm_fd: int | None) -> None:
         return
     from bee_hostkit.warm import serve_warm_fd
 
-    serve_warm_fd(build_host(ctx), warm_fd, view="design", checkout=str(ctx.root), instance="", log_level=log_level)
+    serve_warm_fd(
+        build_host(ctx),
+        warm_fd,
+        view="design",
+        checkout=str(ctx.root),
+        instance="",
+        log_level=log_level,
+        check_fd=warm_check_fd,
+    )
 
 
 @design.command(name="import")
