@@ -436,4 +436,4 @@ def test_vscodes_token_prompt_names_the_same_full_command_as_the_printed_hint(
     [prompt] = json.loads((project / ".vscode" / "mcp.json").read_text())["inputs"]
     assert f"--home {(project / 'elsewhere').resolve()} --actor" in prompt["description"]
     again = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL)
-    assert "already up to date" in again.output and "input" not in again.output.split("\n", 1)[1]
+    assert "already up to date" in again.output and "input bee-tracker-token" not in again.output
