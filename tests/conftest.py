@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import settings
 
+# A run that changes a tracked file fails, naming it (tests write under tmp_path): the guard's hooks, registered by
+# being names in this conftest.
+from tests.harness.tracked import pytest_sessionfinish, pytest_sessionstart, pytest_terminal_summary  # noqa: F401
+
 if TYPE_CHECKING:  # the fixtures import the harness lazily, when a test asks for it
     from tests.harness.postgres import PostgresServer
     from tests.harness.supervisor import SupervisorProcess

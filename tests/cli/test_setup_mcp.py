@@ -410,3 +410,30 @@ def test_the_token_hint_names_the_projects_tracker_home_when_it_has_one(
     result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL)
     bee = " ".join(bee_command())
     assert f"$({bee} tracker token --home {tracker_home.resolve()} --actor you@example.com)" in result.output
+
+
+def test_vscodes_token_prompt_names_the_same_full_command_as_the_printed_hint(
+    project: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The prompt is read in the editor, far from the shell setup-mcp ran in: bare `bee tracker token` would find
+    # neither bee nor the project's tracker home there.
+    monkeypatch.delenv("BEE_TRACKER_HOME", raising=False)
+    monkeypatch.delenv("BEE_INSTANCE_ROOT", raising=False)
+    tracker_home = project / ".bee" / "tracker"
+    tracker_home.mkdir(parents=True)
+    (tracker_home / "signing-key").write_bytes(b"k" * 32)
+    result = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL)
+    assert result.exit_code == 0, result.output
+    mint = f"{' '.join(bee_command())} tracker token --home {tracker_home.resolve()} --actor you@example.com"
+    [prompt] = json.loads((project / ".vscode" / "mcp.json").read_text())["inputs"]
+    assert prompt["description"].endswith(f"what this command prints: {mint}")
+    assert result.output.rstrip().endswith(f"give it what this prints: {mint}")
+
+    # A prompt written by an earlier setup-mcp (or another bee) is brought up to date, and then left alone.
+    monkeypatch.setenv("BEE_TRACKER_HOME", str(project / "elsewhere"))
+    moved = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL)
+    assert "updated   input bee-tracker-token" in moved.output
+    [prompt] = json.loads((project / ".vscode" / "mcp.json").read_text())["inputs"]
+    assert f"--home {(project / 'elsewhere').resolve()} --actor" in prompt["description"]
+    again = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL)
+    assert "already up to date" in again.output and "input bee-tracker-token" not in again.output

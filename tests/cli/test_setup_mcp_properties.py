@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from bee_cli import make_cli
 from bee_cli.commands import register as register_cli
 from bee_cli.jsontree import parse, plain
-from bee_cli.setup_mcp import EDITORS, TrackerAccess, bee_command, entries, token_input
+from bee_cli.setup_mcp import EDITORS, TrackerAccess, bee_command, entries, mint_command, token_input
 from bee_contracts.hosts import installed_hosts
 from bee_contracts.jsonvalues import NUMBER, Lexeme, write_json
 from tests.cli.test_setup_mcp import URL
@@ -174,7 +174,7 @@ def test_setting_up_adds_only_bees_text_and_removing_gives_back_every_byte(
         for name, entry in wanted.items():
             expected[editor.servers_key][name] = {**expected[editor.servers_key].get(name, {}), **entry}
         if editor.token_prompt:
-            expected.setdefault("inputs", []).append(token_input())
+            expected.setdefault("inputs", []).append(token_input(mint_command(bee_command(), project)))
         assert write_json(values_of(written, editor.jsonc)) == write_json(expected)
 
         # The text: with no entry of Bee's there before, setting up only inserts; removing restores every byte.

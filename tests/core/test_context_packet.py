@@ -192,6 +192,34 @@ def test_bee_state_is_never_served(ctx: CoreContext) -> None:
         assert failure.code is ErrorCode.OUTSIDE_ROOT and ".bee" in failure.message, path
 
 
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        (".git/config", "lies in .git"),
+        (".git", "names .git"),
+        ("vendor/lib/.git/config", "lies in vendor/lib/.git"),  # a nested repository's (a submodule, a vendored one)
+        ("vendor/lib/.git", "names vendor/lib/.git"),
+        (".bee/instance.json", "lies in .bee"),
+        (".bee", "names .bee"),
+        ("src/git-link/config", "resolves through a symlink to .git"),
+    ],
+)
+def test_internals_and_bees_state_are_refused_as_never_served(ctx: CoreContext, path: str, why: str) -> None:
+    # Each of these is already a repository-relative path inside the checkout: the advice to give one would not help.
+    for folder in (ctx.checkout / ".git", ctx.checkout / "vendor" / "lib" / ".git", ctx.checkout / ".bee"):
+        folder.mkdir(parents=True, exist_ok=True)
+    (ctx.checkout / ".git" / "config").write_text("[core]\n")
+    (ctx.checkout / "vendor" / "lib" / ".git" / "config").write_text("[core]\n")
+    (ctx.checkout / ".bee" / "instance.json").write_text("{}\n")
+    os.symlink("../.git", ctx.checkout / "src" / "git-link")
+    failure = fail(ctx, {"id": "x", "path": path, "representation": "body"})
+    assert failure.code is ErrorCode.OUTSIDE_ROOT
+    assert failure.message == (
+        f"path {path!r} {why}: repository internals (.git) and Bee's own state (.bee) are never served; "
+        "select one of the project's own files"
+    )
+
+
 def test_an_instance_root_selected_inside_the_checkout_is_never_served(tmp_path: Path) -> None:
     checkout = make_checkout(tmp_path / "co")
     ctx = CoreContext.open(checkout, checkout / "state" / "bee")

@@ -7,6 +7,7 @@ a folder (docs/hosts/images), the tests also save a screenshot of each page ther
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -23,7 +24,7 @@ from bee_design.capture.settings import FLAGS, browser_executable, running_as_ro
 from bee_tracker.board.base import dom_id
 from tests.conftest import FIXTURES, error_of
 from tests.harness.node import NODE_MODULES
-from tests.harness.tracker import TrackerProcess, tracker_client
+from tests.harness.tracker import TrackerFactory, TrackerProcess, tracker_client
 
 pytestmark = [
     pytest.mark.e2e,
@@ -417,3 +418,32 @@ def test_a_huge_query_string_is_refused_at_the_edge_and_a_long_one_by_the_board(
         assert signed.status_code == 303
         long = http.get(f"/board/search?q={'q' * 2000}")
         assert long.status_code == 400 and "q parameter is longer than 1000 characters" in long.text
+
+
+@pytest.mark.parametrize(("width", "rows"), [(1280, [4]), (1000, [2, 2])])
+def test_an_empty_board_shows_its_first_steps_above_the_columns_which_keep_their_rows(
+    browser: Any, tracker_factory: TrackerFactory, width: int, rows: list[int]
+) -> None:
+    empty = tracker_factory()  # a tracker of its own, which holds no issues
+    watched = Watched(browser, f"http://127.0.0.1:{empty.port}")
+    try:
+        watched.page.set_viewport_size({"width": width, "height": 900})
+        watched.sign_in(empty.token(ANN))
+        steps = watched.page.locator(".first-steps").bounding_box()
+        columns = [
+            watched.page.locator(f"section.column-{key}").bounding_box()
+            for key in ("blocked", "ready", "in_progress", "closed")
+        ]
+    finally:
+        watched.close()
+    # The columns fill their rows in order (four abreast, or two by two on a narrower screen), every column of a row
+    # at the same height: the first steps take no column's place.
+    at = 0
+    for count in rows:
+        row, at = columns[at : at + count], at + count
+        assert {round(box["y"]) for box in row} == {round(row[0]["y"])}, (width, columns)
+        assert all(a["x"] + a["width"] <= b["x"] for a, b in itertools.pairwise(row)), (width, columns)
+    # The first steps sit above the columns, as wide as they are together.
+    assert steps["y"] + steps["height"] <= columns[0]["y"], (steps, columns)
+    assert round(steps["x"]) == round(columns[0]["x"])
+    assert round(steps["x"] + steps["width"]) == round(max(box["x"] + box["width"] for box in columns))

@@ -104,7 +104,7 @@ BAD_CALLS = [
     (
         packet_args({"id": "a", "path": ".bee/tracker/signing-key", "representation": "body"}),
         "outside_root",
-        "names Bee's own state (.bee)",
+        "lies in .bee: repository internals (.git) and Bee's own state (.bee) are never served",
     ),
     (packet_args({"id": "a", "path": "src/pipe", "representation": "body"}), "invalid_argument", "is a FIFO"),
     # Input the schema admits but no handler can use: invalid_argument, never internal.

@@ -38,12 +38,13 @@ def expand(value: str, env: dict[str, str], prompted: str) -> str:
 async def test_every_editors_entries_start_the_stdio_hosts_and_reach_the_tracker(
     checkout: Path, tmp_path: Path, tracker_factory: Callable[..., TrackerProcess], warm_runtime: Path
 ) -> None:
-    tracker = tracker_factory()
+    subprocess.run([str(bee_executable()), "init", "--checkout", str(checkout)], check=True, capture_output=True)
+    tracker = tracker_factory(home=checkout / ".bee" / "tracker")  # the checkout's own, as `bee up` runs it
     token = tracker.token("ada@example.com")
     home = tmp_path / "home"
     home.mkdir()
-    env = {**os.environ, "HOME": str(home), "BEE_TRACKER_URL": tracker.url, "BEE_TRACKER_TOKEN": token}
-    subprocess.run([str(bee_executable()), "init", "--checkout", str(checkout)], check=True, capture_output=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("BEE_TRACKER_HOME", "BEE_INSTANCE_ROOT")}
+    env |= {"HOME": str(home), "BEE_TRACKER_URL": tracker.url, "BEE_TRACKER_TOKEN": token}
     stdio_hosts = [host.name for host in installed_hosts() if host.transport == "stdio"]
     assert "core" in stdio_hosts
     tracker_tools = [tool.name for tool in load_catalog("tracker")]
@@ -79,7 +80,23 @@ async def test_every_editors_entries_start_the_stdio_hosts_and_reach_the_tracker
 
         remote = servers["bee-tracker"]
         assert token not in json.dumps(remote)
-        scheme, _, sent = expand(remote["headers"]["Authorization"], env, prompted=token).partition(" ")
+        prompted = token
+        if tool == "vscode":  # the prompt's answer is what the command its description names prints
+            [prompt] = json.loads((base / file).read_text())["inputs"]
+            prompted = pasted(tmp_path, prompt["description"].rsplit(": ", 1)[1])
+        scheme, _, sent = expand(remote["headers"]["Authorization"], env, prompted=prompted).partition(" ")
         assert scheme == "Bearer"
         async with tracker_client(remote[url_key], sent) as client:
             assert [t.name for t in (await client.list_tools()).tools] == tracker_tools
+
+
+def pasted(cwd: Path, command: str) -> str:
+    """What ``command`` prints run as a user pasting it into a new shell: bash, in ``cwd``, with a PATH that has
+    no Bee and no Bee variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BEE_")}
+    env["PATH"] = "/usr/bin:/bin"
+    completed = subprocess.run(
+        ["/bin/bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert completed.returncode == 0, (command, completed.stdout, completed.stderr)
+    return completed.stdout.strip()

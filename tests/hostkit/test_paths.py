@@ -63,10 +63,11 @@ def test_plain_relative_paths_are_read(files: ConfinedRoot) -> None:
         ("C:/x", "is absolute"),
         ("src\\a.py", "backslash"),
         ("a\x00b", "NUL byte"),
-        (".git/config", "repository internals (.git)"),
-        ("src/.git/x", "repository internals (.git)"),
-        (".bee/tracker/signing-key", "Bee's own state (.bee)"),
-        ("sub/.bee/x", "Bee's own state (.bee)"),
+        (".git/config", "lies in .git: repository internals (.git) and Bee's own state (.bee) are never served"),
+        ("src/.git/x", "lies in src/.git: repository internals (.git)"),
+        (".git", "names .git: repository internals (.git)"),
+        (".bee/tracker/signing-key", "lies in .bee: repository internals (.git) and Bee's own state (.bee)"),
+        ("sub/.bee/x", "lies in sub/.bee: repository internals (.git)"),
     ],
 )
 def test_escapes_are_refused_before_touching_the_disk(files: ConfinedRoot, path: str, text: str) -> None:
@@ -119,9 +120,9 @@ def test_symlinks_inside_the_root_are_followed(files: ConfinedRoot, tree: Path) 
 @pytest.mark.parametrize(
     ("target", "text"),
     [
-        (".git/config", "repository internals (.git)"),
-        (".bee/tracker/signing-key", "Bee's own state (.bee)"),
-        ("state/instance/secret", "instance state"),
+        (".git/config", "resolves through a symlink to .git: repository internals (.git)"),
+        (".bee/tracker/signing-key", "resolves through a symlink to .bee: repository internals (.git)"),
+        ("state/instance/secret", "lies in Bee's instance state: repository internals (.git)"),
     ],
 )
 def test_symlinks_into_internals_state_or_the_instance_are_refused(

@@ -104,7 +104,15 @@ def setup_mcp(
     leading outside the project and a file another program keeps saving are refused; the file is then left as it
     is.
     """
-    from bee_cli.setup_mcp import TrackerAccess, apply, bee_command, check_env_name, check_token, check_url
+    from bee_cli.setup_mcp import (
+        TrackerAccess,
+        apply,
+        bee_command,
+        check_env_name,
+        check_token,
+        check_url,
+        mint_command,
+    )
     from bee_contracts.hosts import installed_hosts
 
     editor = EDITORS[tool]
@@ -152,7 +160,11 @@ def setup_mcp(
     if access.literal is not None:
         click.echo("The file holds the tracker token: it is readable by you only; keep it out of version control.")
     elif access.token_env is None:
-        click.echo(f"{editor.title} asks for the tracker token the first time it starts bee-tracker.")
+        mint = mint_command(bee_command(), project)
+        click.echo(
+            f"{editor.title} asks for the tracker token the first time it starts bee-tracker: for a local tracker, "
+            f"give it what this prints: {mint}"
+        )
     else:
         click.echo(
             f"{editor.title} reads the tracker token from ${access.token_env}: start it where that is set, e.g. "
@@ -161,25 +173,11 @@ def setup_mcp(
 
 
 def _mint_hint(project: Path, token_env: str) -> str:
-    """The command that mints a local tracker's token into ``token_env``, working pasted into a new shell anywhere:
-    the full path of `bee`, and the project's tracker home when it has one (`bee tracker token` would otherwise
-    look for it from the shell's folder). `X=$(…) && export X`, so a failure exports no empty token."""
-    import os
-    import shlex
+    """The command that mints a local tracker's token into ``token_env``, working pasted into a new shell anywhere
+    (:func:`bee_cli.setup_mcp.mint_command`). `X=$(…) && export X`, so a failure exports no empty token."""
+    from bee_cli.setup_mcp import bee_command, mint_command
 
-    from bee_cli.setup_mcp import bee_command
-    from bee_contracts import BeeError
-    from bee_contracts.layout import ENV_TRACKER_HOME, TRACKER_KEY_FILE, tracker_home
-
-    try:
-        home: Path | None = tracker_home(project).resolve()
-    except BeeError:
-        home = None
-    if home is not None and not os.environ.get(ENV_TRACKER_HOME) and not (home / TRACKER_KEY_FILE).is_file():
-        home = None  # no local tracker here: the command finds the one the user means
-    where = f" --home {shlex.quote(str(home))}" if home is not None else ""
-    mint = f"{shlex.join(bee_command())} tracker token{where} --actor you@example.com"
-    return f"{token_env}=$({mint}) && export {token_env}"
+    return f"{token_env}=$({mint_command(bee_command(), project)}) && export {token_env}"
 
 
 def _warn_without_instance(project: Path) -> None:

@@ -19,7 +19,9 @@ spliced into the file's text, only over the bytes that were read, and never outs
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -221,12 +223,31 @@ def entries(
     return found
 
 
-def token_input() -> dict[str, Any]:
-    """The VS Code input that prompts once for the tracker's token and keeps it in VS Code's secret storage."""
+def mint_command(command: Sequence[str], project: Path) -> str:
+    """The shell command that prints a token of the project's local tracker, working pasted into a new shell
+    anywhere: `bee` as ``command`` starts it (an absolute path), and the project's tracker home when it has one
+    (:func:`bee_contracts.layout.tracker_home`; `bee tracker token` would otherwise look for it from the shell's
+    folder)."""
+    from bee_contracts import BeeError
+    from bee_contracts.layout import ENV_TRACKER_HOME, TRACKER_KEY_FILE, tracker_home
+
+    try:
+        home: Path | None = tracker_home(project).resolve()
+    except BeeError:
+        home = None
+    if home is not None and not os.environ.get(ENV_TRACKER_HOME) and not (home / TRACKER_KEY_FILE).is_file():
+        home = None  # no local tracker here: the command finds the one the user means
+    where = ["--home", str(home)] if home is not None else []
+    return shlex.join([*command, "tracker", "token", *where, "--actor", "you@example.com"])
+
+
+def token_input(mint: str) -> dict[str, Any]:
+    """The VS Code input that prompts once for the tracker's token and keeps it in VS Code's secret storage; its
+    description names ``mint``, the command that prints one for a local tracker (:func:`mint_command`)."""
     return {
         "type": "promptString",
         "id": TOKEN_INPUT_ID,
-        "description": "Bee tracker token (a JWT; for a local tracker: bee tracker token --actor YOU)",
+        "description": f"Bee tracker token, a JWT. For a local tracker, what this command prints: {mint}",
         "password": True,
     }
 
@@ -274,9 +295,15 @@ def _merge_entry(document: JsonText, where: Where, ours: dict[str, Any]) -> bool
 
 
 def merge(
-    document: JsonText, editor: Editor, wanted: dict[str, dict[str, Any]], *, path: Path, prompt: bool = False
+    document: JsonText,
+    editor: Editor,
+    wanted: dict[str, dict[str, Any]],
+    *,
+    path: Path,
+    prompt: dict[str, Any] | None = None,
 ) -> list[Change]:
-    """Set Bee's entries in ``document``, and with ``prompt`` the input that prompts for the token (VS Code).
+    """Set Bee's entries in ``document``, and ``prompt`` as the input that prompts for the token (VS Code's
+    :func:`token_input`).
 
     Raises:
         ConfigFileError: the servers (or inputs) are not an object (array), or an entry Bee owns is not an object.
@@ -295,13 +322,13 @@ def merge(
                 path, f'"{editor.servers_key}.{name}" is a JSON {json_type(existing)}, not an object; fix or remove it'
             )
         changes.append(Change(name, "updated" if _merge_entry(document, where, ours) else "unchanged"))
-    if prompt:
+    if prompt is not None:
         _container(document, "inputs", [], path)
         at = next((k for k, item in enumerate(document.get(("inputs",))) if _is_token_input(item)), None)
         if at is None:
-            document.append(("inputs",), token_input())
+            document.append(("inputs",), prompt)
             changes.append(Change(f"input {TOKEN_INPUT_ID}", "added"))
-        elif _merge_entry(document, ("inputs", at), token_input()):
+        elif _merge_entry(document, ("inputs", at), prompt):
             changes.append(Change(f"input {TOKEN_INPUT_ID}", "updated"))
     return changes
 
@@ -348,7 +375,8 @@ def apply(
 ) -> Outcome:
     """Merge Bee's entries into ``editor``'s file (or, ``removing``, take them out) and write it if it changed.
 
-    A tracker whose ``token_env`` is None is given VS Code's token prompt (other editors refuse it).
+    A tracker whose ``token_env`` is None is given VS Code's token prompt (other editors refuse it), which names
+    the command that prints a local tracker's token (:func:`mint_command`, with ``command`` as `bee`).
 
     Removing never creates a file. The change is spliced into the file's text (every byte it does not touch stays
     as it was) and written only over the bytes it was made from (:func:`bee_cli.jsonfile.rewrite`); one holding a
@@ -374,7 +402,7 @@ def apply(
             ) from None
     place = editor.place(project, home)
     wanted = entries(editor, hosts, checkout=project, command=command, urls=urls)
-    prompt = any(_prompted(access) for access in urls.values())
+    prompt = token_input(mint_command(command, project)) if any(map(_prompted, urls.values())) else None
     changes: list[Change] = []
 
     def edit(document: JsonText | None) -> JsonText | None:

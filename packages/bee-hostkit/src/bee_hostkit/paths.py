@@ -82,6 +82,17 @@ def _outside(path: str, why: str) -> BeeError:
     )
 
 
+#: What a refusal of a path into ``.git``, ``.bee`` or a hidden directory says: those are refused whatever the path's
+#: spelling, so the usual advice (a repository-relative path inside the checkout) would not help.
+_NEVER_SERVED = (
+    "repository internals (.git) and Bee's own state (.bee) are never served; select one of the project's own files"
+)
+
+
+def _never_served(path: str, why: str) -> BeeError:
+    return BeeError(ErrorCode.OUTSIDE_ROOT, f"path {path!r} {why}: {_NEVER_SERVED}", details={"path": path})
+
+
 def _not_found(path: str, why: str = "") -> BeeError:
     return BeeError(
         ErrorCode.NOT_FOUND,
@@ -115,15 +126,19 @@ def _parts(path: str) -> list[str]:
     parts = [part for part in path.split("/") if part not in ("", ".")]
     if ".." in parts:
         raise _outside(path, "climbs out with '..'")
-    for part in parts:
+    for at, part in enumerate(parts):
         if part in FORBIDDEN_NAMES:
-            raise _outside(path, _forbidden_why(part, via_link=False))
+            raise _never_served(path, _forbidden_why(parts[: at + 1], inside=at + 1 < len(parts), via_link=False))
     return parts
 
 
-def _forbidden_why(name: str, *, via_link: bool) -> str:
-    what = "repository internals (.git)" if name == ".git" else "Bee's own state (.bee)"
-    return f"resolves through a symlink to {what}" if via_link else f"names {what}"
+def _forbidden_why(where: list[str], *, inside: bool, via_link: bool) -> str:
+    """Why a path is refused whose components (the real ones, after symlinks) reach ``where``, ending in a name
+    never served: ``inside`` when the path goes on below it."""
+    reached = shown("/".join(where))
+    if via_link:
+        return f"resolves through a symlink to {reached}"
+    return f"lies in {reached}" if inside else f"names {reached}"
 
 
 @dataclass(frozen=True)
@@ -416,12 +431,11 @@ class ConfinedRoot:
                 os.close(fd)
 
     def _check(self, path: str, where: list[str], *, via_link: bool) -> None:
-        name = where[-1]
-        if name in FORBIDDEN_NAMES:
-            raise _outside(path, _forbidden_why(name, via_link=via_link))
+        if where[-1] in FORBIDDEN_NAMES:
+            raise _never_served(path, _forbidden_why(where, inside=False, via_link=via_link))
         for hidden in self._hidden:
             if tuple(where[: len(hidden)]) == hidden:
-                raise _outside(path, "lies in Bee's instance state, which is never served")
+                raise _never_served(path, "lies in Bee's instance state")
 
     @staticmethod
     def _is_directory(name: str, parent: int) -> bool:
