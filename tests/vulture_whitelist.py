@@ -14,7 +14,7 @@ from bee_core.artifacts.verify import Verifier
 from bee_core.packet.cache import ContentCache
 from bee_core.skills.remote import _Got, _Page
 from bee_design.bundle.references import _Collector
-from bee_hostkit.http_fast import _ListingContext
+from bee_hostkit.http_fast import FastPath, _ListingContext
 from bee_tracker.board.columns import Board, Card, Column, Options
 from bee_tracker.board.epics import Progress
 from bee_tracker.store.sql import SqlStore
@@ -23,6 +23,7 @@ _Page.model_config  # pydantic reads model_config: these skills/list and skills/
 _Got.model_config
 Verifier.rehashes  # observability counter: tests assert when the verifier re-hashes and when it trusts a stat
 ContentCache.misses  # observability counter: tests read the outline cache's hit rate
+FastPath.answered  # observability counter: tests read how many requests the tracker's fast path answered
 RequestResponseCycle.disconnected  # set by the HTTP edge; uvicorn's ASGI receive() reads it
 ServerState.total_requests  # counted by the HTTP edge as uvicorn's own protocol does; uvicorn reads it
 handler = None

@@ -10,7 +10,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from bee_contracts import load_catalog, version_info
-from bee_hostkit import CONTRACT_META_KEY
+from bee_contracts.wire import CONTRACT_META_KEY
 from tests.conftest import ERAS, core_client, core_process, error_of, wire_size
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

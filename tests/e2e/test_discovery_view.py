@@ -13,7 +13,7 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from bee_contracts import load_catalog, version_info
-from bee_hostkit import CONTRACT_META_KEY
+from bee_contracts.wire import CONTRACT_META_KEY
 from tests.conftest import ERAS, bee_executable, core_client, error_of
 from tests.e2e.skills_setup import bee, bridge, skills_directory
 from tests.harness import node

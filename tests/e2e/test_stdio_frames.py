@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bee_contracts import version_info
-from bee_hostkit import CONTRACT_META_KEY
+from bee_contracts.wire import CONTRACT_META_KEY
 from tests.conftest import bee_executable, mode_env
 
 # A request left unanswered would block readline: the timeout turns that hang into a failure. Every test runs cold

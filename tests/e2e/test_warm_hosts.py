@@ -200,6 +200,58 @@ def test_a_read_in_flight_is_replayed_and_a_write_in_flight_gets_one_retryable_e
     assert editor.close() == 0
 
 
+def test_a_read_in_flight_survives_a_replacement_that_dies_too(
+    checkout: Path, warm_runtime: Path, editors: Callable[..., Editor]
+) -> None:
+    editor = editors(checkout, warm_runtime)
+    editor.start("legacy")
+    first = warm.running_host(warm_runtime, serves(checkout))
+    os.kill(first["pid"], signal.SIGSTOP)  # the read is in flight when the host dies
+    editor.send(
+        {
+            "jsonrpc": "2.0",
+            "id": "read",
+            "method": "tools/call",
+            "params": {"name": "bee_context_packet", "arguments": packet()},
+        }
+    )
+    os.kill(first["pid"], signal.SIGKILL)
+    # The replacement dies as soon as it runs: before, or just after, it answers the replayed handshake.
+    second = warm.running_host(warm_runtime, serves(checkout), other_than=first["pid"])
+    os.kill(second["pid"], signal.SIGKILL)
+    reply = editor.read()  # answered, never left hanging: the result from a third host, or a retryable error
+    assert reply["id"] == "read"
+    result = reply["result"]
+    if result["isError"]:
+        error = tool_error(reply)
+        assert (error["code"], error["retryable"], error["outcome_unknown"]) == ("unavailable", True, False)
+    else:
+        assert result["structuredContent"]["status"] == "complete"
+    assert editor.request(1, "tools/list")["result"]["tools"]  # and the session goes on
+    assert editor.close() == 0
+
+
+def test_a_host_that_stops_answering_is_given_up_and_replaced_and_the_read_is_answered(
+    checkout: Path, warm_runtime: Path, editors: Callable[..., Editor]
+) -> None:
+    editor = editors(checkout, warm_runtime)
+    editor.start("legacy")
+    first = warm.running_host(warm_runtime, serves(checkout))
+    os.kill(first["pid"], signal.SIGSTOP)  # alive, its socket open, answering nothing: only the front end can tell
+    try:
+        reply = editor.request("read", "tools/call", {"name": "bee_context_packet", "arguments": packet()})
+        assert reply["result"]["isError"] is False, reply
+        assert reply["result"]["structuredContent"]["status"] == "complete"
+        replaced = warm.running_host(warm_runtime, serves(checkout), other_than=first["pid"])
+        assert replaced["pid"] != first["pid"] and not alive(first["pid"])
+        log = (warm.folder_of(warm_runtime) / "logs" / "supervisor.log").read_text()
+        assert "reported unresponsive" in log and "killing it" in log
+    finally:
+        if alive(first["pid"]):
+            os.kill(first["pid"], signal.SIGKILL)
+    assert editor.close() == 0
+
+
 def test_an_upgrade_mid_session_restarts_the_host_and_the_session_goes_on(
     checkout: Path, tmp_path: Path, editors: Callable[..., Editor]
 ) -> None:
@@ -292,6 +344,47 @@ def test_every_warm_host_replaced_by_an_upgrade_comes_back_healthy_and_serves_a_
     finally:
         stop_warm(runtime)
         shutil.rmtree(runtime, ignore_errors=True)
+
+
+MALFORMED = [
+    b"{this is not json\n",
+    b"\xff\xfe not utf-8\n",
+    b"[]\n",
+    b'{"jsonrpc": "2.0", "id": 9, "no_method": true}\n',
+    b'{"jsonrpc": "2.0", "id": null, "method": "tools/list"}\n',
+    b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}\n',
+    b'{"jsonrpc": "2.0", "id": true, "method": "tools/list"}\n',
+    b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "tools/list", "params": {"x": {}}}\n',
+    b"\r\n   \n",
+    b'{"jsonrpc":"2.0","id":"big-1","method":"tools/list","params":{"pad":"' + b"p" * (600 * 1024) + b'"}}\n',
+    b'{"pad":"' + b"q" * (600 * 1024) + b'"}\n',
+    b'{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},'
+    b'"clientInfo":{"name":"raw","version":"0"}}}\r\n',
+    # The last frame: over the limit, and no newline before stdin closes.
+    b'{"jsonrpc":"2.0","id":"big-2","method":"tools/list","params":{"pad":"' + b"r" * (600 * 1024) + b'"}}',
+]
+
+
+def test_every_malformed_frame_is_answered_byte_for_byte_alike_warm_and_cold(
+    checkout: Path, warm_runtime: Path
+) -> None:
+    def answers(mode: dict[str, str]) -> list[bytes]:
+        process = subprocess.Popen(
+            [str(bee_executable()), "mcp", "serve"],
+            cwd=checkout,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **mode},
+        )
+        out, _ = process.communicate(b"".join(MALFORMED), timeout=300)
+        return out.splitlines(keepends=True)
+
+    cold = answers({"BEE_WARM": "0"})
+    warm_answers = answers(warm_env(warm_runtime))
+    assert len(cold) == 12, cold  # every frame that is a request (or cannot tell) has its answer; blank lines none
+    # Each answer byte for byte; the order may differ, as the front end answers an oversized frame itself.
+    assert sorted(warm_answers) == sorted(cold)
 
 
 # -- several sessions on one host ----------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 from mcp.shared._context_streams import ContextSendStream
 from mcp.shared.message import SessionMessage
 
-from bee_hostkit.stdio import capped_stdio_server, decode_frame
+from bee_hostkit.stdio import capped_stdio_server, decode_frame, encode_message
 from bee_hostkit.validation import OversizedNumber
 
 pytestmark = pytest.mark.anyio
@@ -120,3 +120,18 @@ def test_decode_frame_reads_valid_json_past_the_fast_parsers_limits() -> None:
     assert isinstance(long, types.JSONRPCRequest) and isinstance(long.params["n"], OversizedNumber)
     note = decode_frame(b'{"jsonrpc":"2.0","method":"notifications/initialized","params":{"id":null}}')
     assert isinstance(note, types.JSONRPCNotification)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        types.JSONRPCError(jsonrpc="2.0", id="\ud800", error=types.ErrorData(code=-32602, message="bad \udfff")),
+        types.JSONRPCResponse(jsonrpc="2.0", id="\ud800", result={"text": "x\udcff"}),
+        types.JSONRPCNotification(jsonrpc="2.0", method="notifications/message", params={"data": "\ud83d"}),
+    ],
+)
+def test_a_lone_surrogate_a_client_sent_is_written_escaped_not_fatal(message: types.JSONRPCMessage) -> None:
+    # JSON can carry "\ud800" (the SDK reads it into the id), UTF-8 cannot: the writer escapes it instead of dying.
+    data = encode_message(message)
+    data.decode("ascii")  # escaped
+    assert json.loads(data) == message.model_dump(mode="json", by_alias=True, exclude_unset=True)

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
 #: On a reconnect, how long the host's own socket is given to answer before the supervisor is asked.
 HOST_WAIT_SECONDS = 3.0
+#: How long a report of an unresponsive host may take (the supervisor checks the host before it answers).
+REPORT_SECONDS = 10.0
 
 
 class TooOld(WarmUnavailable):
@@ -215,6 +217,23 @@ def attach(
                 f"the warm host reports {welcome.get('versionInfo')}, the installed Bee is {installed}"
             )
         time.sleep(0.1)  # the supervisor is still replacing a host of the version before
+
+
+def report_unresponsive(identity: dict[str, str], environ: dict[str, str], pid: object) -> None:
+    """Tell the warm supervisor that the host of ``identity`` (process ``pid``) stopped answering; it checks the
+    host itself and replaces it if so. Best effort: whatever fails, the front end goes on without it."""
+    deadline = time.monotonic() + REPORT_SECONDS
+    try:
+        sock = _connect(control_socket(warm_dir(environ)), deadline)
+    except (OSError, WarmUnavailable):
+        return
+    try:
+        send_line(sock, {"bee": "unresponsive", "wire": WIRE, "identity": identity, "pid": pid})
+        read_line(sock, deadline)
+    except (OSError, WarmUnavailable):
+        pass
+    finally:
+        sock.close()
 
 
 def in_background(work: Callable[[], Attached]) -> Callable[[], Attached | WarmUnavailable | None]:

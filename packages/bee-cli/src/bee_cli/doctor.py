@@ -19,8 +19,8 @@ import anyio
 
 from bee_contracts import launch, load_catalog, version_info
 from bee_contracts.hosts import HostEntry, installed_hosts
+from bee_contracts.wire import CONTRACT_META_KEY
 
-CONTRACT_META_KEY = "dev.bee/contract"  # mirrors bee_hostkit.CONTRACT_META_KEY without importing a host runtime
 ERAS = ("legacy", "2026-07-28")
 MODES = ("cold", "warm")
 #: What the front end prints when it serves cold because no warm host could be had (bee_cli.frontend).

@@ -16,12 +16,11 @@ from bee_hostkit.paths import ConfinedRoot
 
 if TYPE_CHECKING:
     from bee_hostkit.discovery import discovery_host
-    from bee_hostkit.host import CONTRACT_META_KEY, Handler, Host, serve_stdio
+    from bee_hostkit.host import Handler, Host, serve_stdio
 
-_FROM_HOST = frozenset({"CONTRACT_META_KEY", "Handler", "Host", "serve_stdio"})
+_FROM_HOST = frozenset({"Handler", "Host", "serve_stdio"})
 
 __all__ = [
-    "CONTRACT_META_KEY",
     "Budget",
     "Call",
     "ConfinedRoot",

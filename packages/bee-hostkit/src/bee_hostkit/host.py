@@ -23,6 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from bee_contracts import BeeError, ErrorCode, ToolSpec, version_info
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
+from bee_contracts.wire import CONTRACT_META_KEY
 from bee_hostkit import results, threads
 from bee_hostkit.call import Call
 from bee_hostkit.deadline import Deadline
@@ -35,9 +36,6 @@ logger = logging.getLogger("bee.hostkit")
 Handler = Callable[[Call[Any]], Mapping[str, Any]] | Callable[[Call[Any]], Awaitable[Mapping[str, Any]]]
 _SyncHandler = Callable[[Call[Any]], Mapping[str, Any]]
 _AsyncHandler = Callable[[Call[Any]], Awaitable[Mapping[str, Any]]]
-
-#: Key under which every host stamps its version triple into ``_meta``.
-CONTRACT_META_KEY = "dev.bee/contract"
 
 #: Extra time a handler thread gets past its deadline before the host answers without it.
 GRACE_SECONDS = 1.0

@@ -11,7 +11,8 @@ from collections import deque
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bee_hostkit.framing import INVALID_REQUEST, error_frame, invalid_id_error
+from bee_contracts.framing import invalid_id_error
+from bee_contracts.wire import INVALID_REQUEST, error_frame
 
 #: Where CheckedBody leaves the body it read for the app behind it: ``(bytes, parsed)``, parsed None if not JSON.
 BODY_SCOPE_KEY = "bee.body"

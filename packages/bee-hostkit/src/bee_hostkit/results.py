@@ -18,13 +18,12 @@ responses with the same serializer, so the count is the size on the wire.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
 
-from bee_contracts import BeeError, ErrorCode
+from bee_contracts import BeeError, ErrorCode, wire
 from bee_contracts.limits import MAX_RESULT_BYTES
 
 _FIXED_OVERHEAD = len('{"content":[{"type":"text","text":""}],"structuredContent":,"isError":false}')
@@ -34,8 +33,8 @@ def compact_bytes(value: Any) -> bytes:
     """Compact JSON as UTF-8 bytes, non-ASCII unescaped: the one serialization results use (same bytes as the SDK's)."""
     try:
         return orjson.dumps(value)
-    except TypeError:  # integers beyond 64 bits: the standard library writes the same text, only slower
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except TypeError:  # integers beyond 64 bits, or a lone surrogate: the standard library writes it, only slower
+        return wire.compact(value)
 
 
 def compact(value: Any) -> str:

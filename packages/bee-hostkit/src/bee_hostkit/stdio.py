@@ -1,7 +1,7 @@
 """A stdio transport for the SDK's server loop that enforces the frame limit in both directions.
 
 The SDK's own stdio transport accepts lines of any size and silently drops a line that is not JSON, leaving the
-client waiting. This one reads raw bytes through :class:`~bee_hostkit.framing.FrameSplitter` and answers at once:
+client waiting. This one reads raw bytes through :class:`~bee_contracts.framing.FrameSplitter` and answers at once:
 
 - a frame over the limit gets -32600 (with its id when it can be recovered) and is never buffered whole;
 - a frame that is not JSON gets -32700; JSON that is not a JSON-RPC message gets -32600, and so does a request
@@ -35,22 +35,20 @@ import mcp_types as types
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
-from bee_contracts.limits import MAX_FRAME_BYTES
-from bee_hostkit import threads
-from bee_hostkit.framing import (
-    INTERNAL_ERROR,
-    INVALID_REQUEST,
-    PARSE_ERROR,
+from bee_contracts.framing import (
     Frame,
     FrameSplitter,
     Oversized,
-    error_frame,
     invalid_id_error,
     oversized_answer,
     peek_id,
     recover_id,
 )
+from bee_contracts.limits import MAX_FRAME_BYTES
+from bee_contracts.wire import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, compact, error_frame
+from bee_hostkit import threads
 from bee_hostkit.results import compact_bytes
 from bee_hostkit.validation import read_float, read_int, read_json
 
@@ -137,7 +135,12 @@ def encode_message(message: types.JSONRPCMessage) -> bytes:
     """
     if isinstance(message, types.JSONRPCResponse):
         return compact_bytes({"jsonrpc": message.jsonrpc, "id": message.id, "result": message.result})
-    return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+    except PydanticSerializationError:
+        # A lone surrogate (a client may send "\\ud800" as an id, which JSON allows and UTF-8 cannot carry): the
+        # same message, that string escaped.
+        return compact(message.model_dump(mode="python", by_alias=True, exclude_unset=True))
 
 
 def _id_in(value: object) -> int | str | None:

@@ -19,9 +19,6 @@ import anyio
 
 #: The fields compared, in the order messages name them.
 VERSION_KEYS = ("version", "contractVersion", "contractDigest")
-#: Where a Bee host stamps the triple in the ``_meta`` of its MCP handshake (bee_hostkit.host.CONTRACT_META_KEY;
-#: repeated here because the supervisor imports no host runtime).
-CONTRACT_META_KEY = "dev.bee/contract"
 
 VersionInfo = dict[str, str]
 

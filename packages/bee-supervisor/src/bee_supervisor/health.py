@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 
-from bee_supervisor.contract import CONTRACT_META_KEY, VersionInfo, triple
+from bee_contracts.wire import CONTRACT_META_KEY
+from bee_supervisor.contract import VersionInfo, triple
 
 if TYPE_CHECKING:
     from mcp import Client

@@ -16,6 +16,7 @@ import logging
 import os
 import random
 import shlex
+import signal
 import socket
 import time
 from collections.abc import Callable, Mapping
@@ -39,7 +40,7 @@ from bee_supervisor.health import (
 )
 from bee_supervisor.installed import Installed
 from bee_supervisor.logs import OutputLog
-from bee_supervisor.process import Child, read_lines, spawn, terminate, wait_exit
+from bee_supervisor.process import Child, read_lines, signal_group, spawn, terminate, wait_exit
 from bee_supervisor.sockets import bind_check, bind_probe, url_of
 from bee_supervisor.states import Event, State, Status, describe_exit, transition
 
@@ -301,6 +302,34 @@ class Replica:
                     )
                     await terminate(child, policy.stop_timeout)
                     return
+
+    async def check_now(self, timeout: float) -> bool:
+        """Probe this warm host replica now, on its own socket; one that does not answer within ``timeout`` seconds
+        is killed (and restarted as its policy says). Whether it answered.
+
+        A front end whose host stopped answering asks for this (a host stopped with SIGSTOP would otherwise wait for
+        the periodic checks, a minute); the supervisor's own probe decides, so a host that is only slow is kept.
+        """
+        child, path, identity = self.child, self.probe_path, self.service.spec.health.identity
+        if child is None or path is None or identity is None or self.status.state is not State.RUNNING:
+            return True
+        try:
+            with anyio.fail_after(2 * timeout):
+                async with warm_session(path, identity, timeout) as client:
+                    probe = await probe_mcp(client, timeout)
+        except Exception as exc:  # no answer in time, or a failed handshake: the finding
+            probe = Probe(False, f"{exc.__class__.__name__}: {exc}".rstrip(": "))
+        self._record(probe)
+        if probe.ok:
+            return True
+        self.ctx.logger.warning(
+            "%s: reported unresponsive by a front end and no answer to a probe (%s); killing it",
+            self.name,
+            probe.detail,
+        )
+        self.log.note(f"reported unresponsive and did not answer a probe ({probe.detail}): killed")
+        signal_group(child, signal.SIGKILL)
+        return False
 
     async def _ready_probe(self, url: str | None) -> Probe:
         spec = self.service.spec

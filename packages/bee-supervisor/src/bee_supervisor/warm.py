@@ -71,6 +71,8 @@ WARM_RESTART = RestartPolicy(
 )
 #: How long a host that failed for good stays listed (and refused) before a new request may try it again.
 FATAL_KEEP_SECONDS = 60.0
+#: How long a host reported unresponsive gets to answer the supervisor's own probe before it is killed.
+UNRESPONSIVE_PROBE_SECONDS = 3.0
 #: How long a request may take to arrive.
 _REQUEST_SECONDS = 10.0
 _KEYS = frozenset({"view", "checkout", "place", "instance", "logLevel", "environment"})
@@ -164,8 +166,11 @@ class WarmServices:
                     raise Refusal("uid", f"uid {uid} may not use the warm hosts of uid {os.getuid()}")
                 with anyio.fail_after(_REQUEST_SECONDS):
                     request = await _read_request(stream)
-                identity, environ = check_request(request)
-                answer = await self.ensure(supervisor, identity, environ)
+                if isinstance(request, dict) and request.get("bee") == "unresponsive":
+                    answer = await self.unresponsive(supervisor, request)
+                else:
+                    identity, environ = check_request(request)
+                    answer = await self.ensure(supervisor, identity, environ)
             except Refusal as refused:
                 logger.warning("warm: refused a request (%s): %s", refused.code, refused.message)
                 answer = {"bee": "refused", "code": refused.code, "error": refused.message}
@@ -173,6 +178,23 @@ class WarmServices:
                 answer = {"bee": "refused", "code": "request", "error": "no request in time"}
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await stream.send(json.dumps(answer).encode() + b"\n")
+
+    async def unresponsive(self, supervisor: Supervisor, request: dict[str, Any]) -> dict[str, Any]:
+        """A front end's report that its host stopped answering: that host (the same process, no other) is probed
+        now and killed if it does not answer (:meth:`~bee_supervisor.replica.Replica.check_now`).
+
+        Raises:
+            Refusal: the report names no host of this supervisor.
+        """
+        identity = request.get("identity")
+        if request.get("wire") not in SUPPORTED_WIRES or not isinstance(identity, dict) or set(identity) != _KEYS:
+            raise Refusal("request", "a malformed report")
+        slot = self.by_digest.get(identity_digest(identity))
+        replica = slot.replica if slot is not None else None
+        if replica is None or replica.child is None or replica.child.pid != request.get("pid"):
+            return {"bee": "checked", "answered": None}  # that process is gone already (or never was one of ours)
+        supervisor.context.logger.info("warm: %s reported unresponsive: probing it", replica.name)
+        return {"bee": "checked", "answered": await replica.check_now(UNRESPONSIVE_PROBE_SECONDS)}
 
     async def ensure(self, supervisor: Supervisor, identity: dict[str, str], environ: dict[str, str]) -> dict[str, Any]:
         """The host of ``identity``, started when there is none, once it runs: the ready answer.

@@ -2,16 +2,8 @@ import json
 
 import pytest
 
-from bee_hostkit.framing import (
-    INVALID_REQUEST,
-    Frame,
-    FrameSplitter,
-    Oversized,
-    error_frame,
-    invalid_id_error,
-    peek_id,
-    recover_id,
-)
+from bee_contracts.framing import Frame, FrameSplitter, Oversized, invalid_id_error, peek_id, recover_id
+from bee_contracts.wire import INVALID_REQUEST, error_frame
 
 
 def frames(limit: int, *chunks: bytes) -> list[Frame | Oversized]:

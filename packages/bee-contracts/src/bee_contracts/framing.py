@@ -4,37 +4,56 @@
 oversized frame is reported as :class:`Oversized` with its first bytes kept, so the request id can usually be
 recovered for the -32600 answer. Nothing here parses JSON-RPC semantics beyond that id (and, in
 :func:`invalid_id_error`, whether it is one a request may carry).
+
+The one framing of every stdio wire: a host's transport splits its stdin with it, and so does the warm front end,
+which answers an oversized frame itself (:func:`oversized_answer`) exactly as the host would. Stdlib only, and cheap.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
-#: JSON-RPC 2.0 error codes used by the transport.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-INTERNAL_ERROR = -32603
+from bee_contracts.wire import INVALID_REQUEST, error_frame
+
+# Annotations only (mypy reads this name as True): the typing module is a megabyte the front end need not load.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 #: How much of an oversized frame is kept to look for its id.
 _HEAD_KEEP = 64 * 1024
 
 
-@dataclass(frozen=True)
 class Frame:
     """One complete frame (without its newline)."""
 
-    data: bytes
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Frame) and other.data == self.data
+
+    def __hash__(self) -> int:
+        return hash(self.data)
+
+    def __repr__(self) -> str:
+        return f"Frame({self.data!r})"
 
 
-@dataclass(frozen=True)
 class Oversized:
     """A frame longer than the cap: its size so far and its first bytes."""
 
-    size: int
-    head: bytes
+    __slots__ = ("head", "size")
+
+    def __init__(self, size: int, head: bytes) -> None:
+        self.size = size
+        self.head = head
+
+    def __repr__(self) -> str:
+        return f"Oversized({self.size}, {self.head[:32]!r}…)"
 
 
 class FrameSplitter:
@@ -147,15 +166,6 @@ def _leading_id(rest: str) -> int | str | None:
     if isinstance(value, bool) or not isinstance(value, int | str):
         return None
     return value
-
-
-def error_frame(request_id: Any, code: int, message: str, data: Any = None) -> bytes:
-    """A serialized JSON-RPC error response, newline-terminated."""
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    payload = {"jsonrpc": "2.0", "id": request_id, "error": error}
-    return json.dumps(payload, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 def peek_id(data: bytes) -> int | str | None:
