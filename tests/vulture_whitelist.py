@@ -49,3 +49,7 @@ _ListingContext.cancel_requested
 _ListingContext.can_send_request
 _ListingContext.send_raw_request
 _ListingContext.notify
+# The warm handshake's messages (bee_contracts.warm): TypedDict fields, read by key from the JSON lines.
+message = None
+message.versionInfo
+message.serverInfo

@@ -223,3 +223,49 @@ def test_a_bad_handshake_line_is_refused_with_a_reason(sent: bytes | None, said:
             read_line(left, time.monotonic() + (0.2 if sent is None else 5), limit=1024)
         if writer is not None:
             writer.join()
+
+
+def test_an_ensure_request_is_checked_part_by_part(tmp_path: Path) -> None:
+    from bee_contracts.warm import Refusal, check_ensure, ensure_message, identity_of
+
+    checkout = str(tmp_path.resolve())
+    env = {"HOME": "/home/a"}
+    identity = identity_of("core", checkout, checkout + "/.bee", "warning", env)
+    assert check_ensure(ensure_message(identity, env)) == (identity, env)
+    bad = [
+        ({"bee": "hello"}, "request", "not an ensure request"),
+        ({**ensure_message(identity, env), "wire": 99}, "wire", "wire 99"),
+        (ensure_message({**identity, "extra": "x"}, env), "request", "malformed"),
+        (ensure_message({**identity, "view": "shell"}, env), "request", "unknown view"),
+        (ensure_message({**identity, "logLevel": "loud"}, env), "request", "unknown log level"),
+        (ensure_message({**identity, "checkout": "relative"}, env), "request", "resolved absolute directory"),
+        (ensure_message({**identity, "place": "0:0"}, env), "request", "another folder now"),
+        (ensure_message({**identity, "instance": ""}, env), "request", "does not fit the view"),
+        (ensure_message(identity, {"HOME": "/home/b"}), "request", "does not match the identity's digest"),
+        ({**ensure_message(identity, env), "environ": {"A": 1}}, "request", "object of strings"),
+    ]
+    for request, code, said in bad:
+        with pytest.raises(Refusal) as refused:
+            check_ensure(request)
+        assert refused.value.code == code and said in refused.value.message, request
+        assert refused.value.answer() == {"bee": "refused", "code": code, "error": refused.value.message}
+
+
+def test_a_hello_names_this_hosts_identity_and_a_session_its_environment(tmp_path: Path) -> None:
+    from bee_contracts.warm import Refusal, check_hello, hello_message, identity_of
+
+    checkout = str(tmp_path.resolve())
+    env = {"HOME": "/home/a"}
+    identity = identity_of("design", checkout, "", "warning", env)
+    assert check_hello(hello_message(identity, env, "session"), identity) == ("session", env)
+    assert check_hello(hello_message(identity, {}, "probe"), identity) == ("probe", {})  # a probe brings none
+    for hello, code in [
+        (hello_message(identity, {"HOME": "/home/b"}, "session"), "identity"),
+        (hello_message({**identity, "view": "core"}, env, "session"), "identity"),
+        ({**hello_message(identity, env, "session"), "role": "admin"}, "hello"),
+        ({**hello_message(identity, env, "session"), "wire": 0}, "wire"),
+        ({"bee": "ensure"}, "hello"),
+    ]:
+        with pytest.raises(Refusal) as refused:
+            check_hello(hello, identity)
+        assert refused.value.code == code, hello

@@ -185,6 +185,7 @@ def test_a_read_in_flight_is_replayed_and_a_write_in_flight_gets_one_retryable_e
     )
     write = call("bee_context_compress", {"text": "Some prose to shorten.", "contentKind": "prose"})
     editor.send({"jsonrpc": "2.0", "id": "write", "method": "tools/call", "params": write})
+    warm.relayed(editor.process)  # both reached the stopped host's socket
     os.kill(first["pid"], signal.SIGKILL)
     replies = {reply["id"]: reply for reply in (editor.read(), editor.read())}
     body = replies["read"]["result"]["structuredContent"]
@@ -215,6 +216,7 @@ def test_a_read_in_flight_survives_a_replacement_that_dies_too(
             "params": {"name": "bee_context_packet", "arguments": packet()},
         }
     )
+    warm.relayed(editor.process)
     os.kill(first["pid"], signal.SIGKILL)
     # The replacement dies as soon as it runs: before, or just after, it answers the replayed handshake.
     second = warm.running_host(warm_runtime, serves(checkout), other_than=first["pid"])

@@ -177,3 +177,29 @@ def listen_as(uid: int, path: str) -> subprocess.Popen[bytes]:
     assert process.stdout is not None
     assert process.stdout.readline() == b"listening\n"
     return process
+
+
+def relayed(process: subprocess.Popen[bytes]) -> None:
+    """Wait until the front end ``process`` has passed on everything the test wrote to its stdin: its pipe is empty
+    and it sleeps in poll (after reading, a front end writes what it read to its host before it polls again).
+
+    Without this, a test that kills a host right after sending could kill it before the front end, starved of CPU on
+    a loaded machine, wrote the request: the request never reached the host, and goes to the next one instead.
+    """
+    import fcntl
+    import struct
+    import termios
+
+    assert process.stdin is not None
+    stdin = process.stdin.fileno()
+
+    def settled() -> bool:
+        waiting = struct.unpack("i", fcntl.ioctl(stdin, termios.FIONREAD, b"\0\0\0\0"))[0]
+        try:
+            state = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            where = Path(f"/proc/{process.pid}/wchan").read_text()
+        except OSError:
+            return False
+        return waiting == 0 and state == "S" and "poll" in where
+
+    wait_until(lambda: settled() and settled(), 60, "the front end to pass on what it was sent")

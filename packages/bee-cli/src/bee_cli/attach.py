@@ -25,14 +25,16 @@ import time
 
 from bee_contracts import launch
 from bee_contracts.warm import (
-    WIRE,
     WarmUnavailable,
     control_socket,
+    ensure_message,
+    hello_message,
     host_socket,
     peer_uid,
     read_line,
     send_line,
     supervisor_environment,
+    unresponsive_message,
     warm_dir,
 )
 
@@ -40,6 +42,9 @@ from bee_contracts.warm import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Literal
+
+    Role = Literal["session", "probe"]
 
 #: On a reconnect, how long the host's own socket is given to answer before the supervisor is asked.
 HOST_WAIT_SECONDS = 3.0
@@ -139,7 +144,7 @@ def ensure(folder: str, identity: dict[str, str], environ: dict[str, str], deadl
         except OSError as exc:
             raise WarmUnavailable(f"cannot reach the warm supervisor at {path}: {exc.strerror or exc}") from None
         try:
-            send_line(sock, {"bee": "ensure", "wire": WIRE, "identity": identity, "environ": environ})
+            send_line(sock, ensure_message(identity, environ))
             answer = read_line(sock, deadline)
         except OSError as exc:
             raise WarmUnavailable(f"the warm supervisor failed: {exc.strerror or exc}") from None
@@ -151,7 +156,7 @@ def ensure(folder: str, identity: dict[str, str], environ: dict[str, str], deadl
 
 
 def handshake(
-    path: str, identity: dict[str, str], environ: dict[str, str], deadline: float, role: str = "session"
+    path: str, identity: dict[str, str], environ: dict[str, str], deadline: float, role: Role = "session"
 ) -> tuple[socket.socket, dict[str, object]]:
     """A connection to the host at ``path`` past its hello: the socket and the welcome.
 
@@ -164,7 +169,7 @@ def handshake(
     except OSError as exc:
         raise WarmUnavailable(f"no warm host at {path} ({exc.strerror or exc})") from None
     try:
-        send_line(sock, {"bee": "hello", "wire": WIRE, "role": role, "identity": identity, "environ": environ})
+        send_line(sock, hello_message(identity, environ, role))
         welcome = read_line(sock, deadline)
     except OSError as exc:
         sock.close()
@@ -228,7 +233,7 @@ def report_unresponsive(identity: dict[str, str], environ: dict[str, str], pid: 
     except (OSError, WarmUnavailable):
         return
     try:
-        send_line(sock, {"bee": "unresponsive", "wire": WIRE, "identity": identity, "pid": pid})
+        send_line(sock, unresponsive_message(identity, pid))
         read_line(sock, deadline)
     except (OSError, WarmUnavailable):
         pass

@@ -26,9 +26,8 @@ from bee_contracts.warm import (
     LOG_LEVELS,
     WAIT_SECONDS,
     WarmUnavailable,
-    folder_id,
     identity_digest,
-    make_identity,
+    identity_of,
     resolve_instance,
 )
 
@@ -119,10 +118,9 @@ def target(args: list[str], environ: Mapping[str, str]) -> dict[str, str] | None
 
 def _identity(view: str, checkout: str, instance: str, level: str, environ: Mapping[str, str]) -> dict[str, str] | None:
     try:
-        place = folder_id(checkout)
+        return identity_of(view, checkout, instance, level, environ)
     except WarmUnavailable:
         return None  # gone since it was checked: the click command says so
-    return make_identity(view, checkout, instance, level, environ, place=place)
 
 
 def wait_seconds(environ: Mapping[str, str]) -> float:

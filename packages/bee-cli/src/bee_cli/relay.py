@@ -163,49 +163,61 @@ class Relay:
             timeout = min(timeout, max(0.001, self.machine.eof_at + DRAIN_SECONDS - now))
         return int(timeout * 1000) + 1
 
+    def _poll(self, stdin_open: bool) -> select.poll:
+        """What the loop waits for: stdin while the host's queue has room, the host's socket both ways, stdout while
+        something waits for it."""
+        machine = self.machine
+        poll = select.poll()
+        if stdin_open and machine.queued < _BACKLOG:
+            poll.register(0, select.POLLIN)
+        if self.sock is not None:
+            events = select.POLLIN if len(machine.client_bytes()) < _BACKLOG else 0
+            if machine.host_bytes() is not None:
+                events |= select.POLLOUT
+            poll.register(self.sock, events)
+        if machine.client_bytes():
+            poll.register(1, select.POLLOUT)
+        return poll
+
+    def _stdin(self, event: int, now: float) -> bool:
+        """Read what the editor wrote; False once stdin has closed."""
+        data = os.read(0, _READ) if event & (select.POLLIN | select.POLLHUP | select.POLLERR) else b""
+        if data:
+            self.machine.client_data(data, now)
+            return True
+        self.machine.client_eof(now)
+        return False
+
+    def _host(self, event: int, now: float) -> None:
+        if event & (select.POLLIN | select.POLLHUP | select.POLLERR):
+            self._from_host(now)
+        if self.sock is not None and event & select.POLLOUT:
+            self._to_host(now)
+
     def run(self) -> int:
         """Relay until stdin closes (or stdout does); the exit status (0)."""
         for fd in (0, 1):
             mode = os.fstat(fd).st_mode
             if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
                 os.set_blocking(fd, fd == 0)  # stdout never blocks the loop; stdin is read only when ready
-        machine = self.machine
         stdin_open = True
         while True:
             now = time.monotonic()
             self._step(now)
-            if machine.finished(now, DRAIN_SECONDS):
+            if self.machine.finished(now, DRAIN_SECONDS):
                 self._to_client()  # what the host answered last, if stdout takes it now
                 return 0
-            poll = select.poll()
-            if stdin_open and machine.queued < _BACKLOG:
-                poll.register(0, select.POLLIN)
-            if self.sock is not None:
-                events = select.POLLIN if len(machine.client_bytes()) < _BACKLOG else 0
-                if machine.host_bytes() is not None:
-                    events |= select.POLLOUT
-                poll.register(self.sock, events)
-            if machine.client_bytes():
-                poll.register(1, select.POLLOUT)
-            for fd, event in poll.poll(self._timeout(now)):
+            for fd, event in self._poll(stdin_open).poll(self._timeout(now)):
                 now = time.monotonic()
                 if fd == 0:
-                    data = os.read(0, _READ) if event & (select.POLLIN | select.POLLHUP | select.POLLERR) else b""
-                    if data:
-                        machine.client_data(data, now)
-                    else:
-                        stdin_open = False
-                        machine.client_eof(now)
+                    stdin_open = self._stdin(event, now)
                 elif fd == 1:
                     if not self._to_client():
                         return 0
                 elif self.sock is not None and fd == self.sock.fileno():
-                    if event & (select.POLLIN | select.POLLHUP | select.POLLERR):
-                        self._from_host(now)
-                    if self.sock is not None and event & select.POLLOUT:
-                        self._to_host(now)
-            if machine.client_bytes() and not self._to_client():
+                    self._host(event, now)
+            if not self._to_client():
                 return 0
             if stdin_open and os.getppid() != self.parent:
                 stdin_open = False  # the editor is gone even if something else holds its end of the pipe
-                machine.client_eof(time.monotonic())
+                self.machine.client_eof(time.monotonic())

@@ -166,6 +166,16 @@ def make_identity(
     }
 
 
+def identity_of(view: str, checkout: str, instance: str, log_level: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """The identity of the warm host serving ``view`` of ``checkout`` as that folder is now: what the front end asks
+    for and the host serves (the supervisor checks it with :func:`check_identity`).
+
+    Raises:
+        WarmUnavailable: ``checkout`` cannot be examined.
+    """
+    return make_identity(view, checkout, instance, log_level, environ, place=folder_id(checkout))
+
+
 def identity_digest(identity: dict[str, str]) -> str:
     """32 hex digits naming ``identity``: its socket's name and its service's."""
     return _sha256(_canonical(identity))[:32]
@@ -271,7 +281,7 @@ def peer_uid(sock: socket.socket) -> int:
     return int(struct.unpack("3i", credentials)[1])
 
 
-def send_line(sock: socket.socket, message: dict[str, object]) -> None:
+def send_line(sock: socket.socket, message: Mapping[str, object]) -> None:
     """Write ``message`` as one JSON line (blocking, under the socket's timeout)."""
     sock.sendall(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
 
@@ -313,3 +323,212 @@ def read_line(sock: socket.socket, deadline: float, limit: int = MAX_LINE_BYTES)
     if not isinstance(value, dict):
         raise WarmUnavailable("a handshake line that is not a JSON object")
     return value
+
+
+# -- the messages, each written once ------------------------------------------------------------------------------
+
+if TYPE_CHECKING:
+    from typing import Literal, NotRequired, TypedDict
+
+    class Ensure(TypedDict):
+        """Front end → warm supervisor: keep the host of ``identity`` (started with ``environ``) running."""
+
+        bee: Literal["ensure"]
+        wire: int
+        identity: dict[str, str]
+        environ: dict[str, str]
+
+    class Ready(TypedDict):
+        """Warm supervisor → front end: the host runs at ``socket``, of the installed ``versionInfo``."""
+
+        bee: Literal["ready"]
+        socket: str
+        versionInfo: dict[str, str]
+        pid: int | None
+
+    class Hello(TypedDict):
+        """Front end (or the supervisor's probe) → warm host, the first line of a connection."""
+
+        bee: Literal["hello"]
+        wire: int
+        role: Literal["session", "probe"]
+        identity: dict[str, str]
+        environ: dict[str, str]
+
+    class Welcome(TypedDict):
+        """Warm host → front end: who it is, and what the front end needs to carry a session over a restart."""
+
+        bee: Literal["welcome"]
+        wire: int
+        identity: dict[str, str]
+        versionInfo: dict[str, str]
+        pid: int
+        serverInfo: dict[str, object]
+        reads: list[str]
+        dispatcher: dict[str, object] | None
+        notes: NotRequired[list[str]]
+
+    class Unresponsive(TypedDict):
+        """Front end → warm supervisor: the host of ``identity``, process ``pid``, stopped answering."""
+
+        bee: Literal["unresponsive"]
+        wire: int
+        identity: dict[str, str]
+        pid: object
+
+    class Refused(TypedDict):
+        """Either side's answer to a line it will not serve: ``code`` says which rule, ``error`` why."""
+
+        bee: Literal["refused"]
+        code: str
+        error: str
+
+
+#: The keys of an identity (:func:`make_identity`).
+IDENTITY_KEYS = frozenset({"view", "checkout", "place", "instance", "logLevel", "environment"})
+
+
+class Refusal(Exception):
+    """A line that is not served: ``code`` (``request``, ``wire``, ``uid``, ``identity``, ``hello``, ``fatal``) and
+    the message the other side prints."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def answer(self) -> Refused:
+        return {"bee": "refused", "code": self.code, "error": self.message}
+
+
+def ensure_message(identity: dict[str, str], environ: dict[str, str]) -> Ensure:
+    return {"bee": "ensure", "wire": WIRE, "identity": identity, "environ": environ}
+
+
+def hello_message(identity: dict[str, str], environ: dict[str, str], role: Literal["session", "probe"]) -> Hello:
+    return {"bee": "hello", "wire": WIRE, "role": role, "identity": identity, "environ": environ}
+
+
+def ready_message(socket_path: str, version_info: dict[str, str], pid: int | None) -> Ready:
+    return {"bee": "ready", "socket": socket_path, "versionInfo": version_info, "pid": pid}
+
+
+def welcome_message(
+    identity: dict[str, str],
+    version_info: dict[str, str],
+    server_info: Mapping[str, object],
+    reads: list[str],
+    dispatcher: dict[str, object] | None,
+) -> Welcome:
+    """A warm host's welcome: ``reads`` are its read-only tools, ``dispatcher`` for a view the tool that invokes
+    others by name and which of those are reads (what the front end may send again after a restart)."""
+    return {
+        "bee": "welcome",
+        "wire": WIRE,
+        "identity": identity,
+        "versionInfo": version_info,
+        "pid": os.getpid(),
+        "serverInfo": dict(server_info),
+        "reads": reads,
+        "dispatcher": dispatcher,
+    }
+
+
+def unresponsive_message(identity: dict[str, str], pid: object) -> Unresponsive:
+    return {"bee": "unresponsive", "wire": WIRE, "identity": identity, "pid": pid}
+
+
+def _wire(message: Mapping[str, object]) -> None:
+    if message.get("wire") not in SUPPORTED_WIRES:
+        raise Refusal(
+            "wire", f"the front end speaks wire {message.get('wire')!r}; this Bee speaks {list(SUPPORTED_WIRES)}"
+        )
+
+
+def check_environ(raw: object) -> dict[str, str]:
+    """``raw`` when it is an environment (an object of strings).
+
+    Raises:
+        Refusal: ``request`` otherwise.
+    """
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise Refusal("request", "the environment is not an object of strings")
+    return raw
+
+
+def check_identity(raw: object) -> dict[str, str]:
+    """``raw`` when it is an identity a host could serve now: every key and no other, a known view and log level,
+    a resolved absolute checkout that is still the same folder, an instance that fits the view.
+
+    Raises:
+        Refusal: ``request``, saying which part is wrong.
+    """
+    if not isinstance(raw, dict) or set(raw) != IDENTITY_KEYS or not all(isinstance(v, str) for v in raw.values()):
+        raise Refusal("request", "the identity is malformed")
+    identity: dict[str, str] = raw
+    if identity["view"] not in VIEWS:
+        raise Refusal("request", f"unknown view {identity['view']!r}")
+    if identity["logLevel"] not in LOG_LEVELS:
+        raise Refusal("request", f"unknown log level {identity['logLevel']!r}")
+    checkout = identity["checkout"]
+    if not os.path.isabs(checkout) or not os.path.isdir(checkout) or os.path.realpath(checkout) != checkout:
+        raise Refusal("request", f"the checkout {checkout!r} is not a resolved absolute directory")
+    try:
+        place = folder_id(checkout)
+    except WarmUnavailable as exc:
+        raise Refusal("request", str(exc)) from None
+    if place != identity["place"]:
+        raise Refusal("request", f"the checkout {checkout!r} is another folder now (it was deleted and created again)")
+    instance = identity["instance"]
+    if (identity["view"] == "design") != (instance == "") or (instance and not os.path.isabs(instance)):
+        raise Refusal("request", f"the instance root {instance!r} does not fit the view")
+    return identity
+
+
+def check_ensure(request: object) -> tuple[dict[str, str], dict[str, str]]:
+    """The identity and environment of a valid ensure request (the warm supervisor's check).
+
+    Raises:
+        Refusal: ``wire`` for a wire this installation does not speak, ``request`` for anything malformed.
+    """
+    if not isinstance(request, dict) or request.get("bee") != "ensure":
+        raise Refusal("request", "not an ensure request")
+    _wire(request)
+    identity = check_identity(request.get("identity"))
+    environ = check_environ(request.get("environ"))
+    if environment_digest(environ) != identity["environment"]:
+        raise Refusal("request", "the environment does not match the identity's digest")
+    return identity, environ
+
+
+def check_unresponsive(report: Mapping[str, object]) -> tuple[dict[str, str], object]:
+    """The identity and pid of a front end's report that its host stopped answering.
+
+    Raises:
+        Refusal: ``wire`` or ``request`` for a report this installation cannot read.
+    """
+    _wire(report)
+    identity = report.get("identity")
+    if not isinstance(identity, dict) or set(identity) != IDENTITY_KEYS:
+        raise Refusal("request", "a malformed report")
+    return identity, report.get("pid")
+
+
+def check_hello(hello: Mapping[str, object], identity: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    """The role (``session`` or ``probe``) and environment of a hello a host of ``identity`` accepts.
+
+    Raises:
+        Refusal: the hello is malformed, speaks no wire this host does, or names another identity.
+    """
+    if hello.get("bee") != "hello":
+        raise Refusal("hello", "the first line is not a Bee hello")
+    _wire(hello)
+    role = hello.get("role")
+    if role not in ("session", "probe"):
+        raise Refusal("hello", f"unknown role {role!r}")
+    if hello.get("identity") != dict(identity):
+        raise Refusal("identity", "this host serves another view, checkout, instance or environment")
+    environ = check_environ(hello.get("environ", {}))
+    if role == "session" and environment_digest(environ) != identity["environment"]:
+        raise Refusal("identity", "the environment differs from the one this host was started with")
+    return str(role), environ

@@ -35,7 +35,7 @@ import anyio
 import anyio.abc
 from anyio.abc import SocketAttribute
 
-from bee_contracts.warm import ENV_IDLE, IDLE_SECONDS, SUPPORTED_WIRES, WIRE, environment_digest, peer_uid
+from bee_contracts.warm import ENV_IDLE, IDLE_SECONDS, Refusal, check_hello, peer_uid, welcome_message
 from bee_hostkit.environ import use_environ
 from bee_hostkit.host import Host
 from bee_hostkit.stdio import busy_workers, capped_streams
@@ -47,51 +47,6 @@ HELLO_SECONDS = 10.0
 #: The longest hello line read (the front end's environment travels in it).
 MAX_HELLO_BYTES = 1024 * 1024
 _READ = 64 * 1024
-
-
-class _Refused(Exception):
-    """A connection that may not be served: ``code`` (``uid``, ``wire``, ``identity``, ``hello``) and why."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def replay_rule(host: Host) -> dict[str, Any]:
-    """What the front end needs to tell a read from a write: the read-only tools, and for a view, the tool that
-    dispatches by name and the read-only tools it can reach."""
-    rule: dict[str, Any] = {"reads": host.read_only(), "dispatcher": None}
-    if host.viewed is not None and host.dispatcher is not None:
-        rule["dispatcher"] = {"tool": host.dispatcher, "argument": "name", "reads": host.viewed.read_only()}
-    return rule
-
-
-def check_hello(hello: Mapping[str, Any], identity: Mapping[str, str]) -> tuple[str, dict[str, str]]:
-    """The role (``session`` or ``probe``) and environment of an accepted hello.
-
-    Raises:
-        _Refused: the hello is malformed, speaks no wire this host does, or names another identity.
-    """
-    if hello.get("bee") != "hello":
-        raise _Refused("hello", "the first line is not a Bee hello")
-    wire = hello.get("wire")
-    if wire not in SUPPORTED_WIRES:
-        raise _Refused(
-            "wire",
-            f"this Bee front end speaks wire {wire!r}; the installed Bee host speaks {list(SUPPORTED_WIRES)}",
-        )
-    role = hello.get("role")
-    if role not in ("session", "probe"):
-        raise _Refused("hello", f"unknown role {role!r}")
-    if hello.get("identity") != dict(identity):
-        raise _Refused("identity", "this host serves another view, checkout, instance or environment")
-    raw = hello.get("environ", {})
-    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
-        raise _Refused("hello", "the environment is not an object of strings")
-    if role == "session" and environment_digest(raw) != identity["environment"]:
-        raise _Refused("identity", "the environment differs from the one this host was started with")
-    return str(role), raw
 
 
 class WarmHost:
@@ -121,15 +76,14 @@ class WarmHost:
         self.idle_seconds = idle_seconds
         self.sessions = 0
         self.idle_since = time.monotonic()
-        self._welcome = {
-            "bee": "welcome",
-            "wire": WIRE,
-            "identity": self.identity,
-            "versionInfo": host.version,
-            "pid": os.getpid(),
-            "serverInfo": host.server_info(),
-            **replay_rule(host),
-        }
+        # What the front end needs to tell a read from a write: the read-only tools, and for a view, the tool that
+        # dispatches by name and the read-only tools it can reach.
+        dispatcher: dict[str, object] | None = None
+        if host.viewed is not None and host.dispatcher is not None:
+            dispatcher = {"tool": host.dispatcher, "argument": "name", "reads": host.viewed.read_only()}
+        self._welcome = welcome_message(
+            self.identity, dict(host.version), host.server_info(), host.read_only(), dispatcher
+        )
 
     async def run(self) -> None:
         """Accept and serve connections until SIGTERM/SIGINT or the idle time passes with no session."""
@@ -174,16 +128,16 @@ class WarmHost:
                 try:
                     data += await stream.receive(_READ)
                 except (anyio.EndOfStream, anyio.BrokenResourceError):
-                    raise _Refused("hello", "the connection closed before its hello") from None
+                    raise Refusal("hello", "the connection closed before its hello") from None
                 if len(data) > MAX_HELLO_BYTES and b"\n" not in data[:MAX_HELLO_BYTES]:
-                    raise _Refused("hello", f"a hello over {MAX_HELLO_BYTES} bytes")
+                    raise Refusal("hello", f"a hello over {MAX_HELLO_BYTES} bytes")
         line, _, rest = data.partition(b"\n")
         try:
             hello = json.loads(line)
         except ValueError:
-            raise _Refused("hello", "the hello is not JSON") from None
+            raise Refusal("hello", "the hello is not JSON") from None
         if not isinstance(hello, dict):
-            raise _Refused("hello", "the hello is not a JSON object")
+            raise Refusal("hello", "the hello is not a JSON object")
         return hello, rest
 
     async def _connection(self, stream: anyio.abc.SocketStream) -> None:
@@ -203,13 +157,13 @@ class WarmHost:
                 uid = peer_uid(stream.extra(SocketAttribute.raw_socket))  # noqa: S610 -- anyio's typed attribute, not Django's extra()
                 if uid != os.getuid():
                     # Refused before the hello is read: another user's process learns nothing but this.
-                    raise _Refused("uid", f"uid {uid} may not use a host of uid {os.getuid()}")
+                    raise Refusal("uid", f"uid {uid} may not use a host of uid {os.getuid()}")
                 hello, rest = await self._hello(stream)
                 role, environ = check_hello(hello, self.identity)
-            except (_Refused, TimeoutError) as exc:
-                refused = exc if isinstance(exc, _Refused) else _Refused("hello", "no hello in time")
+            except (Refusal, TimeoutError) as exc:
+                refused = exc if isinstance(exc, Refusal) else Refusal("hello", "no hello in time")
                 logger.warning("refused a connection (%s): %s", refused.code, refused.message)
-                answer = {"bee": "refused", "code": refused.code, "error": refused.message}
+                answer = refused.answer()
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError), anyio.move_on_after(1):
                     await stream.send(json.dumps(answer).encode() + b"\n")
                 return
@@ -327,7 +281,7 @@ def serve_warm_fd(
         BeeError: ``invalid_argument`` when ``fd`` or ``check_fd`` is not a listening Unix stream socket.
     """
     from bee_contracts import invalid
-    from bee_contracts.warm import WarmUnavailable, folder_id, make_identity
+    from bee_contracts.warm import WarmUnavailable, identity_of
 
     listeners = []
     for option, given in (("--warm-fd", fd), ("--warm-check-fd", check_fd)):
@@ -338,9 +292,8 @@ def serve_warm_fd(
     listener, probes = listeners
     assert listener is not None
     try:
-        place = folder_id(checkout)
+        identity = identity_of(view, checkout, instance, log_level, os.environ)
     except WarmUnavailable as exc:
         raise invalid(str(exc)) from None
-    identity = make_identity(view, checkout, instance, log_level, os.environ, place=place)
     logger.info("warm host pid %d serving %s %s", os.getpid(), view, checkout)
     serve_warm(host, listener, identity, idle_seconds(os.environ), notes=notes, probes=probes)

@@ -95,7 +95,7 @@ async def warm_session(path: str, identity: Mapping[str, str], timeout: float) -
     """
     from mcp import Client
 
-    from bee_contracts.warm import WIRE, peer_uid
+    from bee_contracts.warm import hello_message, peer_uid
     from bee_supervisor._pipes import pipe_transport
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -109,7 +109,7 @@ async def warm_session(path: str, identity: Mapping[str, str], timeout: float) -
                 sock.connect(path)
             if peer_uid(sock) != os.getuid():
                 raise ConnectionError(f"the process behind {path} is another user's")
-            hello = {"bee": "hello", "wire": WIRE, "role": "probe", "identity": dict(identity), "environ": {}}
+            hello = hello_message(dict(identity), {}, "probe")
             await _send_all(sock, json.dumps(hello).encode() + b"\n")
             welcome = await _read_line(sock)
         if welcome.get("bee") != "welcome":

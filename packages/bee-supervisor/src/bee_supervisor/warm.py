@@ -30,7 +30,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -40,19 +40,18 @@ from bee_contracts import launch
 from bee_contracts.hosts import installed_hosts
 from bee_contracts.warm import (
     ENV_SUPERVISOR_IDLE,
-    LOG_LEVELS,
     MAX_LINE_BYTES,
     SUPERVISOR_IDLE,
-    SUPPORTED_WIRES,
-    VIEWS,
+    Refusal,
     WarmUnavailable,
+    check_ensure,
+    check_unresponsive,
     control_socket,
-    environment_digest,
-    folder_id,
     host_socket,
     identity_digest,
     peer_uid,
     read_environment,
+    ready_message,
     warm_dir,
 )
 from bee_supervisor.config import HealthSpec, ServiceSpec, SupervisorSpec
@@ -60,6 +59,9 @@ from bee_supervisor.contract import version_answer
 from bee_supervisor.replica import Prepared
 from bee_supervisor.states import STOPPED_STATES, Event, RestartPolicy, State
 from bee_supervisor.supervisor import Slot, Supervisor
+
+if TYPE_CHECKING:
+    from bee_contracts.warm import Ready
 
 #: How the warm supervisor names its services' source in status.
 SOURCE = "the warm hosts"
@@ -75,54 +77,6 @@ FATAL_KEEP_SECONDS = 60.0
 UNRESPONSIVE_PROBE_SECONDS = 3.0
 #: How long a request may take to arrive.
 _REQUEST_SECONDS = 10.0
-_KEYS = frozenset({"view", "checkout", "place", "instance", "logLevel", "environment"})
-
-
-class Refusal(Exception):
-    """An ensure request that is not served: ``code`` and the message the front end prints."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def check_request(request: Any) -> tuple[dict[str, str], dict[str, str]]:
-    """The identity and environment of a valid ensure request.
-
-    Raises:
-        Refusal: ``wire`` for a wire this installation does not speak, ``request`` for anything malformed.
-    """
-    if not isinstance(request, dict) or request.get("bee") != "ensure":
-        raise Refusal("request", "not an ensure request")
-    if request.get("wire") not in SUPPORTED_WIRES:
-        raise Refusal("wire", f"the front end speaks wire {request.get('wire')!r}; this Bee speaks {SUPPORTED_WIRES}")
-    identity, environ = request.get("identity"), request.get("environ")
-    if not isinstance(identity, dict) or set(identity) != _KEYS:
-        raise Refusal("request", "the identity is malformed")
-    if not all(isinstance(value, str) for value in identity.values()):
-        raise Refusal("request", "the identity is malformed")
-    if not isinstance(environ, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in environ.items()):
-        raise Refusal("request", "the environment is not an object of strings")
-    if identity["view"] not in VIEWS:
-        raise Refusal("request", f"unknown view {identity['view']!r}")
-    if identity["logLevel"] not in LOG_LEVELS:
-        raise Refusal("request", f"unknown log level {identity['logLevel']!r}")
-    checkout = identity["checkout"]
-    if not os.path.isabs(checkout) or not os.path.isdir(checkout) or os.path.realpath(checkout) != checkout:
-        raise Refusal("request", f"the checkout {checkout!r} is not a resolved absolute directory")
-    try:
-        place = folder_id(checkout)
-    except WarmUnavailable as exc:
-        raise Refusal("request", str(exc)) from None
-    if place != identity["place"]:
-        raise Refusal("request", f"the checkout {checkout!r} is another folder now (it was deleted and created again)")
-    instance = identity["instance"]
-    if (identity["view"] == "design") != (instance == "") or (instance and not os.path.isabs(instance)):
-        raise Refusal("request", f"the instance root {instance!r} does not fit the view")
-    if environment_digest(environ) != identity["environment"]:
-        raise Refusal("request", "the environment does not match the identity's digest")
-    return identity, environ
 
 
 def host_command(identity: dict[str, str]) -> tuple[str, ...]:
@@ -159,6 +113,7 @@ class WarmServices:
 
     async def _request(self, supervisor: Supervisor, stream: anyio.abc.SocketStream) -> None:
         logger = supervisor.context.logger
+        answer: Mapping[str, Any]
         async with stream:
             try:
                 uid = peer_uid(stream.extra(SocketAttribute.raw_socket))  # noqa: S610 -- anyio's typed attribute
@@ -169,13 +124,13 @@ class WarmServices:
                 if isinstance(request, dict) and request.get("bee") == "unresponsive":
                     answer = await self.unresponsive(supervisor, request)
                 else:
-                    identity, environ = check_request(request)
+                    identity, environ = check_ensure(request)
                     answer = await self.ensure(supervisor, identity, environ)
             except Refusal as refused:
                 logger.warning("warm: refused a request (%s): %s", refused.code, refused.message)
-                answer = {"bee": "refused", "code": refused.code, "error": refused.message}
+                answer = refused.answer()
             except TimeoutError:
-                answer = {"bee": "refused", "code": "request", "error": "no request in time"}
+                answer = Refusal("request", "no request in time").answer()
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await stream.send(json.dumps(answer).encode() + b"\n")
 
@@ -184,19 +139,17 @@ class WarmServices:
         now and killed if it does not answer (:meth:`~bee_supervisor.replica.Replica.check_now`).
 
         Raises:
-            Refusal: the report names no host of this supervisor.
+            Refusal: the report cannot be read.
         """
-        identity = request.get("identity")
-        if request.get("wire") not in SUPPORTED_WIRES or not isinstance(identity, dict) or set(identity) != _KEYS:
-            raise Refusal("request", "a malformed report")
+        identity, pid = check_unresponsive(request)
         slot = self.by_digest.get(identity_digest(identity))
         replica = slot.replica if slot is not None else None
-        if replica is None or replica.child is None or replica.child.pid != request.get("pid"):
+        if replica is None or replica.child is None or replica.child.pid != pid:
             return {"bee": "checked", "answered": None}  # that process is gone already (or never was one of ours)
         supervisor.context.logger.info("warm: %s reported unresponsive: probing it", replica.name)
         return {"bee": "checked", "answered": await replica.check_now(UNRESPONSIVE_PROBE_SECONDS)}
 
-    async def ensure(self, supervisor: Supervisor, identity: dict[str, str], environ: dict[str, str]) -> dict[str, Any]:
+    async def ensure(self, supervisor: Supervisor, identity: dict[str, str], environ: dict[str, str]) -> Ready:
         """The host of ``identity``, started when there is none, once it runs: the ready answer.
 
         Raises:
@@ -208,9 +161,7 @@ class WarmServices:
         finally:
             self.asking -= 1
 
-    async def _ensure(
-        self, supervisor: Supervisor, identity: dict[str, str], environ: dict[str, str]
-    ) -> dict[str, Any]:
+    async def _ensure(self, supervisor: Supervisor, identity: dict[str, str], environ: dict[str, str]) -> Ready:
         digest = identity_digest(identity)
         async with self._create:
             slot = self.by_digest.get(digest)
@@ -223,12 +174,10 @@ class WarmServices:
         state = await replica.wait_for(frozenset({State.RUNNING, State.FATAL}))
         if state is State.FATAL:
             raise Refusal("fatal", f"the warm host failed: {replica.status.reason} (log: {slot.log.path})")
-        return {
-            "bee": "ready",
-            "socket": slot.service.spec.health.socket,
-            "versionInfo": supervisor.context.installed.info,
-            "pid": replica.child.pid if replica.child else None,
-        }
+        socket_path = slot.service.spec.health.socket
+        assert socket_path is not None
+        pid = replica.child.pid if replica.child else None
+        return ready_message(socket_path, supervisor.context.installed.info, pid)
 
     async def _start(
         self, supervisor: Supervisor, identity: dict[str, str], environ: dict[str, str], digest: str
