@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from bee_core.options import checkout_option, instance_option, warm_check_fd_option, warm_fd_option
+from bee_core.options import checkout_option, instance_option, spare_fd_option, warm_check_fd_option, warm_fd_option
 
 if TYPE_CHECKING:
     from bee_core.instance import Instance
@@ -77,6 +77,7 @@ def mcp() -> None:
 )
 @warm_fd_option
 @warm_check_fd_option
+@spare_fd_option
 def serve(
     checkout: Path,
     instance_root: Path | None,
@@ -84,6 +85,7 @@ def serve(
     discovery: bool,
     warm_fd: int | None,
     warm_check_fd: int | None,
+    spare_fd: int | None,
 ) -> None:
     """Serve the core tools over stdio for an editor or agent (speaks both MCP protocol eras)."""
     logging.basicConfig(
@@ -115,6 +117,7 @@ def serve(
         instance=str(ctx.instance.root),
         log_level=log_level,
         check_fd=warm_check_fd,
+        spare_fd=spare_fd,
         notes=lambda: _shipped_notes(ctx.instance),
     )
 

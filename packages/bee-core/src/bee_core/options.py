@@ -34,3 +34,5 @@ json_option: Decorator = click.option("--json", "as_json", is_flag=True, help="P
 warm_fd_option: Decorator = click.option("--warm-fd", type=click.IntRange(0), default=None, hidden=True)
 #: The warm host's own socket for the supervisor's health probes (each replica has one; hidden too).
 warm_check_fd_option: Decorator = click.option("--warm-check-fd", type=click.IntRange(0), default=None, hidden=True)
+#: A spare's channel to the warm supervisor (bee_contracts.spare; hidden too).
+spare_fd_option: Decorator = click.option("--spare-fd", type=click.IntRange(0), default=None, hidden=True)

@@ -70,6 +70,9 @@ class ServiceSpec:
     version_command: tuple[str, ...] | None = None
     health: HealthSpec = field(default_factory=HealthSpec)
     restart: RestartPolicy = field(default_factory=RestartPolicy)
+    #: Whether a spare is kept, started ahead, to take over when a replica starts again (bee_supervisor.spares):
+    #: only for a service checked on a socket of its own (``http`` with ``listen``, a warm host).
+    spares: bool = True
     #: Where the table and each of its keys are in the file, for messages (not part of what the service is).
     line: int | None = field(default=None, compare=False)
     key_lines: Mapping[str, int] = field(default_factory=dict, compare=False)
@@ -126,6 +129,7 @@ _SERVICE_KEYS = {
     "listen",
     "host",
     "contract",
+    "spares",
     "version_command",
     "health",
     "restart",
@@ -410,6 +414,7 @@ def _service(reader: _Reader, name: str, value: Any, base: Path, registry: dict[
             'a contract is checked through the host\'s handshake: use check = "http" or "mcp" (or contract = false)',
         )
     restart = _restart(reader, table.get("restart", {}), (*path, "restart"))
+    spares = reader.boolean(table, "spares", path, True)
     return ServiceSpec(
         name=name,
         command=command,
@@ -422,6 +427,7 @@ def _service(reader: _Reader, name: str, value: Any, base: Path, registry: dict[
         version_command=version_command,
         health=health,
         restart=restart,
+        spares=spares,
         line=line_of(reader.lines, path),
         key_lines={key: line for key in table if (line := line_of(reader.lines, (*path, key)))},
         shown=shown,

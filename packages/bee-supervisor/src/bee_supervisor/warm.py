@@ -39,6 +39,7 @@ from anyio.abc import SocketAttribute
 from bee_contracts import launch
 from bee_contracts.hosts import installed_hosts
 from bee_contracts.warm import (
+    ENV_SPARES,
     ENV_SUPERVISOR_IDLE,
     MAX_LINE_BYTES,
     SUPERVISOR_IDLE,
@@ -330,7 +331,8 @@ def run(*, detach: bool) -> int:
         assert services is not None
         await services.janitor(sup)
 
-    supervisor = Supervisor(warm_spec(folder), echo=not detach, tasks=[control, janitor])
+    spares = os.environ.get(ENV_SPARES, "1") != "0"
+    supervisor = Supervisor(warm_spec(folder), echo=not detach, tasks=[control, janitor], spares=spares)
     try:
         supervisor.prepare()
     except BeeError as exc:

@@ -217,6 +217,7 @@ def init(home: Path | None) -> None:
     help="Worker processes serving one port (PostgreSQL only). --max-in-flight and --max-connections are totals, "
     "divided evenly among them.",
 )
+@click.option("--spare-fd", type=click.IntRange(3), default=None, hidden=True)
 def serve(
     *,
     home: Path | None,
@@ -225,6 +226,7 @@ def serve(
     access_log: bool,
     workers: int,
     fds: tuple[int, ...],
+    spare_fd: int | None,
     **values: Any,
 ) -> None:
     """Serve the tracker tools and the engineering-backlog skill at http://HOST:PORT/mcp (JWT required)."""
@@ -236,12 +238,14 @@ def serve(
             raise click.UsageError(f"--fd {fd} is not an open socket this process inherited")
     if fds and workers > 1:
         raise click.UsageError("--fd and --workers do not combine: a supervisor runs one process per inherited socket")
+    if spare_fd is not None and (workers > 1 or not fds):
+        raise click.UsageError("--spare-fd is the supervisor's: it goes with --fd, and one worker")
     values["allowed_hosts"] = tuple(values["allowed_hosts"])
     values["custom_statuses"] = tuple(values["custom_statuses"])
     values["custom_types"] = tuple(values["custom_types"])
     config = _config(home, store_url, **values)
     try:
-        run(config, workers=workers, log_level=log_level, access_log=access_log, fds=fds)
+        run(config, workers=workers, log_level=log_level, access_log=access_log, fds=fds, spare_fd=spare_fd)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     except BeeError as exc:

@@ -38,7 +38,10 @@ def design() -> None:
 # The listening socket a warm host serves on, handed over by the warm supervisor (never typed by people: hidden).
 @click.option("--warm-fd", type=click.IntRange(0), default=None, hidden=True)
 @click.option("--warm-check-fd", type=click.IntRange(0), default=None, hidden=True)
-def mcp(stdio: bool, root: str, log_level: str, warm_fd: int | None, warm_check_fd: int | None) -> None:
+@click.option("--spare-fd", type=click.IntRange(0), default=None, hidden=True)
+def mcp(
+    stdio: bool, root: str, log_level: str, warm_fd: int | None, warm_check_fd: int | None, spare_fd: int | None
+) -> None:
     """Serve the four design tools over stdio for an editor or agent (both MCP protocol eras)."""
     from bee_contracts import BeeError
     from bee_design.context import DesignContext
@@ -68,6 +71,7 @@ def mcp(stdio: bool, root: str, log_level: str, warm_fd: int | None, warm_check_
         instance="",
         log_level=log_level,
         check_fd=warm_check_fd,
+        spare_fd=spare_fd,
     )
 
 
