@@ -288,7 +288,7 @@ class FastPath:
 
     async def _answer(self, planned: _Planned, scope: Scope, send: Send) -> bool:
         """Answer ``planned``; False (nothing sent, nothing run) sends it to the SDK after all."""
-        head = b'{"jsonrpc":"2.0","id":' + orjson.dumps(planned.id) + b',"result":'
+        head = b'{"jsonrpc":"2.0","id":' + _dumps(planned.id) + b',"result":'
         if planned.method == "tools/list":
             listing = await self._listing(planned)
             if listing is None:
@@ -357,8 +357,11 @@ def _model_json(model: BaseModel) -> bytes:
 def _dumps(value: Any) -> bytes:
     try:
         return orjson.dumps(value)
-    except TypeError:  # integers beyond 64 bits: the standard library writes the same value
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except TypeError:
+        # What orjson refuses: integers beyond 64 bits, and strings holding an unpaired surrogate (a request's JSON
+        # may escape one, "\ud800", and Python's parser keeps it; UTF-8 cannot carry it). The standard library writes
+        # both, the surrogate escaped again as the SDK's own writer escapes it, so the client reads the same value.
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
 async def _send(send: Send, status: int, body: bytes) -> None:
