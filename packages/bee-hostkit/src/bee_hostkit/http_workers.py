@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bee_hostkit.http_descriptors import raise_descriptor_limit
 from bee_hostkit.http_edge import EdgeProtocolFactory, uvicorn_settings
 from bee_hostkit.http_limits import EdgeLimits
 
@@ -124,6 +125,7 @@ def serve_http_workers(
         http=EdgeProtocolFactory(limits),  # type: ignore[arg-type]
         **settings,
     )
+    raise_descriptor_limit(limits.max_connections)  # before the workers start: they inherit it
     sock = _as_tcp(config.bind_socket())
     manager = Multiprocess(config, sockets=[sock])
     try:
