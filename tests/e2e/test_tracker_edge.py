@@ -315,3 +315,21 @@ def test_a_stopping_server_answers_the_requests_already_on_their_way_then_closes
         # A clean stop: uvicorn re-raises the signal it caught once every connection has closed.
         assert server.process.wait(timeout=30) == -signal.SIGTERM
         assert "timeout graceful shutdown exceeded" not in server.log.read_text()
+
+
+def test_a_client_that_waits_for_100_continue_is_told_to_send_its_body(
+    tracker_factory: Callable[..., TrackerProcess],
+) -> None:
+    # The edge admits a request once its body is in, so it cannot wait for the app's first read to say "continue"
+    # (uvicorn's way): it says so itself, or such a client would wait until the request timeout.
+    server = tracker_factory()
+    headers = {**authorized(server), "Expect": "100-continue"}
+    whole = request("/mcp", port=server.port, headers=headers, body=LIST)
+    head, _, body = whole.partition(b"\r\n\r\n")
+    with RawConnection(server.port) as connection:
+        connection.send(head + b"\r\n\r\n")
+        interim = connection.response()
+        assert interim is not None and interim.status == 100
+        connection.send(body)
+        answer = connection.response()
+        assert answer is not None and answer.status == 200 and answer.json()["result"]["tools"]

@@ -137,10 +137,20 @@ def test_a_flood_of_silent_connections_leaves_health_and_calls_served(
     # every call timing out for as long as they were held (accept() failed with EMFILE, nothing ever closed them),
     # and logged 101 MB of accept tracebacks in 40 s. Here: 400 against a limit of 256 (128 for connections).
     server = tracker_factory(None, "--header-timeout", "3", nofile=256)
+    alice = request("/mcp", port=server.port, headers=headers_of(server, "alice@example.com"), body=CALL)
     with contextlib.ExitStack() as stack:
+        pooled = stack.enter_context(RawConnection(server.port))
+        pooled.send(alice)
+        first = answer(pooled)
+        assert first is not None and first.status == 200
         silent = [stack.enter_context(RawConnection(server.port)) for _ in range(400)]
         assert health(server) == 200
         assert calls(server, "alice@example.com", 3) == [200] * 3
+        # Alice's pooled connection, answered before the flood and older than all of it, was kept: the silent ones
+        # made room among themselves.
+        pooled.send(alice)
+        again = answer(pooled)
+        assert again is not None and again.status == 200
         # Each was closed: to make room for a newer one, or at the header timeout.
         assert all(closed_unanswered(connection) for connection in silent)
     log = server.log.read_text()

@@ -63,8 +63,8 @@ from uvicorn.server import ServerState
 from bee_hostkit.access_log import hide_queries
 from bee_hostkit.http_admission import Admission
 from bee_hostkit.http_clients import Client, client_of
-from bee_hostkit.http_connections import Connections
-from bee_hostkit.http_descriptors import connection_cap, raise_descriptor_limit
+from bee_hostkit.http_connections import Connections, Waiting
+from bee_hostkit.http_descriptors import EdgeLoop, connection_cap, raise_descriptor_limit
 from bee_hostkit.http_limits import DEFAULT_RETRY_AFTER_SECONDS, EdgeLimits
 
 #: How long a refused connection keeps draining what the client still sends before it is closed.
@@ -110,6 +110,10 @@ class EdgeProtocol(HttpToolsProtocol):
         super().__init__(config, server_state, app_state, _loop)
         # Before this connection logs a line (uvicorn's logging setup may run after the protocol class is bound).
         hide_queries(self.access_logger)
+        # Accepted: it takes room in the registry until connection_made opens it there, a turn of the loop later.
+        self.open_connections.expect()
+        if isinstance(self.loop, EdgeLoop) and self.loop.accept_room is None:
+            self.loop.accept_room = self.open_connections.room  # accept no more at once than the registry holds
         # Header accounting for the request whose header block is being read.
         self._reading_headers = True
         self._phase = 0  # bumped whenever a new header block starts
@@ -130,6 +134,7 @@ class EdgeProtocol(HttpToolsProtocol):
         # A request to an admitted path whose body is still arriving: admitted (or shed) once it has.
         self._awaiting: tuple[RequestResponseCycle, Any] | None = None
         self._peer = ""
+        self._shed_last = False  # whether the last answer on this connection was the edge's 503
 
     # -- header caps --------------------------------------------------------------------------------------------
 
@@ -210,9 +215,12 @@ class EdgeProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         if self._stopped is not None:
             return
+        cycle = self.cycle
         super().on_message_begin()
         self._cancel_first_request_timer()
         self._parsed_bytes = 0
+        if cycle is None or cycle.response_complete:  # not in use (else a pipelined request is being parsed)
+            self.open_connections.waits(self, Waiting.PARTIAL)
         if self._header_timer is None:  # a later request on the connection: its headers are timed from here
             self._header_timer = self.loop.call_later(self.limits.header_timeout_seconds, self._headers_timed_out)
         self._cancel_request_timer()
@@ -289,7 +297,7 @@ class EdgeProtocol(HttpToolsProtocol):
         self._cancel_header_timer()
         if self.transport.is_closing():
             return
-        self.open_connections.idle(self, first=True)  # draining: the first to make room for a newcomer
+        self.open_connections.waits(self, Waiting.REFUSED)  # draining: the first to make room for a newcomer
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.loop.call_later(_LINGER_SECONDS, self.transport.close)
@@ -370,6 +378,7 @@ class EdgeProtocol(HttpToolsProtocol):
         """Answer 503 now, from the protocol callback, without a task (and without reading more of the body)."""
         # Marked answered first, so the parser drops what is left of the body and the next request starts cleanly.
         cycle.response_started = cycle.response_complete = True
+        self._shed_last = True
         close = not cycle.keep_alive
         self._write(503, body, close=close, headers=self.admission.retry_after, scope=cycle.scope)
         if close:
@@ -442,7 +451,9 @@ class EdgeProtocol(HttpToolsProtocol):
             self._write(status, body, close=True)
             self._linger()
             return
-        self.open_connections.idle(self)  # waiting for the next request (a pipelined one marks it in use again)
+        # Waiting for the next request (a pipelined one marks it in use again).
+        self.open_connections.waits(self, Waiting.SHED if self._shed_last else Waiting.SERVED)
+        self._shed_last = False
         super().on_response_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
