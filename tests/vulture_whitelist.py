@@ -26,7 +26,7 @@ Verifier.rehashes  # observability counter: tests assert when the verifier re-ha
 ContentCache.misses  # observability counter: tests read the outline cache's hit rate
 RequestResponseCycle.disconnected  # set by the HTTP edge; uvicorn's ASGI receive() reads it
 ServerState.total_requests  # counted by the HTTP edge as uvicorn's own protocol does; uvicorn reads it
-edge_loop  # uvicorn's loop setting names it (bee_hostkit.http_edge.uvicorn_settings); uvicorn imports and calls it
+edge_loop  # uvicorn's loop setting names it (bee_hostkit.http_serve.uvicorn_settings); uvicorn imports and calls it
 EdgeLoop._accept_connection  # asyncio's selector loop calls it for each ready listening socket
 handler = None
 handler.__qualname__  # set so logs and tracebacks name the tracker tool a bound handler runs

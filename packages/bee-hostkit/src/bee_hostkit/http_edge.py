@@ -16,11 +16,12 @@ keeps those promises where the bytes arrive:
   make room, or the newcomer is closed at once when every connection in the way is in use.
 - **Admission.** A request to an admitted path (``/mcp``) is admitted once its body has arrived (or once 64 KiB of
   it has, uvicorn's flow-control mark, past which it must be read by the app), before a task is created for it:
-  a client that sends slowly holds no slot. Over ``max_in_flight``, when the work already admitted would keep it
-  waiting longer than ``max_queue_seconds``, or when its client holds its share of what is in flight (the rule is
-  :mod:`bee_hostkit.http_admission`; whose request it is, :mod:`bee_hostkit.http_clients`), the answer is written
-  straight from the protocol callback: 503 with ``Retry-After`` and a small JSON body. The slot is released when
-  the request's ASGI task ends, whatever the client did meanwhile.
+  a client that sends slowly holds no slot (one that waits for ``100 Continue`` is told by the edge). Over
+  ``max_in_flight``, when the work already admitted would keep it waiting longer than ``max_queue_seconds``, or when
+  its client holds its share of what is in flight (the rule is :mod:`bee_hostkit.http_admission`; whose request it
+  is, :mod:`bee_hostkit.http_clients`), the answer is written straight from the protocol callback: 503 with
+  ``Retry-After`` and a small JSON body. The slot is released when the request's ASGI task ends, whatever the
+  client did meanwhile.
 - **Timeouts.** A request's headers must arrive within ``header_timeout_seconds``: from the moment the connection is
   accepted for its first request (a connection that has sent nothing by then is closed), from its first byte for a
   later one (uvicorn closes a connection idle between requests after 5 s). The whole request, body included, must
@@ -38,6 +39,8 @@ still sends is read and dropped for a few seconds, so that its TCP stack deliver
   (within the request timeout, once it has begun), and one that sends nothing is closed after
   ``_FIRST_REQUEST_GRACE_SECONDS``. An idle keep-alive connection, after a response, is closed at once, as
   HTTP lets a server do (RFC 9112, section 9.5).
+
+How a host is served with it: :mod:`bee_hostkit.http_serve` (one process), :mod:`bee_hostkit.http_workers` (several).
 
 The protocol relies on uvicorn internals (``on_headers_complete`` handing the cycle to ``_start_asgi_task``, the
 ``RequestResponseCycle`` fields); the end-to-end edge tests run against the uvicorn this package requires and
@@ -64,7 +67,7 @@ from bee_hostkit.access_log import hide_queries
 from bee_hostkit.http_admission import Admission
 from bee_hostkit.http_clients import Client, client_of
 from bee_hostkit.http_connections import Connections, Waiting
-from bee_hostkit.http_descriptors import EdgeLoop, connection_cap, raise_descriptor_limit
+from bee_hostkit.http_descriptors import EdgeLoop, connection_cap
 from bee_hostkit.http_limits import DEFAULT_RETRY_AFTER_SECONDS, EdgeLimits
 
 #: How long a refused connection keeps draining what the client still sends before it is closed.
@@ -518,64 +521,3 @@ class EdgeProtocolFactory:
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> EdgeProtocol:
         return _protocol_of_this_process(self.limits)(config, server_state, app_state, _loop)
-
-
-def uvicorn_settings(
-    *, host: str, port: int, log_level: str, access_log: bool, graceful_shutdown_seconds: int
-) -> dict[str, Any]:
-    """The uvicorn settings every Bee HTTP host runs with, one process or several."""
-    return {
-        "host": host,
-        "port": port,
-        # Not uvloop: it runs libuv without the GIL and takes the GIL back for every callback (each accept, each
-        # read), and hosts run handlers in worker threads that hold it. Under overload, 1,000 connections then
-        # waited up to 4 s in the kernel's accept queue, before the edge could count or shed them (p99 2.2-3.1 s
-        # against 1.0-1.3 s with asyncio, which handles a whole batch of events per GIL hold; uvloop was 10-20 %
-        # faster only below the limit). asyncio's selector loop, with failed accepts logged once an interval.
-        "loop": "bee_hostkit.http_descriptors:edge_loop",
-        "ws": "none",  # nothing here speaks WebSocket: an Upgrade header is ignored, never handed to a library
-        "log_level": log_level,
-        "access_log": access_log,
-        "lifespan": "on",
-        "timeout_graceful_shutdown": graceful_shutdown_seconds,
-    }
-
-
-def serve_http(
-    app: Any,
-    *,
-    host: str,
-    port: int,
-    limits: EdgeLimits,
-    log_level: str = "info",
-    access_log: bool = False,
-    graceful_shutdown_seconds: int = 10,
-    fds: Sequence[int] = (),
-) -> None:
-    """Serve ``app`` with uvicorn on asyncio's event loop through :class:`EdgeProtocol` until SIGTERM or SIGINT.
-
-    With ``fds`` it serves on those inherited listening sockets (bound by a supervisor, shared by replicas) instead
-    of binding ``host:port``; ``host`` and ``port`` then only name the address in logs. Several processes:
-    :func:`bee_hostkit.http_workers.serve_http_workers`.
-    """
-    import contextlib
-    import socket
-    import sys
-
-    import uvicorn
-
-    settings = uvicorn_settings(
-        host=host,
-        port=port,
-        log_level=log_level,
-        access_log=access_log,
-        graceful_shutdown_seconds=graceful_shutdown_seconds,
-    )
-    raise_descriptor_limit(limits.max_connections)
-    server = uvicorn.Server(uvicorn.Config(app, http=edge_protocol(limits), **settings))
-    # socket.socket(fileno=) reads the family from the descriptor (uvicorn's own fd option assumes a Unix socket).
-    sockets = [socket.socket(fileno=fd) for fd in fds] or None
-    with contextlib.suppress(KeyboardInterrupt):
-        server.run(sockets=sockets)
-    if not server.started:
-        sys.exit(3)  # uvicorn's STARTUP_FAILURE, as uvicorn.run exits

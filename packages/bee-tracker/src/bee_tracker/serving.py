@@ -146,7 +146,7 @@ def serve(config: TrackerConfig, *, workers: int, log_level: str, access_log: bo
     """
     configure_logging(log_level)
     if workers == 1:
-        from bee_hostkit.http_edge import serve_http
+        from bee_hostkit.http_serve import serve_http
 
         limits = _limits(config)
         app = build(config, verifier_for(config))
