@@ -146,7 +146,9 @@ def init(home: Path | None) -> None:
     default=DEFAULT_MAX_IN_FLIGHT,
     show_default=True,
     type=click.IntRange(1, 10_000),
-    help="Requests to /mcp served at once; more are answered 503 with Retry-After at once.",
+    help="Requests to /mcp served at once (one client, a token or else an address, never holds the last tenth of "
+    "them, nor more than an equal share once the host is full and others ask); more are answered 503 with "
+    "Retry-After at once.",
 )
 @click.option(
     "--max-queue-seconds",
