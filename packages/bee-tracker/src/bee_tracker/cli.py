@@ -16,6 +16,9 @@ import click
 
 from bee_contracts.words import counted
 from bee_hostkit.http_limits import (
+    DEFAULT_HEADER_TIMEOUT_SECONDS,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_PEER,
     DEFAULT_MAX_HEADER_BYTES,
     DEFAULT_MAX_HEADER_LINE_BYTES,
     DEFAULT_MAX_QUEUE_SECONDS,
@@ -143,7 +146,9 @@ def init(home: Path | None) -> None:
     default=DEFAULT_MAX_IN_FLIGHT,
     show_default=True,
     type=click.IntRange(1, 10_000),
-    help="Requests to /mcp served at once; more are answered 503 with Retry-After at once.",
+    help="Requests to /mcp served at once (one client, a token or else an address, never holds the last tenth of "
+    "them, nor more than an equal share once the host is full and others ask); more are answered 503 with "
+    "Retry-After at once.",
 )
 @click.option(
     "--max-queue-seconds",
@@ -182,7 +187,32 @@ def init(home: Path | None) -> None:
     default=DEFAULT_REQUEST_TIMEOUT_SECONDS,
     show_default=True,
     type=click.FloatRange(0.1, 3600),
-    help="Seconds a client has to send a request's headers and body; slower is answered 408.",
+    help="Seconds a client has to send a request's headers and body, from its first byte; slower is answered 408.",
+)
+@click.option(
+    "--header-timeout",
+    "header_timeout_seconds",
+    default=DEFAULT_HEADER_TIMEOUT_SECONDS,
+    show_default=True,
+    type=click.FloatRange(0.1, 3600),
+    help="Seconds a client has to send a request's headers, from when its connection is accepted (from the first "
+    "byte for a later request on it); slower is answered 408, and a connection that sent nothing is closed.",
+)
+@click.option(
+    "--max-http-connections",
+    default=DEFAULT_MAX_CONNECTIONS,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    help="Client connections held open at once, per process (fewer if the file-descriptor limit allows fewer): "
+    "beyond it one not in use is closed to make room, or the new one is refused.",
+)
+@click.option(
+    "--max-http-connections-per-peer",
+    default=DEFAULT_MAX_CONNECTIONS_PER_PEER,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    help="Client connections from one address held open at once, per process: beyond it one of that address's not "
+    "in use is closed to make room, or the new one is refused.",
 )
 @click.option(
     "--deadline",

@@ -183,10 +183,11 @@ class _LegacyExtensions:
 
 
 def edge_limits(config: TrackerConfig) -> EdgeLimits:
-    """What the HTTP edge enforces for this tracker: admission of /mcp requests (a count, and the queued work's
-    cost), header caps, request timeout.
+    """What the HTTP edge enforces for this tracker: admission of /mcp requests (a count, the queued work's cost,
+    each client's share), connection caps, header caps, header and request timeouts.
 
-    The queue target and its floor are per process (a wait, not a share of capacity): workers keep them whole.
+    The queue target and its floor are per process (a wait, not a share of capacity): workers keep them whole; so
+    are the connection caps, which guard each process's own file descriptors.
     """
     return EdgeLimits(
         max_header_bytes=config.max_header_bytes,
@@ -196,6 +197,9 @@ def edge_limits(config: TrackerConfig) -> EdgeLimits:
         min_in_flight=config.min_in_flight,
         admitted_paths=frozenset({"/mcp"}),
         request_timeout_seconds=config.request_timeout_seconds,
+        header_timeout_seconds=config.header_timeout_seconds,
+        max_connections=config.max_http_connections,
+        max_connections_per_peer=config.max_http_connections_per_peer,
     )
 
 

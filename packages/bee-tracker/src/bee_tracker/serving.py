@@ -156,7 +156,7 @@ def serve(
     """
     configure_logging(log_level)
     if workers == 1:
-        from bee_hostkit.http_edge import serve_http
+        from bee_hostkit.http_serve import serve_http
 
         limits = _limits(config)
         app = build(config, verifier_for(config))
