@@ -78,7 +78,7 @@ def mcp() -> None:
 @warm_fd_option
 @warm_check_fd_option
 @spare_fd_option
-def serve(
+def serve(  # noqa: PLR0917 -- click hands every option over as a parameter
     checkout: Path,
     instance_root: Path | None,
     log_level: str,

@@ -101,7 +101,7 @@ def _describe(state: dict[str, Any]) -> str:
 )
 @_checkout_option
 @_instance_option
-def add(
+def add(  # noqa: PLR0917 -- click hands every option over as a parameter
     name: str,
     directory: Path | None,
     url: str | None,

@@ -39,7 +39,7 @@ def design() -> None:
 @click.option("--warm-fd", type=click.IntRange(0), default=None, hidden=True)
 @click.option("--warm-check-fd", type=click.IntRange(0), default=None, hidden=True)
 @click.option("--spare-fd", type=click.IntRange(0), default=None, hidden=True)
-def mcp(
+def mcp(  # noqa: PLR0917 -- click hands every option over as a parameter
     stdio: bool, root: str, log_level: str, warm_fd: int | None, warm_check_fd: int | None, spare_fd: int | None
 ) -> None:
     """Serve the four design tools over stdio for an editor or agent (both MCP protocol eras)."""
