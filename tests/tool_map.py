@@ -65,7 +65,7 @@ def render(root: Path = ROOT) -> str:
     parts = [BEGIN, ""]
     for host, (handlers, reference) in HOSTS.items():
         headings = _headings(root / reference)
-        parts += [f"### {host}", "", "| tool | handler | schema | reference | tests |", "| --- | --- | --- | --- | --- |"]
+        parts += [f"### {host}", "", "| tool | handler | schema | reference | tests |", "| --- " * 5 + "|"]
         for spec in load_catalog(host):
             short = spec.name.removeprefix("bee_")
             handler = handlers if handlers.endswith(".py") else f"{handlers}/{short}.py"
