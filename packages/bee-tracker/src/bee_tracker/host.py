@@ -203,6 +203,16 @@ def edge_limits(config: TrackerConfig) -> EdgeLimits:
     )
 
 
+def preload() -> None:
+    """Import now what the app's background builds import (the SDK, the MCP server, PyJWT, the board): a spare
+    (:mod:`bee_contracts.spare`) does this while nobody waits, so its first answer after taking over does not."""
+    import jwt  # noqa: F401 -- imported for its side effect, as below
+
+    from bee_hostkit import http_fast  # noqa: F401
+    from bee_tracker import board  # noqa: F401
+    from bee_tracker.board import board_routes  # noqa: F401
+
+
 def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Starlette:
     """The tracker's ASGI app: POST /mcp (JWT required), GET /health, and the web board at /board/ (sessions).
 

@@ -164,7 +164,9 @@ def serve(
             import uvicorn  # noqa: F401 -- imported now, while nobody waits: what serving needs is loaded
 
             from bee_contracts.spare import wait_to_serve
+            from bee_tracker.host import preload
 
+            preload()
             wait_to_serve(spare_fd)
         serve_http(
             app,
