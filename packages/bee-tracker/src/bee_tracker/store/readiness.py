@@ -444,39 +444,78 @@ def refresh(tx: Tx, touched: Touched) -> None:
     _store_ready(tx, blocked_changed | held_changed)
 
 
-def rebuild(tx: Tx, rule: Rule | None = None) -> None:
-    """Compute the whole kept state from the issues and their links (after an import, a migration or a change of
-    rule), writing only what differs, and record ``rule`` (default: the store's current one)."""
-    tx.lock_graph()
-    rule = rule if rule is not None else load_rule(tx)
+def _own_rows(tx: Tx, where: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """``(issue_id, *_OWN, is_wisp, is_pinned)`` of the issues the condition ``where`` (on ``issues i``) selects."""
     # The keys' names travel as parameters: PostgreSQL's driver reads a % in the statement as a placeholder.
-    candidates = " OR ".join("extra LIKE ?" for _ in (*WISP_KEYS, "pinned"))
+    candidates = " OR ".join("i.extra LIKE ?" for _ in (*WISP_KEYS, "pinned"))
     flags: dict[str, tuple[int, int]] = {}
     for issue_id, extra in tx.rows(
-        f"SELECT id, extra FROM issues WHERE {candidates}", [f'%"{key}"%' for key in (*WISP_KEYS, "pinned")]
+        f"SELECT i.id, i.extra FROM issues i WHERE {where} AND ({candidates})",
+        [*params, *(f'%"{key}"%' for key in (*WISP_KEYS, "pinned"))],
     ):
         parsed = json.loads(extra) if extra else {}
         found = flags_of(parsed) if isinstance(parsed, dict) else (0, 0)
         if found != (0, 0):
             flags[issue_id] = found
+    rows = []
+    for row in tx.rows(f"{_ISSUE_ROW} FROM issues i WHERE {where}", params):
+        wisp, pinned = flags.get(row[0], (0, 0))
+        rows.append((row[0], *_own(row, wisp, pinned), wisp, pinned))
+    return rows
+
+
+_OWN_AND_FLAGS = (*_OWN, "is_wisp", "is_pinned")
+
+
+def rebuild(tx: Tx, rule: Rule | None = None) -> None:
+    """Compute the whole kept state from the issues and their links (after an import into an empty store, a
+    migration or a change of rule), writing only what differs, and record ``rule`` (default: the store's current
+    one)."""
+    tx.lock_graph()
+    rule = rule if rule is not None else load_rule(tx)
     current = {
-        row[0]: tuple(row[1:])
-        for row in tx.rows(f"SELECT issue_id, {', '.join(_OWN)}, is_wisp, is_pinned FROM readiness")
+        row[0]: tuple(row[1:]) for row in tx.rows(f"SELECT issue_id, {', '.join(_OWN_AND_FLAGS)} FROM readiness")
     }
     inserts: list[tuple[Any, ...]] = []
     updates: list[tuple[Any, ...]] = []
-    for row in tx.rows(f"{_ISSUE_ROW} FROM issues i"):
-        wisp, pinned = flags.get(row[0], (0, 0))
-        wanted = (*_own(row, wisp, pinned), wisp, pinned)
+    for row in _own_rows(tx, "1 = 1", []):
         if row[0] not in current:
-            inserts.append((row[0], *wanted))
-        elif current[row[0]] != wanted:
-            updates.append((row[0], *wanted))
-    columns = (*_OWN, "is_wisp", "is_pinned")
-    insert_rows(tx, ("issue_id", *columns), inserts)
-    set_columns(tx, columns, updates)
+            inserts.append(row)
+        elif current[row[0]] != row[1:]:
+            updates.append(row)
+    insert_rows(tx, ("issue_id", *_OWN_AND_FLAGS), inserts)
+    set_columns(tx, _OWN_AND_FLAGS, updates)
     _store_flag(tx, "is_blocked", None, blocked_among(tx, None))
     _store_flag(tx, "is_held", None, held_among(tx, None, rule))
     _store_parent_defer(tx, None)
     tx.run(f"UPDATE readiness SET is_ready = {READY_EXPR} WHERE is_ready <> {READY_EXPR}")
     _save_rule(tx, rule)
+
+
+def after_import(tx: Tx, since: int, removed: set[str], removed_parents: set[str]) -> None:
+    """Bring the kept state up to date after an import into a store that held issues, at a cost that follows the
+    import rather than the store.
+
+    The import wrote the issues at position ``since`` or later (none has a row yet: a replaced issue's went with
+    it), and removed the earlier issues ``removed`` (replaced or deleted), which were children of
+    ``removed_parents``. Only these and their neighbours can change: issues that block-depend on one of them or
+    wait for a spawner whose children changed, the children of each, and the children of issues whose blockage
+    changed (under the ``transitive`` rule every issue's hold is recomputed instead: it reaches any depth).
+    """
+    tx.lock_graph()
+    rule = load_rule(tx)
+    rows = _own_rows(tx, "i.position >= ?", [since])
+    insert_rows(tx, ("issue_id", *_OWN_AND_FLAGS), rows)
+    fresh = {row[0] for row in rows}
+    changed = fresh | removed
+    spawners = _parents(tx, fresh) | removed_parents | changed
+    recheck = fresh | _dependents(tx, changed, _BLOCKS) | _dependents(tx, spawners, f"'{WAITS_FOR}'")
+    blocked_changed = _store_flag(tx, "is_blocked", recheck, blocked_among(tx, sorted(recheck)))
+    below = _children(tx, changed)
+    if rule.transitive:
+        held_changed = _store_flag(tx, "is_held", None, held_among(tx, None, rule))
+    else:
+        scope = fresh | below | _children(tx, blocked_changed)
+        held_changed = _store_flag(tx, "is_held", scope, held_among(tx, scope, rule))
+    _store_parent_defer(tx, fresh | below)
+    _store_ready(tx, fresh | blocked_changed | held_changed)

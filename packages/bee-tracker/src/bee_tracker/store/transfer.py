@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -22,11 +22,14 @@ from bee_tracker.model import (
     COLUMNS,
     COMMENTS_MAX_BYTES,
     ISSUE_MAX_BYTES,
+    LABELS_MAX,
+    PARENT_CHILD,
     TOMBSTONE,
     epoch,
     now,
 )
-from bee_tracker.store import bdjson, bounds, ids
+from bee_tracker.store import bdjson, bounds, ids, worked
+from bee_tracker.store.batched import in_batches, marks
 from bee_tracker.store.bulk import Bulk, Target
 from bee_tracker.store.db import Tx
 from bee_tracker.store.text import MAX_DEPTH, unstorable
@@ -71,6 +74,16 @@ _DEPENDENCY_KEYS = frozenset({"issue_id", "depends_on_id", "type", "created_at",
 _COMMENT_KEYS = frozenset({"id", "issue_id", "author", "text", "created_at"})
 
 
+@dataclass(frozen=True)
+class Options:
+    """What an import may do beyond its rules (``bee tracker import``'s flags)."""
+
+    #: Replace (or delete) issues the team worked on since their import, listing what was discarded (else refused).
+    discard_changes: bool = False
+    #: Take dependency cycles through the readiness types as they come, listing them (else refused).
+    allow_cycles: bool = False
+
+
 @dataclass
 class ImportReport:
     """What an import did, line by line."""
@@ -89,6 +102,10 @@ class ImportReport:
     tables: dict[str, int] = field(default_factory=dict)
     #: Rows of a backup left out, per table, because the issue they belong to was not imported.
     skipped_rows: Counter[str] = field(default_factory=Counter)
+    #: What the team had done to the issues this import replaced or deleted (:mod:`.worked`), with discard_changes.
+    discarded: list[dict[str, Any]] = field(default_factory=list)
+    #: Dependency cycles this import closed, with allow_cycles (:func:`.graph.import_cycles`).
+    cycles: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         report: dict[str, Any] = {"source": self.source} if self.source else {}
@@ -107,6 +124,10 @@ class ImportReport:
         if self.tables:
             report["tables"] = self.tables
             report["skippedRows"] = dict(self.skipped_rows)
+        if self.discarded:
+            report["discarded"] = self.discarded
+        if self.cycles:
+            report["cycles"] = self.cycles
         return report
 
 
@@ -126,15 +147,39 @@ def text_of(value: Any) -> Any:
     return value if value is None or type(value) is str else _ENCODE(value)
 
 
+def suspicious(line: str) -> bool:
+    """Whether a line may hold what the store cannot keep: a NUL or a lone surrogate reach a decoded line only as
+    ``\\u`` escapes, and deep nesting takes many brackets. The full walk of :func:`check_storable` costs more than
+    the rest of an import; a line that is not suspicious skips it."""
+    return "\\u0000" in line or "\\ud" in line or "\\uD" in line or line.count("{") + line.count("[") >= MAX_DEPTH
+
+
+def check_storable(value: Any, where: str, number: int) -> None:
+    """Raises: BeeError: ``invalid_argument`` when ``value`` (a line's JSON) holds text the store cannot keep."""
+    problem = unstorable(value)
+    if problem:
+        raise refuse(where, number, f"holds {problem}, which the store cannot keep")
+
+
+def check_comment(comment: Any, line: str, where: str, number: int) -> None:
+    """Raises: BeeError: ``invalid_argument`` when one comment of the line is over its cap (a line that is short
+    cannot hold one)."""
+    if len(line) > _SMALL_LINE_CHARS and isinstance(comment, dict):
+        over = bounds.comment_overshoot(comment)
+        if over > 0:
+            raise refuse(where, number, f"has a comment {over} bytes over the cap that keeps it readable by get")
+
+
 def check_issue(record: dict[str, Any], line: str, where: str, number: int) -> None:
-    """Raises: BeeError: ``invalid_argument`` when the issue holds text the store cannot keep or is over a cap."""
-    # The full walks cost more than the rest of an import; a line that cannot hold a NUL, a lone surrogate, deep
-    # nesting or an oversized issue (NUL and surrogates reach a decoded line only as \\u escapes) skips them.
-    suspicious = "\\u0000" in line or "\\ud" in line or "\\uD" in line or line.count("{") + line.count("[") >= MAX_DEPTH
-    if suspicious:
-        problem = unstorable(record)
-        if problem:
-            raise refuse(where, number, f"holds {problem}, which the store cannot keep")
+    """Raises: BeeError: ``invalid_argument`` when the issue holds text the store cannot keep, carries more labels
+    than an issue may, or is over a size cap."""
+    if suspicious(line):
+        check_storable(record, where, number)
+    labels = record.get("labels")
+    if isinstance(labels, list) and len(labels) > LABELS_MAX:
+        distinct = len({str(label) for label in labels})
+        if distinct > LABELS_MAX:
+            raise refuse(where, number, f"has {distinct} labels, more than the {LABELS_MAX} an issue may carry")
     if len(line) <= _SMALL_LINE_CHARS:
         return
     over = bounds.issue_overshoot(record)
@@ -142,9 +187,7 @@ def check_issue(record: dict[str, Any], line: str, where: str, number: int) -> N
         raise refuse(where, number, f"is an issue {over} bytes over the cap that keeps every issue readable by get")
     comments = record.get("comments")
     for comment in comments if isinstance(comments, list) else ():
-        over = bounds.comment_overshoot(comment) if isinstance(comment, dict) else 0
-        if over > 0:
-            raise refuse(where, number, f"has a comment {over} bytes over the cap that keeps it readable by get")
+        check_comment(comment, line, where, number)
 
 
 def check_id(issue_id: Any, where: str, number: int) -> None:
@@ -171,9 +214,11 @@ def _stem(issue_id: str) -> str | None:
 class Run:
     """One import in one transaction: positions, the report, batched inserts and the end of the import."""
 
-    def __init__(self, tx: Tx, *, configured_prefix: str | None) -> None:
+    def __init__(self, tx: Tx, *, configured_prefix: str | None, options: Options | None = None) -> None:
         self.tx = tx
         self.configured_prefix = configured_prefix
+        self.options = options or Options()
+        tx.expect_growth()
         found = tx.row(
             "SELECT MAX(p) FROM (SELECT MAX(position) AS p FROM issues "
             "UNION ALL SELECT MAX(position) AS p FROM kept_records) positions"
@@ -199,6 +244,12 @@ class Run:
         self.named: set[str] = set()
         self._key_orders: dict[tuple[str, ...], str] = {}
         self._records: set[tuple[str, str]] = set()
+        #: Issues earlier imports (or the tools) left that this import replaced or deleted, and their parents:
+        #: what the kept readiness of the rest of the store may depend on (:func:`.readiness.after_import`).
+        self.removed: set[str] = set()
+        self.removed_parents: set[str] = set()
+        #: The team's work on issues this import replaced or deleted (:mod:`.worked`).
+        self.worked: list[dict[str, Any]] = []
         tx.pause_search_index()  # indexed at once in finish()
 
     def position(self) -> int:
@@ -374,13 +425,43 @@ class Run:
             )
         return found
 
-    def clear_prior(self, issue_id: str) -> bool:
-        """Drop what earlier imports left for ``issue_id`` (its issue, its kept lines), on this import's first line
-        for it; return whether there was an issue."""
-        if not self.prior:
-            return False
-        self.tx.run("DELETE FROM kept_records WHERE issue_id = ?", [issue_id])
-        return bool(self.tx.run("DELETE FROM issues WHERE id = ?", [issue_id]))
+    def clear_prior(self, firsts: Mapping[str, int]) -> set[str]:
+        """Drop what earlier imports left for the ids of ``firsts`` (their issues, their kept lines) before this
+        import writes its first line for each (``firsts`` maps each id to that line's number); return the ids that
+        had an issue.
+
+        A few statements for many ids: one per line would also be planned for the table as it was (see
+        :meth:`.db.Tx.expect_growth`). The issues are locked before they are read, so no write of the tools slips
+        in between; the team's work on one (:mod:`.worked`) is described before it goes (its comments go with it).
+        """
+        if not self.prior or not firsts:
+            return set()
+        found: list[worked.Prior] = []
+        for batch in in_batches(sorted(firsts)):
+            self.tx.lock_issues(batch)
+            issues, parents = self.tx.batch(
+                [
+                    (f"SELECT {worked.STATE} FROM issues WHERE id IN ({marks(batch)})", batch),
+                    (
+                        f"SELECT depends_on_id FROM dependencies WHERE type = '{PARENT_CHILD}' "
+                        f"AND issue_id IN ({marks(batch)})",
+                        batch,
+                    ),
+                ]
+            )
+            found += [worked.Prior(*row) for row in issues]
+            self.removed_parents.update(row[0] for row in parents)
+            self.tx.run(
+                f"DELETE FROM kept_records WHERE position < ? AND issue_id IN ({marks(batch)})", [self.base, *batch]
+            )
+        busy = [prior for prior in found if prior.writes > 0]
+        if busy:
+            self.worked += worked.describe(self.tx, busy, firsts)
+        had = {prior.id for prior in found}
+        for batch in in_batches(sorted(had)):
+            self.tx.run(f"DELETE FROM issues WHERE id IN ({marks(batch)})", batch)
+        self.removed |= had
+        return had
 
     # -- the end ----------------------------------------------------------------------------------------------
 
