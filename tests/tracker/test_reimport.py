@@ -148,3 +148,21 @@ def test_cli_refuses_naming_every_issue_and_discards_with_the_flag(store_url: st
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["replaced"] == 2 and report["discarded"][0]["claim"]["holder"] == ALICE
+
+
+def test_the_trackers_own_export_imported_back_discards_nothing(store: SqlStore) -> None:
+    store.import_lines([line("t-a"), line("t-other")])
+    work_on(store, "t-a")
+    exported = store.export_lines()
+    report = store.import_lines(exported)  # every issue reads exactly as it did: nothing to refuse
+    assert report["replaced"] == 2 and "discarded" not in report
+    assert store.export_lines() == exported
+    issue = call(store, "get", id="t-a")["issue"]
+    assert (issue["assignee"], issue["comments"][0]["text"]) == (ALICE, "the bug is in the parser")
+    # worked on again, exported again: the export alone would discard nothing, but a later line for t-a (the last
+    # line for an id counts) would
+    call(store, "add_note", BOB, id="t-a", text="one more")
+    again = store.export_lines()
+    error = refusal(store, [*again, line("t-a", "changed in bd")])
+    assert "t-a (1 comment; 1 write by bob@example.com)" in error.message and "t-other" not in error.message
+    assert store.import_lines(again)["replaced"] == 2

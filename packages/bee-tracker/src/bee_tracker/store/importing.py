@@ -50,27 +50,31 @@ def run_import(tx: Tx, choice: Choice, *, configured_prefix: str | None, options
             gc.enable()
     _check_worked(run)
     _check_cycles(run)
-    if run.prior:
-        readiness.after_import(tx, run.base, run.removed, run.removed_parents)
+    report = run.report.as_dict()
+    prior, since, removed, parents = run.prior, run.base, run.removed, run.removed_parents
+    del run  # its entry per id goes before the readiness is brought up to date, which holds a row per issue
+    if prior:
+        readiness.after_import(tx, since, removed, parents)
     else:
         readiness.rebuild(tx)
-    return run.report.as_dict()
+    return report
 
 
 def _check_worked(run: Run) -> None:
     """Raises: BeeError: ``conflict`` when the import replaces issues the team worked on, without discard_changes."""
-    if not run.worked:
+    discarded = run.discarded()
+    if not discarded:
         return
     if run.options.discard_changes:
-        run.report.discarded = run.worked
+        run.report.discarded = discarded
         return
     raise BeeError(
         ErrorCode.CONFLICT,
-        f"this import would replace or delete {counted(len(run.worked), 'issue')} the team changed since their "
-        f"import, discarding that work: {worked.spelled_out(run.worked)}. To keep the work, leave those issues out "
+        f"this import would replace or delete {counted(len(discarded), 'issue')} the team changed since their "
+        f"import, discarding that work: {worked.spelled_out(discarded)}. To keep the work, leave those issues out "
         "of the file; to replace them anyway, import again with --discard-changes (the report then lists what was "
         "discarded). Nothing was imported",
-        details={"changed": run.worked},
+        details={"changed": discarded},
     )
 
 

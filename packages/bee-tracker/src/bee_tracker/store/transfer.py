@@ -248,8 +248,9 @@ class Run:
         #: what the kept readiness of the rest of the store may depend on (:func:`.readiness.after_import`).
         self.removed: set[str] = set()
         self.removed_parents: set[str] = set()
-        #: The team's work on issues this import replaced or deleted (:mod:`.worked`).
+        #: The team's work on issues this import replaced or deleted (:mod:`.worked`), and how each issue read.
         self.worked: list[dict[str, Any]] = []
+        self.worked_before: dict[str, str] = {}
         tx.pause_search_index()  # indexed at once in finish()
 
     def position(self) -> int:
@@ -457,6 +458,7 @@ class Run:
         busy = [prior for prior in found if prior.writes > 0]
         if busy:
             self.worked += worked.describe(self.tx, busy, firsts)
+            self.worked_before.update(worked.fingerprints(self.tx, [prior.id for prior in busy]))
         had = {prior.id for prior in found}
         for batch in in_batches(sorted(had)):
             self.tx.run(f"DELETE FROM issues WHERE id IN ({marks(batch)})", batch)
@@ -464,6 +466,15 @@ class Run:
         return had
 
     # -- the end ----------------------------------------------------------------------------------------------
+
+    def discarded(self) -> list[dict[str, Any]]:
+        """The team's work this import discards: on the issues it replaced or deleted, unless one now reads exactly
+        as it did (its own export imported back loses nothing)."""
+        if not self.worked:
+            return []
+        self.bulk.flush()
+        after = worked.fingerprints(self.tx, self.worked_before)
+        return [entry for entry in self.worked if after.get(entry["id"]) != self.worked_before[entry["id"]]]
 
     def prefix(self) -> str:
         """The prefix for new ids: configured, else recorded, else the backup's, else the import's commonest."""

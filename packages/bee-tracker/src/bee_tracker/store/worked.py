@@ -6,18 +6,23 @@ the tools has no line of its own (``raw_line`` and ``raw_revision`` are null), a
 So an issue was *worked* on when it was created here or its activity revision passed 1, and its newest events of
 the tools (the ``bd …`` events a backup brought are Beads' own history) are exactly the writes that replacing it
 would discard: claims, comments, edits, links and labels. :func:`describe` says what they were.
+
+Replacing such an issue with exactly what it is now (the tracker's own export of it, imported back) discards
+nothing: :func:`fingerprints` of the issue before and after the import tell that case apart.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from bee_contracts.words import counted
 from bee_tracker.store.batched import in_batches, marks
 from bee_tracker.store.db import Tx
+from bee_tracker.store.records import beads_records
 
 #: The columns of an issue an import reads before it replaces it, for :class:`Prior`.
 STATE: Final = (
@@ -45,6 +50,17 @@ class Prior:
     def writes(self) -> int:
         """How many writes of the tools it has had since it was imported (or created here)."""
         return self.revision - 1 + int(bool(self.created_here))
+
+
+def fingerprints(tx: Tx, issue_ids: Iterable[str]) -> dict[str, str]:
+    """A digest of each live issue among ``issue_ids`` as it reads now: every field, label, dependency and comment
+    (what an export writes of it)."""
+    found = {}
+    for batch in in_batches(sorted(issue_ids)):
+        for issue_id, record in beads_records(tx, batch).items():
+            text = json.dumps(record, sort_keys=True, ensure_ascii=False)
+            found[issue_id] = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return found
 
 
 def describe(tx: Tx, worked: Sequence[Prior], lines: Mapping[str, int]) -> list[dict[str, Any]]:
