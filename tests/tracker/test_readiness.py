@@ -156,8 +156,10 @@ def test_an_import_into_a_store_that_holds_issues_updates_its_neighbours(store: 
     """A later import touches issues already in the store: it blocks those that depended on ids it brings, frees
     those its deletions and replacements unblock (a spawner's child taken away included), holds the children of
     what it blocks, and passes a parent's deferral down, all without a rebuild."""
+    others = [line(f"t-other-{n}") for n in range(60)]  # a store much larger than the import: see importing.py
     store.import_lines(
         [
+            *others,
             line("t-spawner"),
             line("t-child", dependencies=[dep("t-child", "t-spawner", "parent-child")]),
             line("t-waiter", dependencies=[dep("t-waiter", "t-spawner", "waits-for")]),

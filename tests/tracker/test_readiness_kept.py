@@ -247,12 +247,16 @@ def test_imports_into_a_store_that_holds_issues_keep_readiness_equal_to_a_comput
             max_size=5,
         ),
         transitive=st.booleans(),
+        others=st.sampled_from([0, 150]),
     )
-    def run(steps: list[tuple[list[Any], list[Any]]], transitive: bool) -> None:
+    def run(steps: list[tuple[list[Any], list[Any]]], transitive: bool, others: int) -> None:
         store = clocked_store(fresh_url(backend, request, tmp_path))
         try:
             if transitive:
                 store.set_rule(Rule(transitive=True))
+            # Issues nothing links to: with 150 a store is large enough against each import of a few lines that the
+            # import brings only what it touched up to date; without them it is rebuilt whole.
+            store.import_lines([line(f"t-other-{n}") for n in range(others)] or [line("t-0")])
             for imported, writes in steps:
                 # an import (replacing and deleting the team's work, closing cycles if it must), then a few writes
                 lines = [imported_line(*item) for item in imported]

@@ -28,18 +28,9 @@ from bee_tracker.model import ISSUE_MAX_BYTES, LABELS_MAX, TOMBSTONE
 from bee_tracker.store import bdjson, bounds, kept, linekinds
 from bee_tracker.store.batched import in_batches, marks
 from bee_tracker.store.records import beads_record, load_issue
+from bee_tracker.store.rules import check_comment, check_id, check_issue, check_storable, refuse, suspicious
 from bee_tracker.store.sources import TABLES, Backup
-from bee_tracker.store.transfer import (
-    EVENTS,
-    Run,
-    check_comment,
-    check_id,
-    check_issue,
-    check_storable,
-    id_of,
-    refuse,
-    suspicious,
-)
+from bee_tracker.store.transfer import EVENTS, Run, id_of
 
 #: Issue columns bd stores as 0/1 and exports as booleans (left out when false).
 _FLAGS: Final = frozenset({"ephemeral", "pinned", "is_template", "no_history", "crystallizes"})

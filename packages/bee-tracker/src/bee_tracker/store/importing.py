@@ -20,6 +20,11 @@ from bee_tracker.store.transfer import Options, Run
 
 #: Cycles a refusal lists in its details (the message spells out the first).
 _CYCLES_LISTED: Final = 100
+#: A store holding more than this many issues for each one an import wrote or removed has its readiness brought up to
+#: date around what the import touched: a few statements per 400 issues touched. A smaller one (or an empty one) is
+#: rebuilt whole: a few statements over every row, which then costs less (measured: 20,000 issues into 20,000 took
+#: 450 statements and four times the rebuild's time on PostgreSQL). Either way the cost follows the import's size.
+_STORE_PER_TOUCHED: Final = 8
 
 
 def run_import(tx: Tx, choice: Choice, *, configured_prefix: str | None, options: Options) -> dict[str, Any]:
@@ -51,13 +56,20 @@ def run_import(tx: Tx, choice: Choice, *, configured_prefix: str | None, options
     _check_worked(run)
     _check_cycles(run)
     report = run.report.as_dict()
+    touched = run.report.imported + len(run.removed)
     prior, since, removed, parents = run.prior, run.base, run.removed, run.removed_parents
     del run  # its entry per id goes before the readiness is brought up to date, which holds a row per issue
-    if prior:
+    if prior and _holds_more_than(tx, _STORE_PER_TOUCHED * touched):
         readiness.after_import(tx, since, removed, parents)
     else:
         readiness.rebuild(tx)
     return report
+
+
+def _holds_more_than(tx: Tx, count: int) -> bool:
+    """Whether the store holds more than ``count`` issues (counting no further)."""
+    found = tx.row("SELECT COUNT(*) FROM (SELECT 1 FROM issues LIMIT ?) upto", [count + 1])
+    return found is not None and int(found[0]) > count
 
 
 def _check_worked(run: Run) -> None:

@@ -24,8 +24,9 @@ from typing import Any, Final
 
 from bee_tracker.model import TOMBSTONE
 from bee_tracker.store import bdjson, kept, linekinds
+from bee_tracker.store.rules import check_id, check_issue, refuse
 from bee_tracker.store.sources import Legacy
-from bee_tracker.store.transfer import PENDING, Run, check_id, check_issue, id_of, refuse
+from bee_tracker.store.transfer import PENDING, Run, id_of
 
 #: Lines parsed before the store is asked, in one query, which of their ids it holds as deleted.
 _BATCH_LINES: Final = 500

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from bee_tracker.model import NOT_WORK_TYPES, PARENT_CHILD
-from bee_tracker.store.batched import in_batches, insert_rows, marks, set_columns, set_flag
+from bee_tracker.store.batched import in_batches, marks, set_columns, set_flag
 from bee_tracker.store.db import Row, Statement, Tx
 from bee_tracker.store.keys import keys_of
 
@@ -490,7 +490,7 @@ def rebuild(tx: Tx, rule: Rule | None = None) -> None:
             inserts.append(row)
         elif current[row[0]] != row[1:]:
             updates.append(row)
-    insert_rows(tx, ("issue_id", *_OWN_AND_FLAGS), inserts)
+    tx.load("readiness", ("issue_id", *_OWN_AND_FLAGS), inserts, skip_duplicates=False)
     set_columns(tx, _OWN_AND_FLAGS, updates)
     _store_flag(tx, "is_blocked", None, blocked_among(tx, None))
     _store_flag(tx, "is_held", None, held_among(tx, None, rule))
@@ -512,7 +512,7 @@ def after_import(tx: Tx, since: int, removed: set[str], removed_parents: set[str
     tx.lock_graph()
     rule = load_rule(tx)
     rows = _own_rows(tx, "i.position >= ?", [since])
-    insert_rows(tx, ("issue_id", *_OWN_AND_FLAGS), rows)
+    tx.load("readiness", ("issue_id", *_OWN_AND_FLAGS), rows, skip_duplicates=False)
     fresh = {row[0] for row in rows}
     changed = fresh | removed
     spawners = _parents(tx, fresh) | removed_parents | changed

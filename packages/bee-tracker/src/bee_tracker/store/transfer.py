@@ -1,10 +1,11 @@
 """Beads data in: one import, in one transaction, whatever form it comes in (see :mod:`.sources`).
 
 :class:`Run` is what every form's importer shares: positions (an export writes issues and kept lines back in the
-order they came), the report, batched inserts (:mod:`.bulk`), the checks every issue passes, and the end of the
-import — ids for issues that came without one, the id prefix, the custom statuses and types, the comment ids. The
-legacy file is read by :mod:`.legacy`, the backup's tables by :mod:`.backup`, and :mod:`.importing` chooses between
-them; nothing is held in memory beyond a batch of rows and a small entry per id.
+order they came), the report, batched inserts (:mod:`.bulk`), the removal of what earlier imports left for the ids
+it brings, and the end of the import — ids for issues that came without one, the id prefix, the custom statuses and
+types, the comment ids. Every line is held to :mod:`.rules`. The legacy file is read by :mod:`.legacy`, the backup's
+tables by :mod:`.backup`, and :mod:`.importing` chooses between them; nothing is held in memory beyond a batch of
+rows and a small entry per id.
 """
 
 from __future__ import annotations
@@ -15,27 +16,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from bee_contracts import BeeError, invalid
-from bee_tracker.model import (
-    BUILTIN_STATUSES,
-    BUILTIN_TYPES,
-    COLUMNS,
-    COMMENTS_MAX_BYTES,
-    ISSUE_MAX_BYTES,
-    LABELS_MAX,
-    PARENT_CHILD,
-    TOMBSTONE,
-    epoch,
-    now,
-)
-from bee_tracker.store import bdjson, bounds, ids, worked
+from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, COLUMNS, PARENT_CHILD, TOMBSTONE, epoch, now
+from bee_tracker.store import bdjson, ids, worked
 from bee_tracker.store.batched import in_batches, marks
 from bee_tracker.store.bulk import Bulk, Target
 from bee_tracker.store.db import Tx
-from bee_tracker.store.text import MAX_DEPTH, unstorable
 
-#: Longest id the tools can address (their ``id`` arguments allow 200 characters).
-MAX_ID_CHARS: Final = 200
 _RELATIONS = ("labels", "dependencies", "comments")
 #: Columns that always hold a value, and the value an issue gets when its line has none (or null). A missing
 #: priority is 0, as in Beads (Go reads an absent number as zero).
@@ -43,8 +29,6 @@ _REQUIRED: Final = {"title": "", "status": "open", "issue_type": "task"}
 _NO_PRIORITY: Final = 0
 #: ``kind`` of a kept line standing in for an issue that came without an id until the import gives it one.
 PENDING: Final = "pending"
-#: A line at most this long cannot hold an issue or a comment over its cap (get counts text about three times).
-_SMALL_LINE_CHARS: Final = min(ISSUE_MAX_BYTES, COMMENTS_MAX_BYTES) // 4
 
 _ISSUES = Target(
     "issues",
@@ -131,13 +115,6 @@ class ImportReport:
         return report
 
 
-def refuse(where: str, number: int, problem: str) -> BeeError:
-    """The error for a bad line: it names the line (and the file of a backup), and says nothing was imported."""
-    return invalid(
-        f"{where}line {number} {problem}; fix or remove it, then import again (nothing was imported)", line=number
-    )
-
-
 #: JSON text of a value kept as text, with one encoder for the whole import (json.dumps makes one per call).
 _ENCODE: Final = json.JSONEncoder(ensure_ascii=False).encode
 
@@ -145,58 +122,6 @@ _ENCODE: Final = json.JSONEncoder(ensure_ascii=False).encode
 def text_of(value: Any) -> Any:
     """A value for a text column: text or null as it is, anything else as its JSON."""
     return value if value is None or type(value) is str else _ENCODE(value)
-
-
-def suspicious(line: str) -> bool:
-    """Whether a line may hold what the store cannot keep: a NUL or a lone surrogate reach a decoded line only as
-    ``\\u`` escapes, and deep nesting takes many brackets. The full walk of :func:`check_storable` costs more than
-    the rest of an import; a line that is not suspicious skips it."""
-    return "\\u0000" in line or "\\ud" in line or "\\uD" in line or line.count("{") + line.count("[") >= MAX_DEPTH
-
-
-def check_storable(value: Any, where: str, number: int) -> None:
-    """Raises: BeeError: ``invalid_argument`` when ``value`` (a line's JSON) holds text the store cannot keep."""
-    problem = unstorable(value)
-    if problem:
-        raise refuse(where, number, f"holds {problem}, which the store cannot keep")
-
-
-def check_comment(comment: Any, line: str, where: str, number: int) -> None:
-    """Raises: BeeError: ``invalid_argument`` when one comment of the line is over its cap (a line that is short
-    cannot hold one)."""
-    if len(line) > _SMALL_LINE_CHARS and isinstance(comment, dict):
-        over = bounds.comment_overshoot(comment)
-        if over > 0:
-            raise refuse(where, number, f"has a comment {over} bytes over the cap that keeps it readable by get")
-
-
-def check_issue(record: dict[str, Any], line: str, where: str, number: int) -> None:
-    """Raises: BeeError: ``invalid_argument`` when the issue holds text the store cannot keep, carries more labels
-    than an issue may, or is over a size cap."""
-    if suspicious(line):
-        check_storable(record, where, number)
-    labels = record.get("labels")
-    if isinstance(labels, list) and len(labels) > LABELS_MAX:
-        distinct = len({str(label) for label in labels})
-        if distinct > LABELS_MAX:
-            raise refuse(where, number, f"has {distinct} labels, more than the {LABELS_MAX} an issue may carry")
-    if len(line) <= _SMALL_LINE_CHARS:
-        return
-    over = bounds.issue_overshoot(record)
-    if over > 0:
-        raise refuse(where, number, f"is an issue {over} bytes over the cap that keeps every issue readable by get")
-    comments = record.get("comments")
-    for comment in comments if isinstance(comments, list) else ():
-        check_comment(comment, line, where, number)
-
-
-def check_id(issue_id: Any, where: str, number: int) -> None:
-    """Raises: BeeError: ``invalid_argument`` for an id no tool could address."""
-    if type(issue_id) is not str:
-        return
-    # An ASCII id without NUL is storable: the full check only for the others.
-    if len(issue_id) > MAX_ID_CHARS or ((not issue_id.isascii() or "\x00" in issue_id) and unstorable(issue_id)):
-        raise refuse(where, number, f"has an id the tools could never address ({len(issue_id)} characters)")
 
 
 def id_of(record: dict[str, Any]) -> str | None:
