@@ -150,6 +150,10 @@ def _migration_5(real: str, newest_first: str) -> list[str]:
     ]
 
 
+# Migration 6: an import finds the issues it wrote (and no others) by their position: to index them for search, to
+# build their readiness and check their dependencies for cycles, at a cost that follows the import, not the store.
+_MIGRATION_6 = ["CREATE INDEX issues_position ON issues (position)"]
+
 SQLITE: list[list[str]] = [
     [
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -184,6 +188,7 @@ END""",
     [_LEASES.format(real="REAL"), *_MIGRATION_3],
     [_BOARD_SESSIONS.format(real="REAL"), _BOARD_LINKS.format(real="REAL"), *_MIGRATION_4],
     _migration_5("REAL", "DESC"),
+    _MIGRATION_6,
 ]
 
 POSTGRES: list[list[str]] = [
@@ -210,6 +215,7 @@ POSTGRES: list[list[str]] = [
     [_LEASES.format(real="DOUBLE PRECISION"), *_MIGRATION_3],
     [_BOARD_SESSIONS.format(real="DOUBLE PRECISION"), _BOARD_LINKS.format(real="DOUBLE PRECISION"), *_MIGRATION_4],
     _migration_5("DOUBLE PRECISION", "DESC NULLS LAST"),
+    _MIGRATION_6,
 ]
 
 LATEST = len(SQLITE)
