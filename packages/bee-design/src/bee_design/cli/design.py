@@ -249,9 +249,9 @@ def capture(
     """Screenshot each URL (or NAME=URL) at each viewport in Chromium, deterministically, into an evidence folder."""
     from bee_design import layout
     from bee_design.capture.runner import capture as run
-    from bee_design.capture.runner import parse_target, parse_viewport
     from bee_design.capture.seal import ensure_key
     from bee_design.capture.settings import Settings, browser_executable
+    from bee_design.capture.targets import parse_target, parse_viewport
 
     ctx = open_root(root)
     targets = [parse_target(url) for url in urls]
