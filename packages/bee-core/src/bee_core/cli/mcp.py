@@ -1,9 +1,4 @@
-"""CLI operations of the core package: `bee init`, `bee mcp serve`, `bee artifact …`, `bee compression …`,
-`bee collab …` and `bee plan …`.
-
-Registered through the ``bee.commands`` entry point; heavy imports happen inside the commands so that loading
-this module costs no more than click.
-"""
+"""`bee mcp serve`: the core host itself, over stdio for an editor or agent."""
 
 from __future__ import annotations
 
@@ -15,44 +10,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from bee_core.options import checkout_option, instance_option, warm_check_fd_option, warm_fd_option
+from bee_core.cli._shared import checkout_option, instance_option, warm_check_fd_option, warm_fd_option
 
 if TYPE_CHECKING:
     from bee_core.instance import Instance
 
 _checkout_option = checkout_option("The checkout (repository working tree) this command works on.")
 _instance_option = instance_option
-
-
-def register(cli: click.Group) -> None:
-    from bee_core.artifacts.cli import artifact
-    from bee_core.collab.cli import collab
-    from bee_core.collab.plan_cli import plan
-    from bee_core.compression.cli import compression
-    from bee_core.skills.cli import skill
-
-    cli.add_command(init)
-    cli.add_command(mcp)
-    cli.add_command(artifact)
-    cli.add_command(compression)
-    cli.add_command(collab)
-    cli.add_command(plan)
-    cli.add_command(skill)
-
-
-@click.command()
-@_checkout_option
-@_instance_option
-def init(checkout: Path, instance_root: Path | None) -> None:
-    """Create the Bee instance for a checkout (<checkout>/.bee by default)."""
-    from bee_core.instance import Instance
-
-    if not checkout.is_dir():
-        raise click.BadParameter(f"{checkout} is not a directory", param_hint="--checkout")
-    instance = Instance.select(checkout.resolve(), instance_root)
-    created = instance.init()
-    verb = "Created" if created else "Already initialised:"
-    click.echo(f"{verb} Bee instance at {instance.root}")
 
 
 @click.group()
@@ -77,7 +41,8 @@ def mcp() -> None:
 )
 @warm_fd_option
 @warm_check_fd_option
-def serve(
+def serve(  # click passes every parameter by name
+    *,
     checkout: Path,
     instance_root: Path | None,
     log_level: str,
