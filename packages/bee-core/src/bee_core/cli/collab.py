@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from bee_core.cli._shared import checkout_option, instance_option, json_option
+from bee_core.cli._shared import json_option
+from bee_hostkit.options import checkout_option, instance_option
 
 if TYPE_CHECKING:
     from bee_core.collab.binding import Binding

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bee_core.cli._shared import checkout_option, instance_option
+from bee_hostkit.options import checkout_option, instance_option
 
 
 @click.command()

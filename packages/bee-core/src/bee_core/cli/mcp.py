@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import logging
-import os
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from bee_core.cli._shared import checkout_option, instance_option, warm_check_fd_option, warm_fd_option
+from bee_core.registry import CORE, DISCOVERY
+from bee_hostkit.options import ServeOptions, serve_options
 
 if TYPE_CHECKING:
     from bee_core.instance import Instance
-
-_checkout_option = checkout_option("The checkout (repository working tree) this command works on.")
-_instance_option = instance_option
 
 
 @click.group()
@@ -25,63 +19,21 @@ def mcp() -> None:
 
 
 @mcp.command()
-@_checkout_option
-@_instance_option
-@click.option(
-    "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"]),
-    default=lambda: os.environ.get("BEE_LOG_LEVEL", "warning"),
-    show_default="warning, or $BEE_LOG_LEVEL",
-    help="Log level; logs go to stderr, never to the protocol stream.",
-)
+@serve_options(CORE, "The checkout (repository working tree) this command works on.")
 @click.option(
     "--discovery",
     is_flag=True,
     help="List three tools that search, describe and invoke the core tools, instead of the whole catalog.",
 )
-@warm_fd_option
-@warm_check_fd_option
-def serve(  # click passes every parameter by name
-    *,
-    checkout: Path,
-    instance_root: Path | None,
-    log_level: str,
-    discovery: bool,
-    warm_fd: int | None,
-    warm_check_fd: int | None,
-) -> None:
+def serve(serve: ServeOptions, discovery: bool) -> None:
     """Serve the core tools over stdio for an editor or agent (speaks both MCP protocol eras)."""
-    logging.basicConfig(
-        stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    checkout = serve.start()
     from bee_core.context import CoreContext
     from bee_core.host import build_discovery_host, build_host
 
-    try:
-        ctx = CoreContext.open(checkout, instance_root)
-    except NotADirectoryError as exc:
-        raise click.BadParameter(str(exc), param_hint="--checkout") from None
+    ctx = CoreContext.serving(checkout)
     host = build_discovery_host(ctx) if discovery else build_host(ctx)
-    if warm_fd is None:
-        from bee_hostkit import serve_stdio
-
-        for note in _shipped_notes(ctx.instance):
-            logging.getLogger("bee_core.trust").warning("%s", note)
-        serve_stdio(host)
-        return
-    from bee_hostkit.warm import serve_warm_fd
-
-    view = "core-discovery" if discovery else "core"
-    serve_warm_fd(
-        host,
-        warm_fd,
-        view=view,
-        checkout=str(ctx.checkout),
-        instance=str(ctx.instance.root),
-        log_level=log_level,
-        check_fd=warm_check_fd,
-        notes=lambda: _shipped_notes(ctx.instance),
-    )
+    serve.serve(host, checkout, DISCOVERY if discovery else CORE.name, notes=lambda: _shipped_notes(ctx.instance))
 
 
 def _shipped_notes(instance: Instance) -> list[str]:

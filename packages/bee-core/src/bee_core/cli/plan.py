@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from bee_core.cli._shared import checkout_option, instance_option, json_option
+from bee_core.cli._shared import json_option
 from bee_core.cli.collab import COMMAND_SECONDS, existing_instance, note_shipped
+from bee_hostkit.options import checkout_option, instance_option
 
 if TYPE_CHECKING:
     from bee_core.collab.binding import Binding

@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 
 import click
 
-from bee_core.cli._shared import checkout_option, instance_option, json_option
+from bee_core.cli._shared import json_option
+from bee_hostkit.options import checkout_option, instance_option
 
 if TYPE_CHECKING:
     from bee_core.skills.config import McpConfig
