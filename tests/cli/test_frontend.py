@@ -203,13 +203,17 @@ def test_the_wait_is_bounded_and_a_bad_value_keeps_the_default() -> None:
         assert wait_seconds({"BEE_WARM_WAIT_SECONDS": bad}) == 10.0
 
 
-def test_the_front_end_imports_only_the_standard_library(repo: Path) -> None:
+@pytest.mark.parametrize(
+    ("args", "hosts"),
+    [(["mcp", "serve", "--discovery"], ["core"]), (["design", "mcp", "--root", "/"], ["core", "design"])],
+)
+def test_the_front_end_imports_only_the_standard_library(repo: Path, args: list[str], hosts: list[str]) -> None:
     # What the console script imports before it relays: no click, no SDK, no pydantic, not even typing; and to read
-    # the command line, the host registry: each host package's registry module and what it needs, nothing more.
+    # the command line, the host registry: the registry modules up to the host it names (in name order), nothing more.
     code = (
         "import sys, json; import bee_cli.main, bee_cli.frontend, bee_cli.attach, bee_cli.relay; "
         "imported = sorted(sys.modules); "
-        "assert bee_cli.frontend.target(['mcp', 'serve', '--discovery'], {}) is not None; "
+        f"assert bee_cli.frontend.target({args!r}, {{}}) is not None; "
         "print(json.dumps([imported, sorted(sys.modules)]))"
     )
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo)
@@ -218,11 +222,7 @@ def test_the_front_end_imports_only_the_standard_library(repo: Path) -> None:
     heavy |= {"importlib.metadata", "email", "zipfile"}
     assert heavy.isdisjoint(targeted), heavy & set(targeted)
     assert {name.split(".")[0] for name in imported if name.startswith("bee_")} == {"bee_cli", "bee_contracts"}
-    registries = {
-        f"{package}{part}"
-        for package in ("bee_core", "bee_design", "bee_tracker")
-        for part in ("", "._version", ".registry")
-    }
+    registries = {f"bee_{host}{part}" for host in hosts for part in ("", "._version", ".registry")}
     ours = {name for name in targeted if name.startswith("bee_") and not name.startswith(("bee_cli", "bee_contracts"))}
     assert ours == registries
 

@@ -2,10 +2,10 @@
 
 An editor starts one of these per window and waits for its first answer; a cold host spends most of a second
 importing the SDK. The front end imports only the standard library and bee-contracts' light modules (with the host
-registry, each installed host package's ``registry`` module and its ``__init__``, which import nothing more): it
-resolves the host's identity exactly as the host would (the view, the checkout and the instance it selects, the log
-level, and the environment the host reads at start), asks the warm supervisor for that host (:mod:`bee_cli.attach`),
-and relays stdio to it (:mod:`bee_cli.relay`), surviving the host's restarts and upgrades.
+registry, the ``registry`` module and ``__init__`` of each host package up to the one named, which import nothing
+more): it resolves the host's identity exactly as the host would (the view, the checkout and the instance it
+selects, the log level, and the environment the host reads at start), asks the warm supervisor for that host
+(:mod:`bee_cli.attach`), and relays stdio to it (:mod:`bee_cli.relay`), surviving the host's restarts and upgrades.
 
 It serves only the exact command lines the click commands accept, read with the grammar each stdio host declares in
 the host registry (:class:`bee_contracts.hosts.HostEntry`): its command words, its valued options (each at most once,
@@ -40,16 +40,15 @@ _PLAIN = ""
 
 def _stdio_host(args: list[str]) -> HostEntry | None:
     """The installed stdio host whose serve command ``args`` names, if any."""
-    from bee_contracts.hosts import installed_hosts
+    from bee_contracts.hosts import each_host
 
     try:
-        hosts = installed_hosts()
+        for entry in each_host():
+            command = entry.command
+            if entry.transport == "stdio" and command and tuple(args[: len(command)]) == command:
+                return entry
     except Exception:  # a broken installation: the click way reports it
         return None
-    for entry in hosts:
-        command = entry.command
-        if entry.transport == "stdio" and command and tuple(args[: len(command)]) == command:
-            return entry
     return None
 
 
