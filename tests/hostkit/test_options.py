@@ -29,9 +29,9 @@ def command(entry: HostEntry, seen: list[tuple[ServeOptions, Checkout]]) -> clic
     @click.command()
     @serve_options(entry, "The checkout.")
     @click.option("--flag", is_flag=True)
-    def serve(serve: ServeOptions, flag: bool) -> None:
+    def serve(options: ServeOptions, flag: bool) -> None:
         assert flag is False
-        seen.append((serve, serve.start()))
+        seen.append((options, options.start()))
 
     return serve
 

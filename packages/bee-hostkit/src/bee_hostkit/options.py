@@ -87,7 +87,7 @@ class ServeOptions:
             spellings = [spelling for spelling, setting in self.entry.options if setting == "checkout"]
             raise click.BadParameter(exc.message, param_hint=spellings) from None
 
-    def serve(self, host: Host, checkout: Checkout, view: str, notes: Callable[[], list[str]] | None = None) -> None:
+    def run(self, host: Host, checkout: Checkout, view: str, notes: Callable[[], list[str]] | None = None) -> None:
         """Serve ``view`` of ``checkout`` with ``host``: over this process's stdio, or as a warm host on the
         descriptors the warm supervisor handed over. ``notes`` are what the editor is told when its session starts
         (logged at start here; a warm host sends them to each front end, which prints them on its editor's stderr).
@@ -119,7 +119,7 @@ class ServeOptions:
 def serve_options(entry: HostEntry, checkout_help: str) -> Decorator:
     """The options of ``entry``'s serve command, in every spelling its registry entry names (``--checkout``, required
     when the entry wants it absolute; ``--instance-root``; ``--log-level``) and the warm supervisor's hidden
-    descriptors, handed to the command as one ``serve: ServeOptions`` argument."""
+    descriptors, handed to the command as one ``options: ServeOptions`` argument."""
 
     def spellings(setting: str) -> list[str]:
         return [spelling for spelling, named in entry.options if named == setting]
@@ -154,8 +154,8 @@ def serve_options(entry: HostEntry, checkout_help: str) -> Decorator:
             warm_check_fd: int | None,
             **given: Any,
         ) -> Any:
-            serve = ServeOptions(entry, checkout, instance_root, log_level, warm_fd, warm_check_fd)
-            return command(serve=serve, **given)
+            options = ServeOptions(entry, checkout, instance_root, log_level, warm_fd, warm_check_fd)
+            return command(options=options, **given)
 
         decorated: Callable[..., Any] = packed
         for option in reversed(options):

@@ -25,15 +25,15 @@ def mcp() -> None:
     is_flag=True,
     help="List three tools that search, describe and invoke the core tools, instead of the whole catalog.",
 )
-def serve(serve: ServeOptions, discovery: bool) -> None:
+def serve(options: ServeOptions, discovery: bool) -> None:
     """Serve the core tools over stdio for an editor or agent (speaks both MCP protocol eras)."""
-    checkout = serve.start()
+    checkout = options.start()
     from bee_core.context import CoreContext
     from bee_core.host import build_discovery_host, build_host
 
     ctx = CoreContext.serving(checkout)
     host = build_discovery_host(ctx) if discovery else build_host(ctx)
-    serve.serve(host, checkout, DISCOVERY if discovery else CORE.name, notes=lambda: _shipped_notes(ctx.instance))
+    options.run(host, checkout, DISCOVERY if discovery else CORE.name, notes=lambda: _shipped_notes(ctx.instance))
 
 
 def _shipped_notes(instance: Instance) -> list[str]:

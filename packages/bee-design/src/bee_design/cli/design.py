@@ -27,14 +27,14 @@ def design() -> None:
 @design.command()
 @click.option("--stdio", is_flag=True, help="Serve over stdio (the only transport; accepted for editor configs).")
 @serve_options(DESIGN, "The checkout to serve: an absolute path to a directory.")
-def mcp(serve: ServeOptions, stdio: bool) -> None:
+def mcp(options: ServeOptions, stdio: bool) -> None:
     """Serve the four design tools over stdio for an editor or agent (both MCP protocol eras)."""
     del stdio  # stdio is the only transport; the flag is accepted because editor configurations spell it out
-    checkout = serve.start()
+    checkout = options.start()
     from bee_design.context import DesignContext
     from bee_design.host import build_host
 
-    serve.serve(build_host(DesignContext.serving(checkout)), checkout, DESIGN.name)
+    options.run(build_host(DesignContext.serving(checkout)), checkout, DESIGN.name)
 
 
 @design.command(name="import")
