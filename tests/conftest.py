@@ -326,8 +326,11 @@ def tracker_factory(tmp_path: Path) -> Iterator[Callable[..., TrackerProcess]]:
 
     started: list[TrackerProcess] = []
 
-    def start(store: str | None = None, *extra: str, home: Path | None = None) -> TrackerProcess:
+    def start(
+        store: str | None = None, *extra: str, home: Path | None = None, nofile: int | None = None
+    ) -> TrackerProcess:
         process = TrackerProcess(home or tmp_path / f"tracker-{len(started)}", store, *extra)
+        process.nofile = nofile
         process.start()
         started.append(process)
         return process

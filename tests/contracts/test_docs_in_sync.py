@@ -77,3 +77,12 @@ def test_the_module_map_in_the_development_guide_matches_the_docstrings() -> Non
 
     text = module_map.DOC.read_text(encoding="utf-8")
     assert module_map.rewritten(text, module_map.render()) == text, "run ./dev docs: the module map drifted"
+
+
+def test_the_tool_map_in_the_development_guide_matches_the_catalogs_handlers_and_tests() -> None:
+    from tests import tool_map
+
+    text = tool_map.DOC.read_text(encoding="utf-8")
+    assert tool_map.rewritten(text, tool_map.render()) == text, "run ./dev docs: the tool map drifted"
+    for host, (handlers, _) in tool_map.HOSTS.items():  # every handler the map names exists
+        assert (tool_map.ROOT / handlers).exists(), host

@@ -392,3 +392,56 @@ async def test_the_typescript_client_and_the_inspector_take_the_fast_path(twins:
     assert called.returncode == 0, (called.error, called.stderr)
     assert called.result["structuredContent"]["data"]["total"] >= 1
     assert fast.fast_answered >= before + 4
+
+
+# -- unpaired surrogates: JSON may escape one (``"\ud800"``), Python's parser keeps it, UTF-8 cannot carry it -------
+
+#: A lone high and a lone low surrogate, as a request's JSON escapes them.
+LONE = ("\ud800", "\udfff")
+
+
+def surrogate_headers(era: str | None, body: dict[str, Any]) -> dict[str, str]:
+    """The era's headers for ``body``, less a routing header whose value a surrogate keeps out of HTTP (a header
+    holds Latin-1 at most): the request the two paths get is the same either way."""
+    sent = headers(era, {k: v for k, v in body.items() if k != "method"} | {"method": "tools/call"})
+    if era == MODERN:
+        sent["Mcp-Method"] = body["method"] if isinstance(body["method"], str) else ""
+        name = (body.get("params") or {}).get("name")
+        sent["Mcp-Name"] = name if isinstance(name, str) else ""
+    return {key: value for key, value in sent.items() if value and value.isascii()}
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("lone", LONE, ids=["high", "low"])
+async def test_unpaired_surrogates_answer_alike_wherever_they_are(
+    twins: tuple[Served, Served], era: str | None, lone: str
+) -> None:
+    fast = twins[0]
+    call_params = {"name": "get", "arguments": {"id": "t-nope"}}
+    bodies: list[dict[str, Any]] = [
+        request(era, "tools/call", call_params, request_id=lone),
+        request(era, "tools/call", call_params, request_id=f"id-{lone}-end"),
+        request(era, "tools/list", {}, request_id=lone),
+        request(era, f"tools/{lone}", call_params),
+        request(era, "tools/call", {**call_params, lone: 1}),
+        request(era, "tools/call", {"name": lone, "arguments": {}}),
+        request(era, "tools/call", {"name": f"get{lone}", "arguments": {"id": "t-nope"}}),
+        request(era, "tools/call", {"name": "get", "arguments": {"id": lone}}),
+        request(era, "tools/call", {"name": "search", "arguments": {"query": f"a{lone}b"}}),
+        request(era, "tools/call", {"name": "ready", "arguments": {lone: 1}}),
+        request(era, "tools/call", {"name": "ready", "arguments": {"labels": [lone]}}),
+        request(era, "tools/call", {"name": "ready", "arguments": {"priority": lone}}),
+        request(era, "tools/call", {**call_params, "_meta": {"progressToken": lone}}),
+        request(era, "tools/list", {"cursor": lone}),
+    ]
+    if era == MODERN:
+        client_info = {"io.modelcontextprotocol/clientInfo": {"name": lone, "version": "1"}}
+        bodies.append(request(era, "tools/call", {**call_params, "_meta": client_info}))
+    for body in bodies:
+        # json.dumps escapes the surrogate (ASCII out): the bytes on the wire are valid UTF-8, as a client sends them.
+        before = fast.fast_answered
+        status, _, answer = await both(twins, json.dumps(body).encode(), surrogate_headers(era, body))
+        assert status != 500 and isinstance(answer, dict), (body, status, answer)
+        if era == MODERN and body["id"] == lone:
+            # The plain call and listing with a surrogate id are the fast path's, which echoes the id as the SDK does.
+            assert fast.fast_answered == before + 1 and answer["id"] == lone, answer

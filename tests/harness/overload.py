@@ -33,9 +33,10 @@ ANSWERED = frozenset({"served", "busy-503", "busy-tool"})
 Outcome = tuple[str, bool, float]
 
 
-def generate(url: str, token: str) -> list[Outcome]:
-    """The four load-generating processes against ``url``, started together once all are ready: every outcome."""
-    spec = json.dumps({"url": url, "token": token, "clients": CLIENTS_PER_PROCESS, "requests": REQUESTS_PER_CLIENT})
+def generate(url: str, token: str, requests: int = REQUESTS_PER_CLIENT) -> list[Outcome]:
+    """The four load-generating processes against ``url``, started together once all are ready, each client sending
+    ``requests`` calls: every outcome."""
+    spec = json.dumps({"url": url, "token": token, "clients": CLIENTS_PER_PROCESS, "requests": requests})
     workers = [
         subprocess.Popen([sys.executable, str(CLIENT), spec], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         for _ in range(PROCESSES)
@@ -57,7 +58,7 @@ def generate(url: str, token: str) -> list[Outcome]:
             if worker.poll() is None:
                 worker.kill()
                 worker.wait(timeout=30)
-    assert len(outcomes) == PROCESSES * CLIENTS_PER_PROCESS * REQUESTS_PER_CLIENT
+    assert len(outcomes) == PROCESSES * CLIENTS_PER_PROCESS * requests
     return outcomes
 
 

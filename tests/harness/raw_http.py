@@ -22,6 +22,16 @@ class RawResponse:
         return json.loads(self.body)
 
 
+#: uvicorn's flow-control mark: a request is admitted at the edge once its body is complete or this much has arrived.
+ADMITTED_AT_BYTES = 64 * 1024
+
+
+def held_body(body: bytes) -> bytes:
+    """``body`` followed by enough spaces (still the same JSON) that it is admitted before it has fully arrived: a
+    request with it, sent but for its last bytes, holds its admission slot until they come."""
+    return body + b" " * (ADMITTED_AT_BYTES + 1024)
+
+
 def request(path: str, *, port: int, headers: dict[str, str] | None = None, body: bytes = b"") -> bytes:
     """The bytes of one complete POST request."""
     lines = [f"POST {path} HTTP/1.1", f"Host: 127.0.0.1:{port}"]
@@ -33,8 +43,10 @@ def request(path: str, *, port: int, headers: dict[str, str] | None = None, body
 class RawConnection:
     """One TCP connection: send bytes as given, read whole responses (status, headers, Content-Length body)."""
 
-    def __init__(self, port: int, timeout: float = 30.0) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port: int, timeout: float = 30.0, *, source: str | None = None) -> None:
+        # From another loopback address (127.0.0.2, …), Linux's loopback takes any 127/8 source: another client.
+        bind = (source, 0) if source else None
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=bind)
         self.buffer = b""
 
     def __enter__(self) -> RawConnection:

@@ -56,8 +56,8 @@ def main() -> None:
 
     from bee_hostkit import Host
     from bee_hostkit.http_app import mcp_http_app
-    from bee_hostkit.http_edge import serve_http
     from bee_hostkit.http_limits import EdgeLimits
+    from bee_hostkit.http_serve import serve_http
 
     port, spec = int(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
     entries = _entries(spec)

@@ -16,6 +16,12 @@ import httpx
 
 from tests.harness.postgres import free_port
 
+#: Runs argv[2:] with at most argv[1] open file descriptors (soft and hard limit): no preexec_fn, no shell.
+_WITH_NOFILE = (
+    "import os, resource, sys; n = int(sys.argv[1]); resource.setrlimit(resource.RLIMIT_NOFILE, (n, n)); "
+    "os.execv(sys.argv[2], sys.argv[2:])"
+)
+
 
 class TrackerProcess:
     """`bee tracker serve` with its own home; start, stop, kill -9 and restart on the same port."""
@@ -30,6 +36,8 @@ class TrackerProcess:
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
         self.log = home / "server.log"
+        #: The server's file-descriptor limit (soft and hard), when a test sets one (None: this process's).
+        self.nofile: int | None = None
 
     @property
     def url(self) -> str:
@@ -47,6 +55,8 @@ class TrackerProcess:
         ]
         if self.store:
             argv += ["--store", self.store]
+        if self.nofile is not None:
+            argv = [sys.executable, "-c", _WITH_NOFILE, str(self.nofile), *argv]
         return argv
 
     def start(self, timeout: float = 60.0) -> None:
@@ -113,7 +123,7 @@ class TrackerProcess:
         return completed.stdout.strip()
 
 
-#: The ``tracker_factory`` fixture: ``start(store=None, *extra_args, home=None)`` starts one tracker process.
+#: The ``tracker_factory`` fixture: ``start(store=None, *extra_args, home=None, nofile=None)`` starts one tracker.
 TrackerFactory = Callable[..., TrackerProcess]
 
 

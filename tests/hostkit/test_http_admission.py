@@ -128,3 +128,72 @@ def test_shedding_is_logged_once_an_interval_with_its_counts(caplog: pytest.LogC
         "shedding: answered 4 with 503 (0 at the limit of 2 requests in flight, 4 over 0.001 s of queued work at "
         "5.0 ms a request)"
     )
+
+
+# -- fair shares between clients -------------------------------------------------------------------------------
+
+
+def admitted_for(admission: Admission, now: float, client: str, count: int) -> int:
+    return sum(admission.try_enter(now, client) is None for _ in range(count))
+
+
+def test_under_the_target_any_client_is_admitted_whatever_it_already_holds() -> None:
+    # At the prior cost, the default target is the floor of 32: one client may take all of it, beside another.
+    admission = Admission(100, 1, max_queue_seconds=0.15, floor=32)
+    assert admitted_for(admission, 0.0, "bob", 1) == 1
+    assert admitted_for(admission, 0.0, "ann", 40) == 31
+
+
+def test_a_client_below_its_share_is_admitted_past_the_target_and_the_one_above_it_is_shed() -> None:
+    admission = Admission(100, 1, max_queue_seconds=0.15, floor=32)
+    assert admitted_for(admission, 0.0, "hog", 100) == 32
+    assert admission.try_enter(0.0, "hog") == admission.queued_body  # alone, it is shed by the queued work
+    # Another client comes: below its equal share (16 of 32), while the hog holds more than its own.
+    assert admitted_for(admission, 0.0, "bob", 100) == 16
+    assert admission.try_enter(0.0, "bob") == admission.share_body
+    assert admission.try_enter(0.0, "hog") == admission.share_body
+    assert admission.in_flight == 48  # past the target by what the hog holds beyond its share, never the limit
+    # The hog finishes one: still above its share, so Bob's finished slot is Bob's again, not the hog's.
+    admission.leave(0.1, "hog")
+    admission.leave(0.1, "bob")
+    assert admission.try_enter(0.1, "hog") == admission.share_body
+    assert admission.try_enter(0.1, "bob") is None
+
+
+def test_one_client_never_takes_the_last_tenth_of_the_limit() -> None:
+    by_count = Admission(100, 1)
+    assert admitted_for(by_count, 0.0, "hog", 200) == 90
+    assert json.loads(by_count.try_enter(0.0, "hog") or b"")["error_description"] == (
+        "this client holds its share of the requests in flight (at most 90 of the host's 100, an equal part of what "
+        "the host admits while other clients are served); retry after 1 s"
+    )
+    assert admitted_for(by_count, 0.0, "bob", 5) == 5
+    assert admitted_for(by_count, 0.0, "ann", 10) == 5
+    assert by_count.try_enter(0.0, "cat") == by_count.at_limit_body
+    # Below ten in flight nothing is kept: one client may hold all of a small limit.
+    assert admitted_for(Admission(9, 1), 0.0, "hog", 20) == 9
+
+
+def test_many_clients_within_their_shares_fill_the_target_and_the_next_is_shed_by_cost() -> None:
+    admission = Admission(100, 1, max_queue_seconds=0.15, floor=32)
+    assert sum(admission.try_enter(0.0, f"agent-{n}") is None for n in range(40)) == 32
+    assert admission.try_enter(0.0, "one-more") == admission.queued_body
+
+
+def test_a_client_that_leaves_is_forgotten() -> None:
+    admission = Admission(100, 1, max_queue_seconds=0.15, floor=32)
+    assert admitted_for(admission, 0.0, "hog", 100) == 32
+    assert admitted_for(admission, 0.0, "bob", 1) == 1
+    admission.leave(0.01, "bob")
+    # Alone again, the hog's share is the whole target: it is shed by cost, not by share.
+    assert admission.try_enter(0.01, "hog") == admission.queued_body
+
+
+def test_shedding_by_share_is_counted_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    admission = Admission(10, 1)
+    with caplog.at_level(logging.WARNING, logger="bee.hostkit.edge"):
+        assert admitted_for(admission, 0.0, "hog", 20) == 9
+    assert caplog.records[0].getMessage() == (
+        "shedding: answered 1 with 503 (0 at the limit of 10 requests in flight, 0 over - s of queued work at 5.0 ms "
+        "a request, 1 beyond their client's share)"
+    )

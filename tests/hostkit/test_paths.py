@@ -246,6 +246,35 @@ def test_a_directory_through_a_symlink_is_its_real_place_and_never_outside(
         assert info.value.code is code, path
 
 
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counting open fds needs /proc")
+def test_an_absolute_symlink_below_the_top_walks_again_from_the_root_leaking_no_fd(
+    files: ConfinedRoot, tree: Path
+) -> None:
+    # The walk has directories open when it meets the symlink: they are closed, and what it names is found from the
+    # root (its real components say so), not from where the symlink lies.
+    (tree / "src" / "deep").mkdir()
+    (tree / "src" / "deep" / "a.py").symlink_to(tree / "src" / "a.py")
+    (tree / "src" / "deep" / "code").symlink_to(tree / "src")
+    (tree / "src" / "deep" / "top").symlink_to(tree)
+    before = open_fds()
+    assert read(files, "src/deep/a.py") == b"x = 1\n"
+    assert read(files, "src/deep/code/deep/a.py") == b"x = 1\n"
+    for path, real, inside in [
+        ("src/deep/code", tree / "src", "a.py"),
+        ("src/deep/top", tree, "src/a.py"),
+        ("src/deep/top/src/deep/code", tree / "src", "a.py"),
+    ]:
+        inner = files.directory(path)
+        assert inner.path == real, path
+        assert read(inner, inside) == b"x = 1\n", path
+        inner.close()
+    assert open_fds() == before
+
+
 def test_a_directory_root_keeps_hiding_what_its_parent_hides(tree: Path) -> None:
     outer = ConfinedRoot(tree, hidden=[tree / "state" / "instance"])
     state = outer.directory("state")

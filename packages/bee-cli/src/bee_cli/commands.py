@@ -8,7 +8,19 @@ from pathlib import Path
 
 import click
 
-from bee_cli.setup_mcp import EDITORS, TOKEN_ENV
+from bee_cli.setup_mcp import (
+    EDITORS,
+    TOKEN_ENV,
+    Editor,
+    Outcome,
+    TrackerAccess,
+    apply,
+    bee_command,
+    check_env_name,
+    check_token,
+    check_url,
+    mint_command,
+)
 
 
 def register(cli: click.Group) -> None:
@@ -104,29 +116,12 @@ def setup_mcp(
     leading outside the project and a file another program keeps saving are refused; the file is then left as it
     is.
     """
-    from bee_cli.setup_mcp import (
-        TrackerAccess,
-        apply,
-        bee_command,
-        check_env_name,
-        check_token,
-        check_url,
-        mint_command,
-    )
     from bee_contracts.hosts import installed_hosts
 
     editor = EDITORS[tool]
     project = project.resolve()
-    urls: dict[str, TrackerAccess] = {}
-    env_name = tracker_token_env or (None if editor.token_prompt and not literal_token else TOKEN_ENV)
     try:
-        if env_name is not None:
-            check_env_name(env_name)
-        if tracker_url and not removing:
-            literal = check_token(env_name, os.environ.get(env_name)) if literal_token and env_name else None
-            urls["tracker"] = TrackerAccess(check_url(tracker_url), token_env=env_name, literal=literal)
-        elif literal_token and not removing:
-            raise ValueError("--literal-token needs --tracker-url (or $BEE_TRACKER_URL)")
+        urls = _tracker_access(editor, tracker_url, tracker_token_env, literal_token=literal_token, removing=removing)
         outcome = apply(
             editor,
             installed_hosts(),
@@ -144,19 +139,55 @@ def setup_mcp(
         state = "has no Bee entries" if outcome.path.exists() else "does not exist"
         click.echo(f"{editor.title}: nothing to remove ({outcome.path} {state})")
         return
-    click.echo(f"{editor.title}: {outcome.path}{'' if outcome.written else ' (already up to date)'}")
-    for change in outcome.changes:
-        click.echo(f"  {change.action:<9} {change.name}")
-    for name in outcome.skipped:
-        click.echo(f"  {'skipped':<9} {name} (give --tracker-url to add it)")
+    _report_changes(editor, outcome)
     if removing:
         return
     if editor.per_user:
         click.echo(f"This file is per user: its stdio entries serve {project}; run setup-mcp again to switch.")
     _warn_without_instance(project)
     access = urls.get("tracker")
-    if access is None:
-        return
+    if access is not None:
+        _say_where_the_token_comes_from(editor, project, access)
+
+
+def _tracker_access(
+    editor: Editor,
+    tracker_url: str | None,
+    tracker_token_env: str | None,
+    *,
+    literal_token: bool,
+    removing: bool,
+) -> dict[str, TrackerAccess]:
+    """The tracker entry to write, checked: none without a URL, and none when removing.
+
+    Raises:
+        ValueError: a bad variable name, URL or token, or --literal-token without a URL to use it with.
+    """
+    # An editor that prompts for the token (VS Code) keeps it in its own secret storage unless told otherwise.
+    env_name = tracker_token_env or (None if editor.token_prompt and not literal_token else TOKEN_ENV)
+    if env_name is not None:
+        check_env_name(env_name)
+    if removing:
+        return {}
+    if tracker_url:
+        literal = check_token(env_name, os.environ.get(env_name)) if literal_token and env_name else None
+        return {"tracker": TrackerAccess(check_url(tracker_url), token_env=env_name, literal=literal)}
+    if literal_token:
+        raise ValueError("--literal-token needs --tracker-url (or $BEE_TRACKER_URL)")
+    return {}
+
+
+def _report_changes(editor: Editor, outcome: Outcome) -> None:
+    """Print the file written and, one line each, what changed in it and which hosts were left out."""
+    click.echo(f"{editor.title}: {outcome.path}{'' if outcome.written else ' (already up to date)'}")
+    for change in outcome.changes:
+        click.echo(f"  {change.action:<9} {change.name}")
+    for name in outcome.skipped:
+        click.echo(f"  {'skipped':<9} {name} (give --tracker-url to add it)")
+
+
+def _say_where_the_token_comes_from(editor: Editor, project: Path, access: TrackerAccess) -> None:
+    """Tell the user how the editor will get the tracker token: from the file, a prompt, or a variable."""
     if access.literal is not None:
         click.echo("The file holds the tracker token: it is readable by you only; keep it out of version control.")
     elif access.token_env is None:
@@ -175,8 +206,6 @@ def setup_mcp(
 def _mint_hint(project: Path, token_env: str) -> str:
     """The command that mints a local tracker's token into ``token_env``, working pasted into a new shell anywhere
     (:func:`bee_cli.setup_mcp.mint_command`). `X=$(…) && export X`, so a failure exports no empty token."""
-    from bee_cli.setup_mcp import bee_command, mint_command
-
     return f"{token_env}=$({mint_command(bee_command(), project)}) && export {token_env}"
 
 

@@ -51,6 +51,9 @@ ENV_WAIT = "BEE_WARM_WAIT_SECONDS"
 ENV_IDLE = "BEE_WARM_IDLE_SECONDS"
 #: How long the warm supervisor holding no host waits before it exits (seconds; default :data:`SUPERVISOR_IDLE`).
 ENV_SUPERVISOR_IDLE = "BEE_WARM_SUPERVISOR_IDLE_SECONDS"
+#: ``0`` keeps no spare warm host (bee_supervisor.spares): a restart is then a cold start, and each identity costs
+#: one host's memory instead of two.
+ENV_SPARES = "BEE_WARM_SPARES"
 #: Variables only the front end reads: they do not make another host.
 FRONTEND_ONLY = (ENV_WARM, ENV_WAIT)
 
@@ -112,7 +115,17 @@ def read_environment(environ: Mapping[str, str]) -> dict[str, str]:
 #: What the warm supervisor reads from its environment: where the private directory is, its idle time, the
 #: installed-version seam (bee_supervisor.installed), and the locale, time zone and temporary folder.
 _SUPERVISOR_READS = frozenset(
-    {"XDG_RUNTIME_DIR", ENV_SUPERVISOR_IDLE, "BEE_INSTALLED_VERSION_FILE", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR"}
+    {
+        "XDG_RUNTIME_DIR",
+        ENV_SUPERVISOR_IDLE,
+        ENV_SPARES,
+        "BEE_INSTALLED_VERSION_FILE",
+        "HOME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+    }
 )
 
 

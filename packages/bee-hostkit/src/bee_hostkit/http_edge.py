@@ -10,13 +10,22 @@ keeps those promises where the bytes arrive:
   block larger than ``max_header_bytes`` is answered at once, 414 for the request line and 431 otherwise, before the
   parser is fed the byte that passed the limit. No token is ever parsed from such a request. (A header block that
   starts inside a chunk, after a pipelined request, is checked as the parser reports it instead.)
-- **Admission.** A request to an admitted path (``/mcp``) is counted the moment its headers are complete, before a
-  task is created for it and before its body is read. Over ``max_in_flight``, or when the work already admitted
-  would keep it waiting longer than ``max_queue_seconds`` (the rule is :mod:`bee_hostkit.http_admission`), the
-  answer is written straight from the protocol callback: 503 with ``Retry-After`` and a small JSON body. The slot
-  is released when the request's ASGI task ends, whatever the client did meanwhile.
-- **Request timeout.** Because a slot is taken before the body arrives, a client that sends its headers or body
-  slowly must not keep it: a request not fully received within ``request_timeout_seconds`` is answered 408.
+- **Connection caps.** Each accepted connection is registered (:mod:`bee_hostkit.http_connections`): beyond
+  ``max_connections_per_peer`` from one address, or ``max_connections`` in all (lowered to what the process's
+  file-descriptor limit allows, :mod:`bee_hostkit.http_descriptors`), a connection that is not in use is closed to
+  make room, or the newcomer is closed at once when every connection in the way is in use.
+- **Admission.** A request to an admitted path (``/mcp``) is admitted once its body has arrived (or once 64 KiB of
+  it has, uvicorn's flow-control mark, past which it must be read by the app), before a task is created for it:
+  a client that sends slowly holds no slot (one that waits for ``100 Continue`` is told by the edge). Over
+  ``max_in_flight``, when the work already admitted would keep it waiting longer than ``max_queue_seconds``, or when
+  its client holds its share of what is in flight (the rule is :mod:`bee_hostkit.http_admission`; whose request it
+  is, :mod:`bee_hostkit.http_clients`), the answer is written straight from the protocol callback: 503 with
+  ``Retry-After`` and a small JSON body. The slot is released when the request's ASGI task ends, whatever the
+  client did meanwhile.
+- **Timeouts.** A request's headers must arrive within ``header_timeout_seconds``: from the moment the connection is
+  accepted for its first request (a connection that has sent nothing by then is closed), from its first byte for a
+  later one (uvicorn closes a connection idle between requests after 5 s). The whole request, body included, must
+  arrive within ``request_timeout_seconds`` of its first byte. Slower is answered 408.
 - **Access log.** With ``access_log`` on, a request line never carries its query string or anything shaped like a
   token (:mod:`bee_hostkit.access_log`), for every path, answered or refused.
 
@@ -30,6 +39,8 @@ still sends is read and dropped for a few seconds, so that its TCP stack deliver
   (within the request timeout, once it has begun), and one that sends nothing is closed after
   ``_FIRST_REQUEST_GRACE_SECONDS``. An idle keep-alive connection, after a response, is closed at once, as
   HTTP lets a server do (RFC 9112, section 9.5).
+
+How a host is served with it: :mod:`bee_hostkit.http_serve` (one process), :mod:`bee_hostkit.http_workers` (several).
 
 The protocol relies on uvicorn internals (``on_headers_complete`` handing the cycle to ``_start_asgi_task``, the
 ``RequestResponseCycle`` fields); the end-to-end edge tests run against the uvicorn this package requires and
@@ -47,12 +58,16 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from uvicorn.config import Config
+from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
 from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
 from uvicorn.server import ServerState
 
 from bee_hostkit.access_log import hide_queries
 from bee_hostkit.http_admission import Admission
+from bee_hostkit.http_clients import Client, client_of
+from bee_hostkit.http_connections import Connections, Waiting
+from bee_hostkit.http_descriptors import EdgeLoop, connection_cap
 from bee_hostkit.http_limits import DEFAULT_RETRY_AFTER_SECONDS, EdgeLimits
 
 #: How long a refused connection keeps draining what the client still sends before it is closed.
@@ -78,13 +93,15 @@ class _Passed:
 
 
 class EdgeProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with header caps, edge admission and a request timeout.
+    """uvicorn's httptools protocol with header caps, connection caps, edge admission and timeouts.
 
     Use :func:`edge_protocol` to bind limits; uvicorn instantiates the class once per connection.
     """
 
     limits: ClassVar[EdgeLimits] = EdgeLimits()
     admission: ClassVar[Admission] = Admission(None, DEFAULT_RETRY_AFTER_SECONDS)
+    # Not "connections": uvicorn's protocol keeps the server's set of connections under that name.
+    open_connections: ClassVar[Connections] = Connections(EdgeLimits().max_connections, EdgeLimits().max_connections)
 
     def __init__(
         self,
@@ -96,6 +113,10 @@ class EdgeProtocol(HttpToolsProtocol):
         super().__init__(config, server_state, app_state, _loop)
         # Before this connection logs a line (uvicorn's logging setup may run after the protocol class is bound).
         hide_queries(self.access_logger)
+        # Accepted: it takes room in the registry until connection_made opens it there, a turn of the loop later.
+        self.open_connections.expect()
+        if isinstance(self.loop, EdgeLoop) and self.loop.accept_room is None:
+            self.loop.accept_room = self.open_connections.room  # accept no more at once than the registry holds
         # Header accounting for the request whose header block is being read.
         self._reading_headers = True
         self._phase = 0  # bumped whenever a new header block starts
@@ -112,6 +133,11 @@ class EdgeProtocol(HttpToolsProtocol):
         # Set by a graceful stop that found this connection waiting for a request: answer it, then close.
         self._stopping = False
         self._first_request_timer: asyncio.TimerHandle | None = None
+        self._header_timer: asyncio.TimerHandle | None = None
+        # A request to an admitted path whose body is still arriving: admitted (or shed) once it has.
+        self._awaiting: tuple[RequestResponseCycle, Any] | None = None
+        self._peer = ""
+        self._shed_last = False  # whether the last answer on this connection was the edge's 503
 
     # -- header caps --------------------------------------------------------------------------------------------
 
@@ -192,9 +218,14 @@ class EdgeProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         if self._stopped is not None:
             return
+        cycle = self.cycle
         super().on_message_begin()
         self._cancel_first_request_timer()
         self._parsed_bytes = 0
+        if cycle is None or cycle.response_complete:  # not in use (else a pipelined request is being parsed)
+            self.open_connections.waits(self, Waiting.PARTIAL)
+        if self._header_timer is None:  # a later request on the connection: its headers are timed from here
+            self._header_timer = self.loop.call_later(self.limits.header_timeout_seconds, self._headers_timed_out)
         self._cancel_request_timer()
         self._request_timer = self.loop.call_later(self.limits.request_timeout_seconds, self._request_timed_out)
 
@@ -221,11 +252,16 @@ class EdgeProtocol(HttpToolsProtocol):
         if self._stopped is not None:
             return
         self._reading_headers = False
+        self._cancel_header_timer()
         super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:
-        if self._stopped is None:
-            super().on_body(body)
+        if self._stopped is not None:
+            return
+        super().on_body(body)
+        # Past uvicorn's flow-control mark reading pauses until the app reads: admit the request now.
+        if self._awaited() and len(self.cycle.body) > HIGH_WATER_LIMIT:
+            self._admit_awaited()
 
     def on_message_complete(self) -> None:
         if self._stopped is not None:
@@ -233,6 +269,8 @@ class EdgeProtocol(HttpToolsProtocol):
         self._cancel_request_timer()
         super().on_message_complete()
         self._begin_headers()
+        if self._awaited():
+            self._admit_awaited()
 
     # -- refusing and lingering ---------------------------------------------------------------------------------
 
@@ -257,9 +295,12 @@ class EdgeProtocol(HttpToolsProtocol):
 
     def _linger(self) -> None:
         self._refused = True
+        self._awaiting = None
         self._cancel_request_timer()
+        self._cancel_header_timer()
         if self.transport.is_closing():
             return
+        self.open_connections.waits(self, Waiting.REFUSED)  # draining: the first to make room for a newcomer
         if self.transport.can_write_eof():
             self.transport.write_eof()
         self.loop.call_later(_LINGER_SECONDS, self.transport.close)
@@ -294,26 +335,53 @@ class EdgeProtocol(HttpToolsProtocol):
     # -- admission ----------------------------------------------------------------------------------------------
 
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
-        # Both the first request of a connection and a dequeued pipelined one pass here, just before their task.
+        # Both the first request of a connection and a dequeued pipelined one pass here, once their headers are in.
         if self._stopping:
             cycle.keep_alive = False  # answered with "connection: close", and the connection closed after it
         if app is not self.app or cycle.scope["path"] not in self.limits.admitted_paths:
-            super()._start_asgi_task(cycle, app)
-        elif (refusal := self.admission.try_enter(time.monotonic())) is None:
-            super()._start_asgi_task(cycle, functools.partial(self._run_admitted, app))
+            self._serve(cycle, app)
+        elif cycle.more_body and len(cycle.body) <= HIGH_WATER_LIMIT:
+            # Admitted once the body has arrived: a client that sends it slowly holds no slot meanwhile.
+            self._awaiting = (cycle, app)
+            if cycle.waiting_for_100_continue and not self.transport.is_closing():
+                # The client waits for this before it sends the body (uvicorn sends it when the app first reads).
+                self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                cycle.waiting_for_100_continue = False
+        else:
+            self._admit(cycle, app)
+
+    def _awaited(self) -> bool:
+        """Whether the request the parser is reading is the one waiting for its body before admission."""
+        return self._awaiting is not None and self._awaiting[0] is self.cycle
+
+    def _admit_awaited(self) -> None:
+        assert self._awaiting is not None
+        cycle, app = self._awaiting
+        self._awaiting = None
+        self._admit(cycle, app)
+
+    def _admit(self, cycle: RequestResponseCycle, app: Any) -> None:
+        client = client_of(cycle.scope["headers"], self._peer)
+        if (refusal := self.admission.try_enter(time.monotonic(), client)) is None:
+            self._serve(cycle, functools.partial(self._run_admitted, app, client))
         else:
             self._shed(cycle, refusal)
 
-    async def _run_admitted(self, app: Any, scope: Any, receive: Any, send: Any) -> None:
+    def _serve(self, cycle: RequestResponseCycle, app: Any) -> None:
+        self.open_connections.busy(self)  # in use until its response is complete: never closed to make room
+        super()._start_asgi_task(cycle, app)
+
+    async def _run_admitted(self, app: Any, client: Client, scope: Any, receive: Any, send: Any) -> None:
         try:
             await app(scope, receive, send)
         finally:
-            self.admission.leave(time.monotonic())
+            self.admission.leave(time.monotonic(), client)
 
     def _shed(self, cycle: RequestResponseCycle, body: bytes) -> None:
-        """Answer 503 now, from the protocol callback, without a task and without reading the body."""
-        # Marked answered first, so the parser drops this request's body and the next request starts cleanly.
+        """Answer 503 now, from the protocol callback, without a task (and without reading more of the body)."""
+        # Marked answered first, so the parser drops what is left of the body and the next request starts cleanly.
         cycle.response_started = cycle.response_complete = True
+        self._shed_last = True
         close = not cycle.keep_alive
         self._write(503, body, close=close, headers=self.admission.retry_after, scope=cycle.scope)
         if close:
@@ -338,7 +406,44 @@ class EdgeProtocol(HttpToolsProtocol):
             self._request_timer.cancel()
             self._request_timer = None
 
+    def _headers_timed_out(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing() or self._refused or self._pending is not None:
+            return
+        if self.pipeline or self.flow.read_paused:
+            # Not reading (a response is still being written): the client is not the slow one. Look again later.
+            self._header_timer = self.loop.call_later(self.limits.header_timeout_seconds, self._headers_timed_out)
+            return
+        if self.cycle is None and self._header_bytes == 0:
+            self.transport.close()  # nothing was sent: there is no request to answer
+            return
+        seconds = self.limits.header_timeout_seconds
+        self._refuse(408, _json("request_timeout", f"the request headers did not arrive within {seconds:g} s"))
+
+    def _cancel_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
     # -- connection ---------------------------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # as uvicorn's
+        super().connection_made(transport)
+        self._peer = self.client[0] if self.client else ""
+        if not self.open_connections.open(self, self._peer, time.monotonic()):
+            # Over a cap with every connection in the way in use: refused, before a byte is read.
+            self._refused = True
+            transport.close()
+            return
+        # The first request's headers are timed from now: a connection that never sends a byte is closed too.
+        self._header_timer = self.loop.call_later(self.limits.header_timeout_seconds, self._headers_timed_out)
+
+    def close_idle(self) -> None:
+        """Close this connection, which is not in use, to make room for a new one (called by the registry)."""
+        self._cancel_header_timer()
+        self._cancel_request_timer()
+        self._refused = True
+        self.transport.close()
 
     def on_response_complete(self) -> None:
         # A refusal waits until every response before it (pipelined requests queued earlier included) is written.
@@ -349,10 +454,16 @@ class EdgeProtocol(HttpToolsProtocol):
             self._write(status, body, close=True)
             self._linger()
             return
+        # Waiting for the next request (a pipelined one marks it in use again).
+        self.open_connections.waits(self, Waiting.SHED if self._shed_last else Waiting.SERVED)
+        self._shed_last = False
         super().on_response_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self.open_connections.closed(self)
+        self._awaiting = None
         self._cancel_request_timer()
+        self._cancel_header_timer()
         self._cancel_first_request_timer()
         super().connection_lost(exc)
 
@@ -376,14 +487,17 @@ class EdgeProtocol(HttpToolsProtocol):
 
 
 def edge_protocol(limits: EdgeLimits) -> type[EdgeProtocol]:
-    """An :class:`EdgeProtocol` class bound to ``limits`` and one shared admission count, for uvicorn's ``http=``."""
+    """An :class:`EdgeProtocol` class bound to ``limits``, one shared admission count and one connection registry
+    (its total cap lowered to what this process's file-descriptor limit allows), for uvicorn's ``http=``."""
     admission = Admission(
         limits.max_in_flight,
         limits.retry_after_seconds,
         max_queue_seconds=limits.max_queue_seconds,
         floor=limits.min_in_flight,
     )
-    return type("BoundEdgeProtocol", (EdgeProtocol,), {"limits": limits, "admission": admission})
+    connections = Connections(connection_cap(limits.max_connections), limits.max_connections_per_peer)
+    bound = {"limits": limits, "admission": admission, "open_connections": connections}
+    return type("BoundEdgeProtocol", (EdgeProtocol,), bound)
 
 
 @functools.cache
@@ -407,63 +521,3 @@ class EdgeProtocolFactory:
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> EdgeProtocol:
         return _protocol_of_this_process(self.limits)(config, server_state, app_state, _loop)
-
-
-def uvicorn_settings(
-    *, host: str, port: int, log_level: str, access_log: bool, graceful_shutdown_seconds: int
-) -> dict[str, Any]:
-    """The uvicorn settings every Bee HTTP host runs with, one process or several."""
-    return {
-        "host": host,
-        "port": port,
-        # Not uvloop: it runs libuv without the GIL and takes the GIL back for every callback (each accept, each
-        # read), and hosts run handlers in worker threads that hold it. Under overload, 1,000 connections then
-        # waited up to 4 s in the kernel's accept queue, before the edge could count or shed them (p99 2.2-3.1 s
-        # against 1.0-1.3 s with asyncio, which handles a whole batch of events per GIL hold; uvloop was 10-20 %
-        # faster only below the limit).
-        "loop": "asyncio",
-        "ws": "none",  # nothing here speaks WebSocket: an Upgrade header is ignored, never handed to a library
-        "log_level": log_level,
-        "access_log": access_log,
-        "lifespan": "on",
-        "timeout_graceful_shutdown": graceful_shutdown_seconds,
-    }
-
-
-def serve_http(
-    app: Any,
-    *,
-    host: str,
-    port: int,
-    limits: EdgeLimits,
-    log_level: str = "info",
-    access_log: bool = False,
-    graceful_shutdown_seconds: int = 10,
-    fds: Sequence[int] = (),
-) -> None:
-    """Serve ``app`` with uvicorn on asyncio's event loop through :class:`EdgeProtocol` until SIGTERM or SIGINT.
-
-    With ``fds`` it serves on those inherited listening sockets (bound by a supervisor, shared by replicas) instead
-    of binding ``host:port``; ``host`` and ``port`` then only name the address in logs. Several processes:
-    :func:`bee_hostkit.http_workers.serve_http_workers`.
-    """
-    import contextlib
-    import socket
-    import sys
-
-    import uvicorn
-
-    settings = uvicorn_settings(
-        host=host,
-        port=port,
-        log_level=log_level,
-        access_log=access_log,
-        graceful_shutdown_seconds=graceful_shutdown_seconds,
-    )
-    server = uvicorn.Server(uvicorn.Config(app, http=edge_protocol(limits), **settings))
-    # socket.socket(fileno=) reads the family from the descriptor (uvicorn's own fd option assumes a Unix socket).
-    sockets = [socket.socket(fileno=fd) for fd in fds] or None
-    with contextlib.suppress(KeyboardInterrupt):
-        server.run(sockets=sockets)
-    if not server.started:
-        sys.exit(3)  # uvicorn's STARTUP_FAILURE, as uvicorn.run exits

@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import orjson
 import pydantic_core
 from mcp.server.connection import Connection
 from mcp.server.runner import modern_error_data, serve_one
@@ -69,6 +68,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bee_hostkit.http_body import BODY_SCOPE_KEY
+from bee_hostkit.results import compact_bytes
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
@@ -288,7 +288,7 @@ class FastPath:
 
     async def _answer(self, planned: _Planned, scope: Scope, send: Send) -> bool:
         """Answer ``planned``; False (nothing sent, nothing run) sends it to the SDK after all."""
-        head = b'{"jsonrpc":"2.0","id":' + orjson.dumps(planned.id) + b',"result":'
+        head = b'{"jsonrpc":"2.0","id":' + compact_bytes(planned.id) + b',"result":'
         if planned.method == "tools/list":
             listing = await self._listing(planned)
             if listing is None:
@@ -310,7 +310,7 @@ class FastPath:
                 result["_meta"] = {SERVER_INFO_META_KEY: self._stamp}
             elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
                 result["_meta"] = {**meta, SERVER_INFO_META_KEY: self._stamp}
-        await _send(send, 200, head + _dumps(result) + b"}")
+        await _send(send, 200, head + compact_bytes(result) + b"}")
         return True
 
     async def _listing(self, planned: _Planned) -> bytes | None:
@@ -331,7 +331,7 @@ class FastPath:
         except Exception:
             logger.exception("the fast path could not build the tools/list result; the SDK answers instead")
             return None
-        cached = self._listings[planned.version] = _dumps(result)
+        cached = self._listings[planned.version] = compact_bytes(result)
         return cached
 
     def _error(self, planned: _Planned, exc: Exception) -> tuple[int, bytes]:
@@ -352,13 +352,6 @@ class FastPath:
 
 def _model_json(model: BaseModel) -> bytes:
     return model.model_dump_json(by_alias=True, exclude_unset=True).encode()
-
-
-def _dumps(value: Any) -> bytes:
-    try:
-        return orjson.dumps(value)
-    except TypeError:  # integers beyond 64 bits: the standard library writes the same value
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 async def _send(send: Send, status: int, body: bytes) -> None:

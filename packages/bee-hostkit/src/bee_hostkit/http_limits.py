@@ -13,6 +13,15 @@ DEFAULT_MAX_HEADER_BYTES = 32 * 1024
 DEFAULT_MAX_HEADER_LINE_BYTES = 8 * 1024
 #: Seconds a client has to send a request's headers and body, from its first byte; slower is answered 408.
 DEFAULT_REQUEST_TIMEOUT_SECONDS = 30.0
+#: Seconds a client has to send a request's headers: from the moment the connection is accepted for its first
+#: request (a connection that sends nothing is closed then), from its first byte for a later one; slower is 408.
+DEFAULT_HEADER_TIMEOUT_SECONDS = 10.0
+#: Connections one process holds open at once (lowered to what its file-descriptor limit allows); beyond it an idle
+#: connection is closed to make room, or the new one is refused.
+DEFAULT_MAX_CONNECTIONS = 2048
+#: Connections one client address holds open at once, in one process (at most the total); beyond it that address's
+#: own idle connection is closed to make room, or the new one is refused.
+DEFAULT_MAX_CONNECTIONS_PER_PEER = 1024
 #: The Retry-After a shed request is given, in seconds.
 DEFAULT_RETRY_AFTER_SECONDS = 1
 #: The queued work a new request may wait behind, in seconds of the host's measured time per request
@@ -31,7 +40,7 @@ class EdgeLimits:
 
     Raises:
         ValueError: a limit is out of range (a line limit larger than the block limit, a zero admission limit, a
-            queue target that is not positive).
+            queue target that is not positive, a connection limit below 1).
     """
 
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
@@ -42,6 +51,9 @@ class EdgeLimits:
     admitted_paths: frozenset[str] = frozenset({"/mcp"})
     retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS
     request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS
+    header_timeout_seconds: float = DEFAULT_HEADER_TIMEOUT_SECONDS
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_connections_per_peer: int = DEFAULT_MAX_CONNECTIONS_PER_PEER
 
     def __post_init__(self) -> None:
         if not 0 < self.max_header_line_bytes <= self.max_header_bytes:
@@ -52,5 +64,7 @@ class EdgeLimits:
             raise ValueError("max_queue_seconds must be positive (None admits by count alone)")
         if self.min_in_flight < 1:
             raise ValueError("min_in_flight must be at least 1")
-        if self.request_timeout_seconds <= 0 or self.retry_after_seconds < 0:
-            raise ValueError("the request timeout must be positive and Retry-After not negative")
+        if self.request_timeout_seconds <= 0 or self.header_timeout_seconds <= 0 or self.retry_after_seconds < 0:
+            raise ValueError("the request and header timeouts must be positive and Retry-After not negative")
+        if self.max_connections < 1 or self.max_connections_per_peer < 1:
+            raise ValueError("the connection limits must be at least 1")

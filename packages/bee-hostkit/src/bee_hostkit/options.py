@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from bee_contracts.serving import DEFAULT_LOG_LEVEL, ENV_LOG_LEVEL, LOG_FORMAT, LOG_LEVELS, WARM_CHECK_FD, WARM_FD
+from bee_contracts.spare import SPARE_OPTION
 
 if TYPE_CHECKING:
     from bee_contracts.hosts import HostEntry
@@ -58,7 +59,8 @@ instance_option: Decorator = click.option(
 @dataclass(frozen=True)
 class ServeOptions:
     """What a stdio host's serve command was given (:func:`serve_options`): the checkout as given, the instance
-    root, the log level, and the descriptors of a warm host (None for a host serving its own stdio)."""
+    root, the log level, and the descriptors of a warm host (None for a host serving its own stdio) and of a spare's
+    channel to the supervisor (:mod:`bee_contracts.spare`)."""
 
     entry: HostEntry
     checkout: str
@@ -66,6 +68,7 @@ class ServeOptions:
     log_level: str
     warm_fd: int | None
     warm_check_fd: int | None
+    spare_fd: int | None = None
 
     def start(self) -> Checkout:
         """Send the log to stderr at the level given, and select the checkout and instance to serve
@@ -112,6 +115,7 @@ class ServeOptions:
             instance=checkout.instance,
             log_level=self.log_level,
             check_fd=self.warm_check_fd,
+            spare_fd=self.spare_fd,
             notes=notes,
         )
 
@@ -119,7 +123,8 @@ class ServeOptions:
 def serve_options(entry: HostEntry, checkout_help: str) -> Decorator:
     """The options of ``entry``'s serve command, in every spelling its registry entry names (``--checkout``, required
     when the entry wants it absolute; ``--instance-root``; ``--log-level``) and the warm supervisor's hidden
-    descriptors, handed to the command as one ``options: ServeOptions`` argument."""
+    descriptors (``--warm-fd``, ``--warm-check-fd``, ``--spare-fd``), handed to the command as one
+    ``options: ServeOptions`` argument."""
 
     def spellings(setting: str) -> list[str]:
         return [spelling for spelling, named in entry.options if named == setting]
@@ -141,6 +146,7 @@ def serve_options(entry: HostEntry, checkout_help: str) -> Decorator:
         # Handed over by the warm supervisor, never typed by people: hidden.
         click.option(WARM_FD, "warm_fd", type=click.IntRange(0), default=None, hidden=True),
         click.option(WARM_CHECK_FD, "warm_check_fd", type=click.IntRange(0), default=None, hidden=True),
+        click.option(SPARE_OPTION, "spare_fd", type=click.IntRange(0), default=None, hidden=True),
     ]
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -152,9 +158,10 @@ def serve_options(entry: HostEntry, checkout_help: str) -> Decorator:
             log_level: str,
             warm_fd: int | None,
             warm_check_fd: int | None,
+            spare_fd: int | None,
             **given: Any,
         ) -> Any:
-            options = ServeOptions(entry, checkout, instance_root, log_level, warm_fd, warm_check_fd)
+            options = ServeOptions(entry, checkout, instance_root, log_level, warm_fd, warm_check_fd, spare_fd)
             return command(options=options, **given)
 
         decorated: Callable[..., Any] = packed

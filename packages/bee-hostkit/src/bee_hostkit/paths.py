@@ -379,8 +379,9 @@ class ConfinedRoot:
                 self._check(path, [*(n for n, _ in walked), name], via_link=links > 0)
                 parent = walked[-1][1] if walked else self._fd
                 final = not pending
+                opens_file = final and not directory
                 try:
-                    fd = os.open(name, _FILE_FLAGS if final and not directory else _DIRECTORY_FLAGS, dir_fd=parent)
+                    fd = os.open(name, _FILE_FLAGS if opens_file else _DIRECTORY_FLAGS, dir_fd=parent)
                 except OSError as exc:
                     # O_NOFOLLOW refuses a symlink (ELOOP; ENOTDIR with O_DIRECTORY): resolve it ourselves.
                     if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
@@ -392,43 +393,73 @@ class ConfinedRoot:
                             "select the file by its real path",
                             path=path,
                         ) from None
-                    try:
-                        target = self._readlink(name, parent)
-                    except OSError as unreadable:
-                        raise self._open_error(path, name, parent, unreadable) from None
-                    if target is None:
-                        if exc.errno == errno.ENOTDIR and not self._is_directory(name, parent):
-                            raise _not_found(path, f" ({name!r} is not a directory)") from None
-                        # It stopped being a symlink just now (a directory again, say): look at it again. A race
-                        # that keeps this up ends at MAX_SYMLINKS, since every pass counts as one.
-                        pending.append(name)
-                        continue
-                    if not follow:
-                        why = "is a symlink" if final else f"passes through the symlink {name!r}"
-                        raise _outside(path, why) from None
-                    if target.startswith("/"):
-                        inside = self._relative(target)  # '..' in it is walked like any other, below
-                        if inside is None:
-                            raise _outside(path, "resolves through a symlink to a place outside the checkout") from None
-                        while walked:
-                            os.close(walked.pop()[1])
-                        pending.extend(reversed(inside.parts))
-                    else:
-                        pending.extend(reversed([p for p in target.split("/") if p not in ("", ".")]))
+                    instead = self._resolve_link(path, name, parent, exc, final=final, follow=follow, walked=walked)
+                    pending.extend(reversed(instead))
                     continue
-                if final and not directory:
+                if opens_file:
                     return fd, [n for n, _ in walked]
                 walked.append((name, fd))
             # Every component was a directory (or the walk ended back in one through a symlink).
-            if not directory:
-                raise _not_a_file(path, "a directory")
-            if not walked:
-                return os.dup(self._fd), []
-            name, fd = walked.pop()  # handed to the caller, so not closed below
-            return fd, [*(n for n, _ in walked), name]
+            return self._walked_directory(path, walked, directory=directory)
         finally:
             for _, fd in walked:
                 os.close(fd)
+
+    def _resolve_link(
+        self,
+        path: str,
+        name: str,
+        parent: int,
+        refused: OSError,
+        *,
+        final: bool,
+        follow: bool,
+        walked: list[tuple[str, int]],
+    ) -> list[str]:
+        """What :meth:`_walk` walks instead of ``name``, which ``O_NOFOLLOW`` refused to open (``refused``): the
+        components of its target, or ``name`` itself again when it is no longer a symlink.
+
+        An absolute target inside the root restarts the walk at the root: the directories in ``walked`` are closed
+        and taken off it. A relative one goes on from ``parent``.
+
+        Raises:
+            BeeError: as :meth:`open`, for the symlink (``follow=False``), its target, or what is there instead.
+        """
+        try:
+            target = self._readlink(name, parent)
+        except OSError as unreadable:
+            raise self._open_error(path, name, parent, unreadable) from None
+        if target is None:
+            if refused.errno == errno.ENOTDIR and not self._is_directory(name, parent):
+                raise _not_found(path, f" ({name!r} is not a directory)") from None
+            # It stopped being a symlink just now (a directory again, say): look at it again. A race that keeps
+            # this up ends at MAX_SYMLINKS, since every pass counts as one.
+            return [name]
+        if not follow:
+            why = "is a symlink" if final else f"passes through the symlink {name!r}"
+            raise _outside(path, why) from None
+        if not target.startswith("/"):
+            return [p for p in target.split("/") if p not in ("", ".")]
+        inside = self._relative(target)  # '..' in it is walked like any other, by _walk
+        if inside is None:
+            raise _outside(path, "resolves through a symlink to a place outside the checkout") from None
+        while walked:
+            os.close(walked.pop()[1])
+        return list(inside.parts)
+
+    def _walked_directory(self, path: str, walked: list[tuple[str, int]], *, directory: bool) -> tuple[int, list[str]]:
+        """The end of a walk whose every component was a directory: the fd of the last one (taken off ``walked``,
+        so the caller's cleanup leaves it open) and the real components, or the root's own fd duplicated.
+
+        Raises:
+            BeeError: ``invalid_argument`` when a file was wanted (``directory=False``).
+        """
+        if not directory:
+            raise _not_a_file(path, "a directory")
+        if not walked:
+            return os.dup(self._fd), []
+        name, fd = walked.pop()  # handed to the caller, so not closed by _walk
+        return fd, [*(n for n, _ in walked), name]
 
     def _check(self, path: str, where: list[str], *, via_link: bool) -> None:
         if where[-1] in FORBIDDEN_NAMES:

@@ -271,11 +271,13 @@ def serve_warm_fd(
     instance: str,
     log_level: str,
     check_fd: int | None = None,
+    spare_fd: int | None = None,
     notes: Callable[[], list[str]] | None = None,
 ) -> None:
     """Serve ``host`` as the warm host of identity (``view``, ``checkout``, ``instance``, ``log_level``, this
     process's environment) on the listening socket inherited as ``fd`` (and the supervisor's probes on
-    ``check_fd``, this replica's own socket); never returns. ``notes``: see :class:`WarmHost`.
+    ``check_fd``, this replica's own socket); never returns. ``notes``: see :class:`WarmHost`. With ``spare_fd``
+    the process is the supervisor's spare: built, it waits to be told to serve (:mod:`bee_contracts.spare`).
 
     Raises:
         BeeError: ``invalid_argument`` when ``fd`` or ``check_fd`` is not a listening Unix stream socket.
@@ -295,5 +297,9 @@ def serve_warm_fd(
         identity = identity_of(view, checkout, instance, log_level, os.environ)
     except WarmUnavailable as exc:
         raise invalid(str(exc)) from None
+    if spare_fd is not None:
+        from bee_contracts.spare import wait_to_serve
+
+        wait_to_serve(spare_fd)
     logger.info("warm host pid %d serving %s %s", os.getpid(), view, checkout)
     serve_warm(host, listener, identity, idle_seconds(os.environ), notes=notes, probes=probes)

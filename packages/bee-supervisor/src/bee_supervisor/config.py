@@ -70,6 +70,9 @@ class ServiceSpec:
     version_command: tuple[str, ...] | None = None
     health: HealthSpec = field(default_factory=HealthSpec)
     restart: RestartPolicy = field(default_factory=RestartPolicy)
+    #: Whether a spare is kept, started ahead, to take over when a replica starts again (bee_supervisor.spares):
+    #: only for a service checked on a socket of its own (``http`` with ``listen``, a warm host).
+    spares: bool = True
     #: Where the table and each of its keys are in the file, for messages (not part of what the service is).
     line: int | None = field(default=None, compare=False)
     key_lines: Mapping[str, int] = field(default_factory=dict, compare=False)
@@ -126,6 +129,7 @@ _SERVICE_KEYS = {
     "listen",
     "host",
     "contract",
+    "spares",
     "version_command",
     "health",
     "restart",
@@ -339,6 +343,7 @@ def parse_config(
 
 
 def _service(reader: _Reader, name: str, value: Any, base: Path, registry: dict[str, HostEntry]) -> ServiceSpec:
+    """The ``[services.NAME]`` table ``value`` as a service, checked key by key (the first problem met is reported)."""
     path = ("services", name)
     if not _NAME.match(name):
         raise reader.fail(path, "a service name is 1-40 lowercase letters, digits, - or _, starting with a letter")
@@ -346,63 +351,20 @@ def _service(reader: _Reader, name: str, value: Any, base: Path, registry: dict[
     command = reader.argv(table, "command", path)
     if command is None:
         raise reader.fail(path, "missing key command (the program and its arguments, as a list)")
-
     host_name = reader.string(table, "host", path)
-    entry: HostEntry | None = None
-    if host_name is not None:
-        entry = registry.get(host_name)
-        if entry is None:
-            known = ", ".join(sorted(registry)) or "none"
-            raise reader.fail(
-                (*path, "host"), f"no installed package declares a host {host_name!r} (installed: {known})"
-            )
-
-    environment_table = table.get("environment", {})
-    if not isinstance(environment_table, dict):
-        raise reader.fail((*path, "environment"), f'expected a table of NAME = "value", got {_kind(environment_table)}')
-    environment: dict[str, str] = {}
-    for key, raw in environment_table.items():
-        if not isinstance(raw, str | int | float) or isinstance(raw, bool):
-            raise reader.fail((*path, "environment", key), f"expected a string or a number, got {_kind(raw)}")
-        environment[key] = reader.expand(str(raw), (*path, "environment", key))
-
+    entry = _host_entry(reader, host_name, path, registry)
+    environment = _environment(reader, table.get("environment", {}), (*path, "environment"))
     directory_text = reader.string(table, "directory", path)
     directory = (base / directory_text) if directory_text else None
-
-    listen: tuple[str, int] | None = None
-    listen_text = reader.string(table, "listen", path)
-    if listen_text is not None:
-        try:
-            listen = parse_address(listen_text)
-        except ValueError as exc:
-            raise reader.fail((*path, "listen"), str(exc)) from None
-
-    replicas = int(reader.number(table, "replicas", path, 1, low=1, high=64, whole=True))
-    if replicas > 1 and listen is None:
-        raise reader.fail(
-            (*path, "replicas"),
-            'several replicas need a shared address: add listen = "HOST:PORT" and pass {listen_fd} in command',
-        )
-    used = {p for p in PLACEHOLDERS if any(p in arg for arg in command)}
-    if listen is not None and "{listen_fd}" not in used:
-        raise reader.fail((*path, "command"), "with listen, the command must pass the shared socket: add {listen_fd}")
-    if listen is None and used & {"{listen_fd}", "{check_fd}"}:
-        raise reader.fail((*path, "command"), '{listen_fd} and {check_fd} need listen = "HOST:PORT"')
-
+    listen = _listen(reader, table, path)
+    replicas = _replicas(reader, table, path, listen)
+    used = _placeholders(reader, command, path, listen)
+    # What logs and messages show: the commands as written, before ${NAME} is expanded (see ServiceSpec.shown).
     shown = {"command": tuple(table["command"])}
     contract = reader.boolean(table, "contract", path, entry is not None)
-    version_command = reader.argv(table, "version_command", path)
-    if version_command is not None:
-        shown["version_command"] = tuple(table["version_command"])
-    if contract and version_command is None:
-        if entry is None:
-            raise reader.fail(
-                (*path, "contract"),
-                "checking the contract needs version_command (or host, naming a registered Bee host)",
-            )
-        version_command = (command[0], *entry.version_args)
-        shown["version_command"] = (shown["command"][0], *entry.version_args)
-
+    version = _version_command(reader, table, path, command=command, entry=entry, contract=contract)
+    if version is not None:
+        shown["version_command"] = version[1]
     health = _health(reader, table.get("health", {}), (*path, "health"), entry=entry, listen=listen, used=used)
     if contract and health.check == "process":
         raise reader.fail(
@@ -410,6 +372,7 @@ def _service(reader: _Reader, name: str, value: Any, base: Path, registry: dict[
             'a contract is checked through the host\'s handshake: use check = "http" or "mcp" (or contract = false)',
         )
     restart = _restart(reader, table.get("restart", {}), (*path, "restart"))
+    spares = reader.boolean(table, "spares", path, True)
     return ServiceSpec(
         name=name,
         command=command,
@@ -419,13 +382,98 @@ def _service(reader: _Reader, name: str, value: Any, base: Path, registry: dict[
         listen=listen,
         host=host_name,
         contract=contract,
-        version_command=version_command,
+        version_command=version[0] if version is not None else None,
         health=health,
         restart=restart,
+        spares=spares,
         line=line_of(reader.lines, path),
         key_lines={key: line for key in table if (line := line_of(reader.lines, (*path, key)))},
         shown=shown,
     )
+
+
+def _host_entry(
+    reader: _Reader, host_name: str | None, path: tuple[str, ...], registry: dict[str, HostEntry]
+) -> HostEntry | None:
+    """The registered host a service names in ``host`` (None when it names none)."""
+    if host_name is None:
+        return None
+    entry = registry.get(host_name)
+    if entry is None:
+        known = ", ".join(sorted(registry)) or "none"
+        raise reader.fail((*path, "host"), f"no installed package declares a host {host_name!r} (installed: {known})")
+    return entry
+
+
+def _environment(reader: _Reader, value: Any, path: tuple[str, ...]) -> dict[str, str]:
+    """A service's ``environment`` table: each value a string or a number, ``${NAME}`` expanded."""
+    if not isinstance(value, dict):
+        raise reader.fail(path, f'expected a table of NAME = "value", got {_kind(value)}')
+    environment: dict[str, str] = {}
+    for key, raw in value.items():
+        if not isinstance(raw, str | int | float) or isinstance(raw, bool):
+            raise reader.fail((*path, key), f"expected a string or a number, got {_kind(raw)}")
+        environment[key] = reader.expand(str(raw), (*path, key))
+    return environment
+
+
+def _listen(reader: _Reader, table: dict[str, Any], path: tuple[str, ...]) -> tuple[str, int] | None:
+    """The address the supervisor binds for a service (``listen``), or None when the service binds its own."""
+    listen_text = reader.string(table, "listen", path)
+    if listen_text is None:
+        return None
+    try:
+        return parse_address(listen_text)
+    except ValueError as exc:
+        raise reader.fail((*path, "listen"), str(exc)) from None
+
+
+def _replicas(reader: _Reader, table: dict[str, Any], path: tuple[str, ...], listen: tuple[str, int] | None) -> int:
+    """How many replicas a service runs: more than one only on an address the supervisor shares among them."""
+    replicas = int(reader.number(table, "replicas", path, 1, low=1, high=64, whole=True))
+    if replicas > 1 and listen is None:
+        raise reader.fail(
+            (*path, "replicas"),
+            'several replicas need a shared address: add listen = "HOST:PORT" and pass {listen_fd} in command',
+        )
+    return replicas
+
+
+def _placeholders(
+    reader: _Reader, command: tuple[str, ...], path: tuple[str, ...], listen: tuple[str, int] | None
+) -> set[str]:
+    """The placeholders ``command`` uses: ``{listen_fd}`` exactly when the supervisor binds (``listen``), since
+    otherwise nothing would take the bound socket, and ``{check_fd}`` only then."""
+    used = {p for p in PLACEHOLDERS if any(p in arg for arg in command)}
+    if listen is not None and "{listen_fd}" not in used:
+        raise reader.fail((*path, "command"), "with listen, the command must pass the shared socket: add {listen_fd}")
+    if listen is None and used & {"{listen_fd}", "{check_fd}"}:
+        raise reader.fail((*path, "command"), '{listen_fd} and {check_fd} need listen = "HOST:PORT"')
+    return used
+
+
+def _version_command(
+    reader: _Reader,
+    table: dict[str, Any],
+    path: tuple[str, ...],
+    *,
+    command: tuple[str, ...],
+    entry: HostEntry | None,
+    contract: bool,
+) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The command that prints a service's version triple and how it is shown, or None without one: the file's
+    ``version_command``, else, when the contract is checked, the registered host's own beside ``command``."""
+    given = reader.argv(table, "version_command", path)
+    if given is not None:
+        return given, tuple(table["version_command"])
+    if not contract:
+        return None
+    if entry is None:
+        raise reader.fail(
+            (*path, "contract"),
+            "checking the contract needs version_command (or host, naming a registered Bee host)",
+        )
+    return (command[0], *entry.version_args), (table["command"][0], *entry.version_args)
 
 
 def _health(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import random
 import shlex
 import signal
@@ -40,12 +39,15 @@ from bee_supervisor.health import (
 )
 from bee_supervisor.installed import Installed
 from bee_supervisor.logs import OutputLog
-from bee_supervisor.process import Child, read_lines, signal_group, spawn, terminate, wait_exit
-from bee_supervisor.sockets import bind_check, bind_probe, url_of
+from bee_supervisor.process import Child, read_lines, signal_group, terminate, wait_exit
+from bee_supervisor.starting import Started, start
+from bee_supervisor.starting import written as command_written
 from bee_supervisor.states import Event, State, Status, describe_exit, transition
 
 if TYPE_CHECKING:
     from mcp import Client
+
+    from bee_supervisor.spares import SparePool
 
 
 @dataclass
@@ -77,6 +79,8 @@ class Prepared:
     version_key: str = ""
     #: What status shows as the service's address when it has no ``listen`` (a warm host: its view and checkout).
     serves: str | None = None
+    #: The spares kept for it (None: none are; see :mod:`bee_supervisor.spares`).
+    spares: SparePool | None = None
 
     @property
     def versions_key(self) -> str:
@@ -167,66 +171,40 @@ class Replica:
 
     # -- one process's life -----------------------------------------------------------------------------------
 
-    def _argv(self, check: socket.socket | None, *, shown: bool = False) -> list[str]:
-        """The command with its placeholders filled; with ``shown``, as written (``${NAME}`` unexpanded)."""
-        listener = self.service.listener
-        values = {
-            "{listen_fd}": str(listener.fileno()) if listener else "",
-            "{check_fd}": str(check.fileno()) if check else "",
-            "{replica}": str(self.index),
-        }
-
-        def fill(arg: str) -> str:
-            for placeholder, value in values.items():
-                arg = arg.replace(placeholder, value)
-            return arg
-
-        command = self.service.command
-        if shown:
-            written = self.service.spec.shown.get("command")
-            command = (command[0], *written[1:]) if written else command
-        return [fill(arg) for arg in command]
-
-    async def _life(self) -> None:
-        spec = self.service.spec
-        check: socket.socket | None = None
-        written = shlex.join(self._argv(None, shown=True))
-        probe_path: str | None = None
+    def _start(self) -> Started | None:
+        """This replica's process: a spare of its service taken over, else one started now; None when none could
+        be started (the exit is reported)."""
+        spares = self.service.spares
+        taken = spares.take(self.ctx.installed) if spares is not None else None
+        if taken is not None:
+            self.log.note(f"took over spare pid {taken.child.pid}: {taken.written}")
+            return taken
         try:
-            if spec.listen:
-                check = bind_check(spec.listen[0])
-            elif spec.health.check == "warm" and spec.health.socket:
-                check, probe_path = bind_probe(spec.health.socket)
-            argv = self._argv(check)
-            written = shlex.join(self._argv(check, shown=True))
-            fds = [s.fileno() for s in (self.service.listener, check) if s is not None]
-            child = spawn(
-                argv,
-                env=self.service.env,
-                cwd=self.service.cwd,
-                pass_fds=fds,
-                stdio_protocol=spec.health.check == "mcp",
-            )
-            check_url = url_of(check, spec.health.path) if check else spec.health.url
+            started = start(self.service, self.index)
         except OSError as exc:  # the program could not be run (or, rarely, no socket could be made for it)
+            written = command_written(self.service)
             self.log.note(f"could not start {written}: {exc.strerror or exc}")
             self.ctx.logger.error("%s: could not start %s: %s", self.name, written, exc.strerror or exc)
             self.change_state(Event.EXIT, exit_code=127)
+            return None
+        self.log.note(f"started pid {started.child.pid}: {started.written}")
+        return started
+
+    async def _life(self) -> None:
+        started = self._start()
+        if started is None:
             return
-        finally:
-            if check is not None:
-                check.close()  # the child holds its own copy; the supervisor only needs the port
+        child = started.child
         if self._spawned:
             self.restarts += 1
         self._spawned = True
         self.child, self.started_wall, self.health, self.version = child, time.time(), None, None
-        self.probe_path = probe_path
-        self.log.note(f"started pid {child.pid}: {written}")
+        self.probe_path = started.probe_path
         self.ctx.publish()
         pumped = anyio.Event()
         async with anyio.create_task_group() as life:
             life.start_soon(self._pump, child, pumped)
-            life.start_soon(self._checks, child, check_url)
+            life.start_soon(self._checks, child, started.check_url)
             life.start_soon(self._stop_on_request, child)
             code = await wait_exit(child)
             # Let the pump write what the child printed last; a grandchild holding the pipe must not stall us.
@@ -235,9 +213,7 @@ class Replica:
             life.cancel_scope.cancel()
         child.close()
         self.child = None
-        if probe_path is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(probe_path)
+        started.forget()
         self.log.note(f"pid {child.pid} ended: {describe_exit(code)}")
         self.change_state(Event.EXIT, exit_code=code)
 

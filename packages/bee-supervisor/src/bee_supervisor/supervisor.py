@@ -35,6 +35,7 @@ from bee_supervisor.logs import OutputLog, check_writable, close_logger, log_nam
 from bee_supervisor.process import signal_group
 from bee_supervisor.replica import Context, Prepared, Replica
 from bee_supervisor.sockets import bind_listener
+from bee_supervisor.spares import SparePool, spares_fit
 from bee_supervisor.states import RUNNING_STATES, STOPPED_STATES, Event, State
 from bee_supervisor.status import write_status
 
@@ -85,8 +86,10 @@ class Supervisor:
         poll_seconds: float = POLL_SECONDS,
         environ: Mapping[str, str] | None = None,
         tasks: Sequence[Callable[[Supervisor], Coroutine[Any, Any, None]]] = (),
+        spares: bool = True,
     ) -> None:
-        """``tasks`` run beside the services while the supervisor runs (the warm supervisor's control socket).
+        """``tasks`` run beside the services while the supervisor runs (the warm supervisor's control socket);
+        ``spares`` False keeps no spare for any service.
 
         Raises BeeError ``not_found`` for a name in ``services`` that the file does not define."""
         self.spec = spec
@@ -96,6 +99,8 @@ class Supervisor:
         self.poll_seconds = poll_seconds
         self.environ = dict(os.environ if environ is None else environ)
         self.tasks = tuple(tasks)
+        #: Whether services may keep spares at all (each service says whether it wants one).
+        self.spares_allowed = spares
         self.slots: list[Slot] = []
         self.exit_code = 0
         self._lock = StateLock(spec.state)
@@ -225,6 +230,8 @@ class Supervisor:
                 if not self._stop_requested.is_set():  # a SIGTERM during start-up starts nothing
                     for replica in self.replicas():
                         replica.change_state(Event.START)
+                    for slot in self.slots:
+                        self._keep_spares(slot)
                 tg.start_soon(self._settle)
                 tg.start_soon(self._watch_installation)
                 for task in self.tasks:
@@ -261,6 +268,7 @@ class Supervisor:
         self.slots.append(slot)
         slot.replica = await self._add_replica(service, 0, log)
         slot.replica.change_state(Event.START)
+        self._keep_spares(slot)
         self._dirty.set()
         return slot
 
@@ -268,6 +276,8 @@ class Supervisor:
         """Stop ``slot``'s replica if it runs and forget the service: its log closes, its listener closes."""
         if slot in self.slots:
             self.slots.remove(slot)
+        if slot.service.spares is not None:
+            slot.service.spares.close()
         for replica in [r for r in self._live if r.service is slot.service]:
             await self._retire(replica)
         slot.log.close()
@@ -276,6 +286,25 @@ class Supervisor:
                 self._listeners.remove(slot.service.listener)
             slot.service.listener.close()
         self._dirty.set()
+
+    def _keep_spares(self, slot: Slot) -> None:
+        """Keep a spare for ``slot``'s service when it can have one (once per service: its first slot)."""
+        service, replica = slot.service, slot.replica
+        if slot.index != 0 or not self.spares_allowed or not spares_fit(service) or replica is None:
+            return
+        assert self._ctx is not None
+        assert self._tg is not None
+        pool = service.spares = SparePool(service, self._ctx)
+
+        async def keep() -> None:
+            # The service's own start goes first: a spare starting beside it would slow what someone waits for.
+            await replica.wait_for(_SETTLED)
+            await pool.run()
+
+        self._tg.start_soon(keep)
+
+    def _spare_pools(self) -> list[SparePool]:
+        return [slot.service.spares for slot in self.slots if slot.index == 0 and slot.service.spares is not None]
 
     async def _add_replica(self, service: Prepared, index: int, log: OutputLog, restarts: int = 0) -> Replica:
         assert self._ctx is not None
@@ -293,6 +322,8 @@ class Supervisor:
         self._live.discard(replica)
 
     async def _stop_all(self) -> None:
+        for pool in self._spare_pools():
+            pool.close()
         for service in reversed([slot.service for slot in self.slots if slot.index == 0]):
             async with anyio.create_task_group() as tg:
                 for replica in [r for r in self._live if r.service is service]:
@@ -370,6 +401,7 @@ class Supervisor:
                 "installed": installed.info if installed else None,
             },
             "replicas": [replica.describe() for replica in self.replicas()],
+            "spares": [pool.describe() for pool in self._spare_pools()],
         }
         write_status(self.spec.state, document)
 
@@ -399,6 +431,8 @@ class Supervisor:
                 installed.change_from(before),
             )
             ctx.versions = await self._version_answers()
+            for pool in self._spare_pools():
+                pool.discard()  # a spare of what was installed never serves: the next is of what is installed now
             self._dirty.set()
             await self._roll(True)
 

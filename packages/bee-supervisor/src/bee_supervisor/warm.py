@@ -42,6 +42,7 @@ from bee_contracts import launch
 from bee_contracts.hosts import HostEntry, installed_hosts
 from bee_contracts.serving import WARM_CHECK_FD, WARM_FD
 from bee_contracts.warm import (
+    ENV_SPARES,
     ENV_SUPERVISOR_IDLE,
     MAX_LINE_BYTES,
     SUPERVISOR_IDLE,
@@ -344,7 +345,8 @@ def run(*, detach: bool) -> int:
         assert services is not None
         await services.janitor(sup)
 
-    supervisor = Supervisor(warm_spec(folder), echo=not detach, tasks=[control, janitor])
+    spares = os.environ.get(ENV_SPARES, "1") != "0"
+    supervisor = Supervisor(warm_spec(folder), echo=not detach, tasks=[control, janitor], spares=spares)
     try:
         supervisor.prepare()
     except BeeError as exc:

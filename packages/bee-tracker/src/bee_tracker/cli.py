@@ -16,6 +16,9 @@ import click
 
 from bee_contracts.words import counted
 from bee_hostkit.http_limits import (
+    DEFAULT_HEADER_TIMEOUT_SECONDS,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_PEER,
     DEFAULT_MAX_HEADER_BYTES,
     DEFAULT_MAX_HEADER_LINE_BYTES,
     DEFAULT_MAX_QUEUE_SECONDS,
@@ -143,7 +146,9 @@ def init(home: Path | None) -> None:
     default=DEFAULT_MAX_IN_FLIGHT,
     show_default=True,
     type=click.IntRange(1, 10_000),
-    help="Requests to /mcp served at once; more are answered 503 with Retry-After at once.",
+    help="Requests to /mcp served at once (one client, a token or else an address, never holds the last tenth of "
+    "them, nor more than an equal share once the host is full and others ask); more are answered 503 with "
+    "Retry-After at once.",
 )
 @click.option(
     "--max-queue-seconds",
@@ -182,7 +187,32 @@ def init(home: Path | None) -> None:
     default=DEFAULT_REQUEST_TIMEOUT_SECONDS,
     show_default=True,
     type=click.FloatRange(0.1, 3600),
-    help="Seconds a client has to send a request's headers and body; slower is answered 408.",
+    help="Seconds a client has to send a request's headers and body, from its first byte; slower is answered 408.",
+)
+@click.option(
+    "--header-timeout",
+    "header_timeout_seconds",
+    default=DEFAULT_HEADER_TIMEOUT_SECONDS,
+    show_default=True,
+    type=click.FloatRange(0.1, 3600),
+    help="Seconds a client has to send a request's headers, from when its connection is accepted (from the first "
+    "byte for a later request on it); slower is answered 408, and a connection that sent nothing is closed.",
+)
+@click.option(
+    "--max-http-connections",
+    default=DEFAULT_MAX_CONNECTIONS,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    help="Client connections held open at once, per process (fewer if the file-descriptor limit allows fewer): "
+    "beyond it one not in use is closed to make room, or the new one is refused.",
+)
+@click.option(
+    "--max-http-connections-per-peer",
+    default=DEFAULT_MAX_CONNECTIONS_PER_PEER,
+    show_default=True,
+    type=click.IntRange(1, 1_000_000),
+    help="Client connections from one address held open at once, per process: beyond it one of that address's not "
+    "in use is closed to make room, or the new one is refused.",
 )
 @click.option(
     "--deadline",
@@ -217,6 +247,7 @@ def init(home: Path | None) -> None:
     help="Worker processes serving one port (PostgreSQL only). --max-in-flight and --max-connections are totals, "
     "divided evenly among them.",
 )
+@click.option("--spare-fd", type=click.IntRange(3), default=None, hidden=True)
 def serve(
     *,
     home: Path | None,
@@ -225,6 +256,7 @@ def serve(
     access_log: bool,
     workers: int,
     fds: tuple[int, ...],
+    spare_fd: int | None,
     **values: Any,
 ) -> None:
     """Serve the tracker tools and the engineering-backlog skill at http://HOST:PORT/mcp (JWT required)."""
@@ -236,12 +268,14 @@ def serve(
             raise click.UsageError(f"--fd {fd} is not an open socket this process inherited")
     if fds and workers > 1:
         raise click.UsageError("--fd and --workers do not combine: a supervisor runs one process per inherited socket")
+    if spare_fd is not None and (workers > 1 or not fds):
+        raise click.UsageError("--spare-fd is the supervisor's: it goes with --fd, and one worker")
     values["allowed_hosts"] = tuple(values["allowed_hosts"])
     values["custom_statuses"] = tuple(values["custom_statuses"])
     values["custom_types"] = tuple(values["custom_types"])
     config = _config(home, store_url, **values)
     try:
-        run(config, workers=workers, log_level=log_level, access_log=access_log, fds=fds)
+        run(config, workers=workers, log_level=log_level, access_log=access_log, fds=fds, spare_fd=spare_fd)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     except BeeError as exc:

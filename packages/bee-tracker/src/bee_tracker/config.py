@@ -9,6 +9,9 @@ from pathlib import Path
 from bee_contracts.layout import tracker_home
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
 from bee_hostkit.http_limits import (
+    DEFAULT_HEADER_TIMEOUT_SECONDS,
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_CONNECTIONS_PER_PEER,
     DEFAULT_MAX_HEADER_BYTES,
     DEFAULT_MAX_HEADER_LINE_BYTES,
     DEFAULT_MAX_QUEUE_SECONDS,
@@ -47,13 +50,16 @@ class TrackerConfig:
     audience: str | None = None
     actor_claim: str = "email"
     max_token_lifetime_seconds: int = DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
-    # The HTTP edge: admission of /mcp requests, header caps and the request timeout (bee_hostkit.http_edge).
+    # The HTTP edge: admission of /mcp requests, connection caps, header caps and timeouts (bee_hostkit.http_edge).
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
     max_queue_seconds: float = DEFAULT_MAX_QUEUE_SECONDS  # 0: admission by count alone
     min_in_flight: int = DEFAULT_MIN_IN_FLIGHT
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
     max_header_line_bytes: int = DEFAULT_MAX_HEADER_LINE_BYTES
     request_timeout_seconds: float = DEFAULT_REQUEST_TIMEOUT_SECONDS
+    header_timeout_seconds: float = DEFAULT_HEADER_TIMEOUT_SECONDS
+    max_http_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_http_connections_per_peer: int = DEFAULT_MAX_CONNECTIONS_PER_PEER
     deadline_seconds: float = DEFAULT_DEADLINE_SECONDS
     max_connections: int = 20
     allowed_hosts: tuple[str, ...] = ()

@@ -183,10 +183,11 @@ class _LegacyExtensions:
 
 
 def edge_limits(config: TrackerConfig) -> EdgeLimits:
-    """What the HTTP edge enforces for this tracker: admission of /mcp requests (a count, and the queued work's
-    cost), header caps, request timeout.
+    """What the HTTP edge enforces for this tracker: admission of /mcp requests (a count, the queued work's cost,
+    each client's share), connection caps, header caps, header and request timeouts.
 
-    The queue target and its floor are per process (a wait, not a share of capacity): workers keep them whole.
+    The queue target and its floor are per process (a wait, not a share of capacity): workers keep them whole; so
+    are the connection caps, which guard each process's own file descriptors.
     """
     return EdgeLimits(
         max_header_bytes=config.max_header_bytes,
@@ -196,7 +197,20 @@ def edge_limits(config: TrackerConfig) -> EdgeLimits:
         min_in_flight=config.min_in_flight,
         admitted_paths=frozenset({"/mcp"}),
         request_timeout_seconds=config.request_timeout_seconds,
+        header_timeout_seconds=config.header_timeout_seconds,
+        max_connections=config.max_http_connections,
+        max_connections_per_peer=config.max_http_connections_per_peer,
     )
+
+
+def preload() -> None:
+    """Import now what the app's background builds import (the SDK, the MCP server, PyJWT, the board): a spare
+    (:mod:`bee_contracts.spare`) does this while nobody waits, so its first answer after taking over does not."""
+    import jwt  # noqa: F401 -- imported for its side effect, as below
+
+    from bee_hostkit import http_fast  # noqa: F401
+    from bee_tracker import board  # noqa: F401
+    from bee_tracker.board import board_routes  # noqa: F401
 
 
 def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Starlette:

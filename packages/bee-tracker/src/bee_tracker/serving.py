@@ -135,10 +135,20 @@ def _limits(config: TrackerConfig) -> EdgeLimits:
         raise ValueError(f"cannot use these HTTP limits: {exc}") from None
 
 
-def serve(config: TrackerConfig, *, workers: int, log_level: str, access_log: bool, fds: Sequence[int] = ()) -> None:
+def serve(
+    config: TrackerConfig,
+    *,
+    workers: int,
+    log_level: str,
+    access_log: bool,
+    fds: Sequence[int] = (),
+    spare_fd: int | None = None,
+) -> None:
     """Serve the tracker until SIGTERM or SIGINT: in this process, or in ``workers`` worker processes.
 
-    ``fds`` are inherited listening sockets to serve on instead of binding (one process; see ``--fd``).
+    ``fds`` are inherited listening sockets to serve on instead of binding (one process; see ``--fd``). With
+    ``spare_fd`` the process is a supervisor's spare: it builds the app, then waits to be told to serve
+    (:mod:`bee_contracts.spare`).
 
     Raises:
         ValueError: the settings cannot work (the key, the limits, SQLite with several workers).
@@ -146,10 +156,18 @@ def serve(config: TrackerConfig, *, workers: int, log_level: str, access_log: bo
     """
     configure_logging(log_level)
     if workers == 1:
-        from bee_hostkit.http_edge import serve_http
+        from bee_hostkit.http_serve import serve_http
 
         limits = _limits(config)
         app = build(config, verifier_for(config))
+        if spare_fd is not None:
+            import uvicorn  # noqa: F401 -- imported now, while nobody waits: what serving needs is loaded
+
+            from bee_contracts.spare import wait_to_serve
+            from bee_tracker.host import preload
+
+            preload()
+            wait_to_serve(spare_fd)
         serve_http(
             app,
             host=config.host,

@@ -182,47 +182,12 @@ def build_manifest(raw: RawBundle, bundle: str, imported_at: str) -> Manifest:
     data = {f.path: f.data for f in raw.files}
     paths = set(data)
     entries = tuple(FileEntry(f.path, digests.of_bytes(f.data), len(f.data), media_type(f.path)) for f in raw.files)
-    references: list[Dependency] = []
-    edges: dict[str, list[str]] = {path: [] for path in sorted(paths)}
-    for path in sorted(paths):
-        for reference in _scan(path, data[path]):
-            status, target = resolve(path, reference.ref, paths)
-            references.append(Dependency(path, reference.ref, reference.via, status, target))
-            if status == "resolved" and target is not None and target != path:
-                edges[path].append(target)
-
+    references, edges = _file_references(data, paths)
     planned = _declared(data[DECLARATION], paths) if DECLARATION in paths else _discover(paths)
-    by_entry = {p.entry: p.id for p in planned}
-    by_id = {p.id: p for p in planned}
-    for p in planned:
-        for path in p.files:
-            references.append(Dependency(p.entry, path, "declared", "resolved", path))
-        for dependency in p.depends_on:
-            references.append(Dependency(p.entry, dependency, "declared", "resolved", by_id[dependency].entry))
-
-    owned: dict[str, tuple[str, ...]] = {}
-    uses: dict[str, set[str]] = {}
-    for p in planned:
-        own, used = _reach(p, edges, by_entry)
-        owned[p.id] = own
-        uses[p.id] = used | set(p.depends_on)
-
-    cycles = [[f"{bundle}:{node}" for node in cycle] for cycle in find_cycles(uses, limit=_MAX_CYCLES_SHOWN)]
-    if cycles:
-        spelled = "; ".join(spell(cycle) for cycle in cycles)
-        more = f" (the first {_MAX_CYCLES_SHOWN} shown)" if len(cycles) == _MAX_CYCLES_SHOWN else ""
-        raise invalid(
-            f"the bundle's elements depend on each other in a cycle: {spelled}{more}. Break the cycle in the "
-            "design (a stylesheet importing itself through others, frames loading each other, or dependsOn in "
-            f"{DECLARATION})",
-            cycles=[shortened(cycle) for cycle in cycles],
-        )
-    digest_of: dict[str, str] = {}
-    sha = {entry.path: entry.sha256 for entry in entries}
-    for element in dependency_order(uses):
-        pairs = [(path, sha[path]) for path in owned[element]]
-        pairs += [(f"element:{dep}", digest_of[dep]) for dep in uses[element]]
-        digest_of[element] = digests.of_pairs(pairs)
+    references += _declared_references(planned)
+    owned, uses = _ownership(planned, edges)
+    _refuse_cycles(bundle, uses)
+    digest_of = _element_digests(owned, uses, entries)
     elements = tuple(
         Element(p.id, p.kind, p.entry, p.declared, owned[p.id], tuple(sorted(uses[p.id])), digest_of[p.id])
         for p in sorted(planned, key=lambda p: p.id)
@@ -237,6 +202,80 @@ def build_manifest(raw: RawBundle, bundle: str, imported_at: str) -> Manifest:
         references=tuple(references),
         elements=elements,
     )
+
+
+def _file_references(data: dict[str, bytes], paths: set[str]) -> tuple[list[Dependency], dict[str, list[str]]]:
+    """Every reference the files make, in path order, and the edges between files: each file to the files its
+    references resolve to (a file naming itself is no edge)."""
+    references: list[Dependency] = []
+    edges: dict[str, list[str]] = {path: [] for path in sorted(paths)}
+    for path in sorted(paths):
+        for reference in _scan(path, data[path]):
+            status, target = resolve(path, reference.ref, paths)
+            references.append(Dependency(path, reference.ref, reference.via, status, target))
+            if status == "resolved" and target is not None and target != path:
+                edges[path].append(target)
+    return references, edges
+
+
+def _declared_references(planned: list[_Planned]) -> list[Dependency]:
+    """The references a declaration makes: each element's entry to its declared files and to the entries of the
+    elements it depends on."""
+    by_id = {p.id: p for p in planned}
+    references: list[Dependency] = []
+    for p in planned:
+        for path in p.files:
+            references.append(Dependency(p.entry, path, "declared", "resolved", path))
+        for dependency in p.depends_on:
+            references.append(Dependency(p.entry, dependency, "declared", "resolved", by_id[dependency].entry))
+    return references
+
+
+def _ownership(
+    planned: list[_Planned], edges: dict[str, list[str]]
+) -> tuple[dict[str, tuple[str, ...]], dict[str, set[str]]]:
+    """Per element id: the files it owns, and the elements it uses (reached or declared)."""
+    by_entry = {p.entry: p.id for p in planned}
+    owned: dict[str, tuple[str, ...]] = {}
+    uses: dict[str, set[str]] = {}
+    for p in planned:
+        own, used = _reach(p, edges, by_entry)
+        owned[p.id] = own
+        uses[p.id] = used | set(p.depends_on)
+    return owned, uses
+
+
+def _refuse_cycles(bundle: str, uses: dict[str, set[str]]) -> None:
+    """Refuse elements that depend on each other in a cycle: no digest could cover what it depends on.
+
+    Raises:
+        BeeError: ``invalid_argument``, spelling out the first cycles found.
+    """
+    cycles = [[f"{bundle}:{node}" for node in cycle] for cycle in find_cycles(uses, limit=_MAX_CYCLES_SHOWN)]
+    if not cycles:
+        return
+    spelled = "; ".join(spell(cycle) for cycle in cycles)
+    more = f" (the first {_MAX_CYCLES_SHOWN} shown)" if len(cycles) == _MAX_CYCLES_SHOWN else ""
+    raise invalid(
+        f"the bundle's elements depend on each other in a cycle: {spelled}{more}. Break the cycle in the "
+        "design (a stylesheet importing itself through others, frames loading each other, or dependsOn in "
+        f"{DECLARATION})",
+        cycles=[shortened(cycle) for cycle in cycles],
+    )
+
+
+def _element_digests(
+    owned: dict[str, tuple[str, ...]], uses: dict[str, set[str]], entries: tuple[FileEntry, ...]
+) -> dict[str, str]:
+    """Each element's digest over its own files and the digests of the elements it uses, so a change anywhere
+    below an element changes it (taken in dependency order: what an element uses is digested first)."""
+    digest_of: dict[str, str] = {}
+    sha = {entry.path: entry.sha256 for entry in entries}
+    for element in dependency_order(uses):
+        pairs = [(path, sha[path]) for path in owned[element]]
+        pairs += [(f"element:{dep}", digest_of[dep]) for dep in uses[element]]
+        digest_of[element] = digests.of_pairs(pairs)
+    return digest_of
 
 
 def _reach(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 
 import numpy as np
 
@@ -149,62 +149,17 @@ def build_report(
         raise BeeError(code, f"visual spec {spec_name!r}: {message}; restore it or make the spec again")
     references = _selected(spec, elements, viewports)
     seen = _open_evidence(files, evidence)
-    limitations = list(seen.limitations)
-    findings: list[VisualReportFinding] = []
-    browsers: set[tuple[str, str]] = set()
-    for reference in references:
-        located = seen.capture(reference)
-        if located is None:
-            limitations.append(
-                _limitation(
-                    "missing-evidence",
-                    f"no screenshot of {reference.element} at viewport {reference.viewport} in the evidence",
-                    reference.element,
-                    reference.viewport,
-                )
-            )
-            continue
-        name, capture = located
-        shot = seen.read(name)
-        if capture is not None:
-            if seen.verified and not intact(shot, capture):
-                limitations.append(
-                    _limitation(
-                        "evidence-changed",
-                        f"{capture.file} no longer matches the sha256 recorded at capture",
-                        reference.element,
-                        reference.viewport,
-                    )
-                )
-            browser = seen.record.browser_version if seen.record else None
-            if reference.browser and browser and reference.browser != browser:
-                browsers.add((reference.browser, browser))
-            limitations.extend(_font_limitations(reference, capture))
-        findings.extend(_judge(spec, reference, read_reference(files, folder, reference), shot))
-    for then, now in sorted(browsers):
-        limitations.append(
-            _limitation("browser-mismatch", f"references were taken with Chromium {then}, the evidence with {now}")
-        )
-    if seen.record is not None and not elements and not viewports:
-        specified = {(r.element, r.viewport) for r in spec.references}
-        extra = sorted(f"{c.name}@{c.viewport}" for c in seen.record.captures if (c.name, c.viewport) not in specified)
-        if extra:
-            limitations.append(
-                _limitation("unspecified-evidence", f"captured but not in the spec (not assessed): {', '.join(extra)}")
-            )
+    findings, limitations = _judge_references(files, folder, spec, references, seen)
+    # A filtered report leaves captures out on purpose: only a whole one says what the spec does not cover.
+    if not elements and not viewports:
+        limitations.extend(_unspecified_evidence(spec, seen))
     statuses = [finding["status"] for finding in findings]
-    if "fail" in statuses:
-        decision = "fail"
-    elif any(item["kind"] in _BLOCKING for item in limitations) or not findings:
-        decision = "inconclusive"
-    else:
-        decision = "pass"
     return {
         "schemaVersion": SCHEMA_VERSION,
         "ok": True,
         "trusted": False,
         "acceptance": False,
-        "decision": decision,  # type: ignore[typeddict-item]  # one of the three literals above
+        "decision": _decision(findings, limitations),
         "spec": {"name": spec.name, "path": folder, "digest": spec_digest},
         "evidence": {
             "path": seen.folder,
@@ -221,6 +176,82 @@ def build_report(
         "findings": findings,
         "limitations": limitations,
     }
+
+
+def _judge_references(
+    files: DesignFiles, folder: str, spec: Spec, references: list[Reference], seen: _Evidence
+) -> tuple[list[VisualReportFinding], list[VisualReportLimitation]]:
+    """Each reference judged against its screenshot: the findings, and the limitations in the order they arose
+    (the evidence's own, then each reference's, then one per browser change)."""
+    findings: list[VisualReportFinding] = []
+    limitations = list(seen.limitations)
+    # A browser change is said once per pair of versions, however many references it touches.
+    browsers: set[tuple[str, str]] = set()
+    for reference in references:
+        located = seen.capture(reference)
+        if located is None:
+            limitations.append(
+                _limitation(
+                    "missing-evidence",
+                    f"no screenshot of {reference.element} at viewport {reference.viewport} in the evidence",
+                    reference.element,
+                    reference.viewport,
+                )
+            )
+            continue
+        name, capture = located
+        shot = seen.read(name)
+        if capture is not None:
+            limitations.extend(_capture_limitations(seen, reference, capture, shot))
+            browser = seen.record.browser_version if seen.record else None
+            if reference.browser and browser and reference.browser != browser:
+                browsers.add((reference.browser, browser))
+        findings.extend(_judge(spec, reference, read_reference(files, folder, reference), shot))
+    for then, now in sorted(browsers):
+        limitations.append(
+            _limitation("browser-mismatch", f"references were taken with Chromium {then}, the evidence with {now}")
+        )
+    return findings, limitations
+
+
+def _capture_limitations(
+    seen: _Evidence, reference: Reference, capture: Capture, shot: bytes
+) -> list[VisualReportLimitation]:
+    """What a recorded screenshot's record says against it: bytes changed since capture, other fonts matched."""
+    limitations: list[VisualReportLimitation] = []
+    if seen.verified and not intact(shot, capture):
+        limitations.append(
+            _limitation(
+                "evidence-changed",
+                f"{capture.file} no longer matches the sha256 recorded at capture",
+                reference.element,
+                reference.viewport,
+            )
+        )
+    limitations.extend(_font_limitations(reference, capture))
+    return limitations
+
+
+def _unspecified_evidence(spec: Spec, seen: _Evidence) -> list[VisualReportLimitation]:
+    """The recorded captures the spec has no reference for (not assessed), as one limitation, if there are any."""
+    if seen.record is None:
+        return []
+    specified = {(r.element, r.viewport) for r in spec.references}
+    extra = sorted(f"{c.name}@{c.viewport}" for c in seen.record.captures if (c.name, c.viewport) not in specified)
+    if not extra:
+        return []
+    return [_limitation("unspecified-evidence", f"captured but not in the spec (not assessed): {', '.join(extra)}")]
+
+
+def _decision(
+    findings: list[VisualReportFinding], limitations: list[VisualReportLimitation]
+) -> Literal["pass", "fail", "inconclusive"]:
+    """``fail`` when a finding fails, else ``inconclusive`` when something went unchecked, else ``pass``."""
+    if any(finding["status"] == "fail" for finding in findings):
+        return "fail"
+    if any(item["kind"] in _BLOCKING for item in limitations) or not findings:
+        return "inconclusive"
+    return "pass"
 
 
 def _selected(spec: Spec, elements: list[str] | None, viewports: list[str] | None) -> list[Reference]:
