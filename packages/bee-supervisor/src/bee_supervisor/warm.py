@@ -60,7 +60,7 @@ from bee_contracts.warm import (
 )
 from bee_supervisor.config import HealthSpec, ServiceSpec, SupervisorSpec
 from bee_supervisor.contract import version_answer
-from bee_supervisor.replica import Prepared
+from bee_supervisor.service import Prepared
 from bee_supervisor.states import STOPPED_STATES, Event, RestartPolicy, State
 from bee_supervisor.supervisor import Slot, Supervisor
 
