@@ -1,9 +1,9 @@
 """`bee plan …`: write and read the plans of this checkout's space on the tracker.
 
 A plan is a tracker epic labelled ``space:<SPACE>``; a step is a child task whose acceptance criteria are its
-contract; ``blocks`` dependencies between steps order them (:mod:`.plans`). Every command talks to the tracker
-over MCP with the binding's token, through the tracker's ordinary tools (create, link, update, get, search), after
-checking that the binding is live. The core host only reads plans (bee_plan_show, bee_plan_next).
+contract; ``blocks`` dependencies between steps order them (:mod:`bee_core.collab.plans`). Every command talks to the
+tracker over MCP with the binding's token, through the tracker's ordinary tools (create, link, update, get, search),
+after checking that the binding is live. The core host only reads plans (bee_plan_show, bee_plan_next).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from bee_core.collab.cli import COMMAND_SECONDS, existing_instance, note_shipped
-from bee_core.options import checkout_option, instance_option, json_option
+from bee_core.cli._shared import json_option
+from bee_core.cli.collab import COMMAND_SECONDS, existing_instance, note_shipped
+from bee_hostkit.options import checkout_option, instance_option
 
 if TYPE_CHECKING:
     from bee_core.collab.binding import Binding

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from bee_core.options import checkout_option, instance_option, json_option
+from bee_core.cli._shared import json_option
+from bee_hostkit.options import checkout_option, instance_option
 
 _checkout_option = checkout_option("The checkout whose instance is configured.")
 _instance_option = instance_option

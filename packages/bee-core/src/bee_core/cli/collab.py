@@ -2,7 +2,7 @@
 the checkout ships.
 
 Registered from :func:`bee_core.cli.register`. The lease lives on the tracker; the user's settings record which one
-(:mod:`.binding`). Heavy imports (the MCP client) happen inside the commands.
+(:mod:`bee_core.collab.binding`). Heavy imports (the MCP client) happen inside the commands.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from bee_core.options import checkout_option, instance_option, json_option
+from bee_core.cli._shared import json_option
+from bee_hostkit.options import checkout_option, instance_option
 
 if TYPE_CHECKING:
     from bee_core.collab.binding import Binding

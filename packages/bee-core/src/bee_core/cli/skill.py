@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 
 import click
 
-from bee_core.options import checkout_option, instance_option, json_option
+from bee_core.cli._shared import json_option
+from bee_hostkit.options import checkout_option, instance_option
 
 if TYPE_CHECKING:
     from bee_core.skills.config import McpConfig
@@ -101,7 +102,8 @@ def _describe(state: dict[str, Any]) -> str:
 )
 @_checkout_option
 @_instance_option
-def add(  # noqa: PLR0917 -- click hands every option over as a parameter
+def add(  # click passes every parameter by name
+    *,
     name: str,
     directory: Path | None,
     url: str | None,

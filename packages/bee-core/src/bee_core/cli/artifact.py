@@ -17,7 +17,8 @@ from typing import IO, TYPE_CHECKING, Any, BinaryIO
 
 import click
 
-from bee_core.options import checkout_option, instance_option, json_option
+from bee_core.cli._shared import json_option
+from bee_hostkit.options import checkout_option, instance_option
 
 if TYPE_CHECKING:
     from bee_core.artifacts.records import ArtifactRecord, DamagedRecord
