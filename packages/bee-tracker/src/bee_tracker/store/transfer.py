@@ -68,6 +68,30 @@ class Options:
     allow_cycles: bool = False
 
 
+def _columns(record: dict[str, Any], issue_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The issue columns of ``record`` (required ones defaulted) and what stays verbatim in ``extra``."""
+    get = record.get
+    # text_of, inline: this runs for every column of every issue
+    values: dict[str, Any] = {c: v if (v := get(c)) is None or type(v) is str else _ENCODE(v) for c in COLUMNS}
+    values["id"] = issue_id
+    priority = get("priority")
+    wide = type(priority) is int and -(2**31) <= priority < 2**31
+    values["priority"] = priority if wide else _NO_PRIORITY
+    for column, default in _REQUIRED.items():
+        if values[column] is None:
+            values[column] = default
+    # Keys the tracker cannot use as they are stay verbatim in extra: a priority that is not a (32-bit) integer,
+    # relations that are not lists. They are written back as they came.
+    extra = {
+        k: v
+        for k, v in record.items()
+        if (k not in values and k not in _RELATIONS) or (k in _RELATIONS and type(v) is not list)
+    }
+    if "priority" in record and not wide:
+        extra["priority"] = priority
+    return values, extra
+
+
 @dataclass
 class ImportReport:
     """What an import did, line by line."""
@@ -213,25 +237,7 @@ class Run:
         key_order: list[str] | None = None,
     ) -> None:
         """Queue the issue ``record`` (a Beads issue object) with its labels, dependencies and comments."""
-        get = record.get
-        # text_of, inline: this runs for every column of every issue
-        values: dict[str, Any] = {c: v if (v := get(c)) is None or type(v) is str else _ENCODE(v) for c in COLUMNS}
-        values["id"] = issue_id
-        priority = get("priority")
-        wide = type(priority) is int and -(2**31) <= priority < 2**31
-        values["priority"] = priority if wide else _NO_PRIORITY
-        for column, default in _REQUIRED.items():
-            if values[column] is None:
-                values[column] = default
-        # Keys the tracker cannot use as they are stay verbatim in extra: a priority that is not a (32-bit) integer,
-        # relations that are not lists. They are written back as they came.
-        extra = {
-            k: v
-            for k, v in record.items()
-            if (k not in values and k not in _RELATIONS) or (k in _RELATIONS and type(v) is not list)
-        }
-        if "priority" in record and not wide:
-            extra["priority"] = priority
+        values, extra = _columns(record, issue_id)
         self.statuses.add(values["status"])
         self.types.add(values["issue_type"])
         self.bulk.add(
@@ -248,6 +254,14 @@ class Run:
                 values["updated_at"] or values["created_at"] or now(),
             ),
         )
+        self._insert_relations(record, issue_id)
+        stem = _stem(issue_id)
+        if stem:
+            self.stems[stem] += 1
+        self.report.imported += 1
+
+    def _insert_relations(self, record: dict[str, Any], issue_id: str) -> None:
+        """Queue the labels, dependencies and comments ``record`` lists (what is not a list stays in extra)."""
         labels = record.get("labels")
         if isinstance(labels, list):
             for at, label in enumerate(dict.fromkeys(str(label) for label in labels)):
@@ -260,10 +274,6 @@ class Run:
             for comment in comments:
                 if isinstance(comment, dict):
                     self.add_comment(issue_id, comment)
-        stem = _stem(issue_id)
-        if stem:
-            self.stems[stem] += 1
-        self.report.imported += 1
 
     def _key_order(self, keys: list[str]) -> str:
         """``keys`` as JSON text; most lines of a file share a few key orders, each encoded once."""

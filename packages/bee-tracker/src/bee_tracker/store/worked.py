@@ -89,44 +89,55 @@ def describe(tx: Tx, worked: Sequence[Prior], lines: Mapping[str, int]) -> list[
     return found
 
 
+class _Writes:
+    """What a series of writes did to one issue: fields edited (as imported, now), comments added, link and label
+    changes."""
+
+    def __init__(self, writes: list[tuple[Any, ...]]) -> None:
+        self.edits: dict[str, list[Any]] = {}
+        self.links: list[dict[str, Any]] = []
+        self.added: list[str] = []
+        self.removed: list[str] = []
+        self.noted: list[int] = []
+        for _, _, _, changes in writes:
+            for key, value in changes.items():
+                self._take(key, value)
+        # A field changed, then changed back, was not edited.
+        self.edits = {key: change for key, change in self.edits.items() if change[0] != change[1]}
+
+    def _take(self, key: str, value: Any) -> None:
+        if key == "comment":
+            self.noted += value
+        elif key in ("linked", "unlinked"):
+            self.links += [{"action": "link" if key == "linked" else "unlink", **item} for item in value]
+        elif key == "labels":
+            self.added += value.get("added", [])
+            self.removed += value.get("removed", [])
+        elif key not in _LISTS and isinstance(value, list) and len(value) == 2:
+            self.edits[key] = [self.edits[key][0] if key in self.edits else value[0], value[1]]
+
+
 def _description(
     prior: Prior,
     writes: list[tuple[Any, ...]],
     comments: Mapping[tuple[str, int], dict[str, Any]],
     line: int | None,
 ) -> dict[str, Any]:
-    edits: dict[str, list[Any]] = {}
-    links: list[dict[str, Any]] = []
-    added: list[str] = []
-    removed: list[str] = []
-    noted: list[int] = []
-    for _, _, _, changes in writes:
-        for key, value in changes.items():
-            if key == "comment":
-                noted += value
-            elif key in ("linked", "unlinked"):
-                links += [{"action": "link" if key == "linked" else "unlink", **item} for item in value]
-            elif key == "labels":
-                added += value.get("added", [])
-                removed += value.get("removed", [])
-            elif key not in _LISTS and isinstance(value, list) and len(value) == 2:
-                edits[key] = [edits[key][0] if key in edits else value[0], value[1]]
-    edits = {key: change for key, change in edits.items() if change[0] != change[1]}  # changed, then changed back
+    done = _Writes(writes)
     description: dict[str, Any] = {"id": prior.id, "line": line}
     if prior.created_here:
         description["created_here"] = True
     holder = prior.assignee if prior.assignee and prior.status != "closed" else None  # bee_tracker.claims' rule
-    if holder is not None and ("assignee" in edits or prior.created_here):
+    if holder is not None and ("assignee" in done.edits or prior.created_here):
         description["claim"] = {"holder": holder, "status": prior.status}
-    found = [comments[(prior.id, number)] for number in noted if (prior.id, number) in comments]
-    if found:
-        description["comments"] = found
-    if edits:
-        description["edits"] = edits
-    if links:
-        description["links"] = links
-    if added or removed:
-        description["labels"] = {"added": added, "removed": removed}
+    found = [comments[(prior.id, number)] for number in done.noted if (prior.id, number) in comments]
+    parts: dict[str, Any] = {
+        "comments": found,
+        "edits": done.edits,
+        "links": done.links,
+        "labels": {"added": done.added, "removed": done.removed} if done.added or done.removed else None,
+    }
+    description.update({key: value for key, value in parts.items() if value})
     description["writes"] = [{"at": at, "actor": actor, "tool": tool} for at, actor, tool, _ in writes]
     return description
 
