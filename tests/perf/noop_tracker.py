@@ -9,10 +9,10 @@ import sys
 
 from bee_contracts import ToolSpec
 from bee_hostkit import Host
-from bee_hostkit.http_app import mcp_http_app
-from bee_hostkit.http_fast import HostServer
-from bee_hostkit.http_limits import EdgeLimits
-from bee_hostkit.http_serve import serve_http
+from bee_hostkit.http.app import mcp_http_app
+from bee_hostkit.http.fast import HostServer
+from bee_hostkit.http.limits import EdgeLimits
+from bee_hostkit.http.serve import serve_http
 from bee_tracker.auth import hmac_verifier
 from bee_tracker.middleware import BearerAuth
 

@@ -106,7 +106,7 @@ def serve(  # noqa: PLR0917 -- click hands every option over as a parameter
             logging.getLogger("bee_core.trust").warning("%s", note)
         serve_stdio(host)
         return
-    from bee_hostkit.warm import serve_warm_fd
+    from bee_hostkit.stdio.warm import serve_warm_fd
 
     view = "core-discovery" if discovery else "core"
     serve_warm_fd(

@@ -229,7 +229,7 @@ class ContractStamp:
 
 async def serve_stdio_async(host: Host) -> None:
     """Serve ``host`` over capped stdio until the client closes stdin."""
-    from bee_hostkit.stdio import capped_stdio_server
+    from bee_hostkit.stdio.transport import capped_stdio_server
 
     server = host.build_server()
     async with capped_stdio_server() as (read_stream, write_stream):
@@ -238,6 +238,6 @@ async def serve_stdio_async(host: Host) -> None:
 
 def serve_stdio(host: Host) -> None:
     """Blocking entry point used by host commands; the process ends within about a second of stdin closing."""
-    from bee_hostkit.stdio import run_until_eof
+    from bee_hostkit.stdio.transport import run_until_eof
 
     run_until_eof(serve_stdio_async, host)

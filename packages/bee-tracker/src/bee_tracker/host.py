@@ -6,7 +6,7 @@ runs the tool through :func:`bee_tracker.calls.run` for the call's verified acto
 accept ``actor`` only for compatibility and ignore it. The tools themselves are in :mod:`bee_tracker.handlers`.
 
 Importing this module costs little: the SDK (most of a second) and the board's libraries load in the background
-once the app has started (:mod:`bee_hostkit.deferred`), so a restarted tracker listens before they are loaded.
+once the app has started (:mod:`bee_hostkit.http.deferred`), so a restarted tracker listens before they are loaded.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from bee_contracts import BeeError, ErrorCode, load_catalog, version_info
-from bee_hostkit.deferred import Built, Deferred
-from bee_hostkit.http_app import mcp_http_app
-from bee_hostkit.http_limits import EdgeLimits
+from bee_hostkit.http.app import mcp_http_app
+from bee_hostkit.http.deferred import Built, Deferred
+from bee_hostkit.http.limits import EdgeLimits
 from bee_tracker import skills
 from bee_tracker.auth import Verifier
 from bee_tracker.config import TrackerConfig
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
     from bee_hostkit import Call, Handler, Host
-    from bee_hostkit.http_fast import HostServer
+    from bee_hostkit.http.fast import HostServer
 
 logger = logging.getLogger("bee.tracker")
 
@@ -208,7 +208,7 @@ def preload() -> None:
     (:mod:`bee_contracts.spare`) does this while nobody waits, so its first answer after taking over does not."""
     import jwt  # noqa: F401 -- imported for its side effect, as below
 
-    from bee_hostkit import http_fast  # noqa: F401
+    from bee_hostkit.http import fast  # noqa: F401
     from bee_tracker import board  # noqa: F401
     from bee_tracker.board import board_routes  # noqa: F401
 
@@ -227,7 +227,7 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
         # first, here in the background, rather than there.
         import jwt  # noqa: F401 -- imported for its side effect: loaded before any request needs it
 
-        from bee_hostkit.http_fast import HostServer
+        from bee_hostkit.http.fast import HostServer
 
         host = build_host(store, config)
         server = host.build_server()

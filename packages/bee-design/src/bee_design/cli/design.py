@@ -61,7 +61,7 @@ def mcp(  # noqa: PLR0917 -- click hands every option over as a parameter
 
         serve_stdio(build_host(ctx))
         return
-    from bee_hostkit.warm import serve_warm_fd
+    from bee_hostkit.stdio.warm import serve_warm_fd
 
     serve_warm_fd(
         build_host(ctx),

@@ -221,7 +221,7 @@ async def capped_streams(
     """Yield ``(read_stream, write_stream)`` for ``Server.run`` over any byte transport, with the frame limit.
 
     ``receive`` returns the next bytes (empty at end of stream); ``send`` writes bytes whole. Stdio
-    (:func:`capped_stdio_server`) and a warm host's socket sessions (:mod:`bee_hostkit.warm`) are both served
+    (:func:`capped_stdio_server`) and a warm host's socket sessions (:mod:`bee_hostkit.stdio.warm`) are both served
     through here, so every frame rule of this module holds on both.
     """
     read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)

@@ -1,4 +1,4 @@
-"""The generic fast path (bee_hostkit.http_fast) on a host of its own, through the ASGI app with its lifespan.
+"""The generic fast path (bee_hostkit.http.fast) on a host of its own, through the ASGI app with its lifespan.
 
 The tracker's tests (tests/e2e/test_tracker_fast_path.py) compare the two paths over real HTTP for every tracker
 tool; these cover what the tracker does not exercise: the caller a host derives, a result the fast serialiser
@@ -23,8 +23,8 @@ from bee_contracts import ToolSpec
 from bee_contracts.limits import MAX_RESULT_BYTES
 from bee_hostkit import Call, Handler, Host
 from bee_hostkit.host import GRACE_SECONDS
-from bee_hostkit.http_app import mcp_http_app
-from bee_hostkit.http_fast import HostServer
+from bee_hostkit.http.app import mcp_http_app
+from bee_hostkit.http.fast import HostServer
 
 pytestmark = pytest.mark.anyio
 

@@ -67,7 +67,7 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bee_hostkit.http_body import BODY_SCOPE_KEY
+from bee_hostkit.http.body import BODY_SCOPE_KEY
 from bee_hostkit.results import compact_bytes
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ import pytest
 from mcp.shared._context_streams import ContextSendStream
 from mcp.shared.message import SessionMessage
 
-from bee_hostkit.stdio import capped_stdio_server, decode_frame, encode_message
+from bee_hostkit.stdio.transport import capped_stdio_server, decode_frame, encode_message
 from bee_hostkit.validation import OversizedNumber
 
 pytestmark = pytest.mark.anyio
