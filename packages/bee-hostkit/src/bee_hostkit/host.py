@@ -4,7 +4,8 @@ A :class:`Host` is the transport-free core of every Bee host: it lists the catal
 arguments against the tool's inputSchema, hands the handler one :class:`~bee_hostkit.call.Call` (typed arguments,
 deadline, caller) off the event loop, guards the result at the 256 KiB limit and maps every failure to the
 contracts' error envelope. :meth:`Host.build_server` wraps it in
-the SDK's low-level ``Server`` (both protocol eras); :func:`serve_stdio` runs that over capped stdio.
+the SDK's low-level ``Server`` (both protocol eras). No transport is named here: :mod:`bee_hostkit.stdio` serves a
+host over capped stdio (or warm, over a Unix socket), :mod:`bee_hostkit.http` over Streamable HTTP.
 """
 
 from __future__ import annotations
@@ -225,19 +226,3 @@ class ContractStamp:
             meta = result.get("_meta")
             result["_meta"] = {**(meta if isinstance(meta, dict) else {}), CONTRACT_META_KEY: dict(self.version)}
         return result
-
-
-async def serve_stdio_async(host: Host) -> None:
-    """Serve ``host`` over capped stdio until the client closes stdin."""
-    from bee_hostkit.stdio.transport import capped_stdio_server
-
-    server = host.build_server()
-    async with capped_stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())  # type: ignore[arg-type]  # context streams, typed as the SDK's
-
-
-def serve_stdio(host: Host) -> None:
-    """Blocking entry point used by host commands; the process ends within about a second of stdin closing."""
-    from bee_hostkit.stdio.transport import run_until_eof
-
-    run_until_eof(serve_stdio_async, host)

@@ -10,10 +10,18 @@ from typing import TYPE_CHECKING
 from bee_contracts.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from bee_hostkit.stdio.transport import capped_stdio_server, capped_streams, run_until_eof
+    from bee_hostkit.stdio.transport import capped_stdio_server, capped_streams, run_until_eof, serve_stdio
     from bee_hostkit.stdio.warm import WarmHost, serve_warm, serve_warm_fd
 
-__all__ = ["WarmHost", "capped_stdio_server", "capped_streams", "run_until_eof", "serve_warm", "serve_warm_fd"]
+__all__ = [
+    "WarmHost",
+    "capped_stdio_server",
+    "capped_streams",
+    "run_until_eof",
+    "serve_stdio",
+    "serve_warm",
+    "serve_warm_fd",
+]
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -22,6 +30,7 @@ __getattr__, __dir__ = lazy_exports(
         "capped_stdio_server": "bee_hostkit.stdio.transport",
         "capped_streams": "bee_hostkit.stdio.transport",
         "run_until_eof": "bee_hostkit.stdio.transport",
+        "serve_stdio": "bee_hostkit.stdio.transport",
         "serve_warm": "bee_hostkit.stdio.warm",
         "serve_warm_fd": "bee_hostkit.stdio.warm",
     },
