@@ -29,7 +29,7 @@ NOOP = ToolSpec(
 
 def main() -> None:
     port, secret = int(sys.argv[1]), bytes.fromhex(sys.argv[2])
-    host = Host("noop", [NOOP], {"noop": lambda call: {"data": {}}}, max_in_flight=100)
+    host = Host("noop", [NOOP], {"noop": lambda call: {"data": {}}})
     verifier = hmac_verifier(secret)
     served = HostServer(host.build_server(), host)
     app = mcp_http_app(lambda: served, wrappers=[lambda inner: BearerAuth(inner, verifier)])

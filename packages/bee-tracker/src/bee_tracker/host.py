@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -52,14 +53,10 @@ INSTRUCTIONS = (
 )
 
 
-def _actor_in(scope: Any) -> str | None:
+def _actor_in(scope: Mapping[str, Any]) -> str | None:
     """The actor BearerAuth verified for the request whose ASGI scope this is."""
-    actor = scope.get(ACTOR_SCOPE_KEY) if isinstance(scope, dict) else None
+    actor = scope.get(ACTOR_SCOPE_KEY)
     return actor if isinstance(actor, str) else None
-
-
-def _actor_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    return _actor_in(getattr(ctx.request, "scope", None))
 
 
 def actor_of(call: Call[Any]) -> str:
@@ -98,8 +95,8 @@ def build_host(store: SqlStore, config: TrackerConfig) -> Host:
         catalog=load_catalog("tracker"),
         handlers=bound,
         instructions=INSTRUCTIONS,
-        max_in_flight=config.max_in_flight,
-        caller_of=_actor_of,
+        # Read on both routes of a tools/call (Host.answer): the SDK's and the fast path.
+        caller_of=_actor_in,
         deadlines=dict.fromkeys(bound, config.deadline_seconds),
     )
 
@@ -232,8 +229,8 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
         host = build_host(store, config)
         server = host.build_server()
         add_skills(server)
-        # tools/call and tools/list take the fast path: the same host, the caller from the same scope key.
-        return HostServer(server, host, _actor_in)
+        # tools/call and tools/list take the fast path: the same host, answering as it does on the SDK's route.
+        return HostServer(server, host)
 
     def build_board() -> Built:
         from bee_tracker.board import board_routes
