@@ -7,13 +7,12 @@ Click commands are recognised by their decorators instead (see ./dev). vulture r
 
 from psycopg import ServerCursor
 from pybind11_pixelmatch import Options as KernelOptions
-from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
-from uvicorn.server import ServerState
 
 from bee_core.artifacts.verify import Verifier
 from bee_core.packet.cache import ContentCache
 from bee_core.skills.remote import _Got, _Page
 from bee_design.bundle.references import _Collector
+from bee_hostkit.http._uvicorn import RequestResponseCycle, ServerState
 from bee_hostkit.http.descriptors import EdgeLoop, edge_loop
 from bee_hostkit.http.fast import FastPath, _ListingContext
 from bee_tracker.board.columns import Board, Card, Column, Options

@@ -59,7 +59,7 @@ def test_connections_accepted_on_the_shared_socket_have_nagle_off() -> None:
     import asyncio
     import socket
 
-    from uvicorn.config import Config
+    from uvicorn import Config
 
     from bee_hostkit.http.workers import _as_tcp
 

@@ -18,8 +18,8 @@ from typing import Any, cast
 
 import anyio
 import mcp_types as types
+from mcp.server import Server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
 from bee_contracts import BeeError, ErrorCode, ToolSpec, version_info, wire

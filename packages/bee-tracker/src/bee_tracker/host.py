@@ -34,8 +34,8 @@ from bee_tracker.store import SqlStore
 
 if TYPE_CHECKING:
     import mcp_types as types
+    from mcp.server import Server
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-    from mcp.server.lowlevel.server import Server
 
     from bee_hostkit import Call, Handler, Host
     from bee_hostkit.http.fast import HostServer

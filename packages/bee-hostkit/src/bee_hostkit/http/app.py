@@ -28,7 +28,7 @@ from bee_hostkit.http.body import CheckedBody
 from bee_hostkit.http.deferred import Built, Deferred, started
 
 if TYPE_CHECKING:
-    from mcp.server.lowlevel.server import Server
+    from mcp.server import Server
     from mcp.server.transport_security import TransportSecuritySettings
 
     from bee_hostkit.http.fast import HostServer

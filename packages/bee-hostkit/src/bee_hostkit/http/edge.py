@@ -43,8 +43,8 @@ still sends is read and dropped for a few seconds, so that its TCP stack deliver
 How a host is served with it: :mod:`bee_hostkit.http.serve` (one process), :mod:`bee_hostkit.http.workers` (several).
 
 The protocol relies on uvicorn internals (``on_headers_complete`` handing the cycle to ``_start_asgi_task``, the
-``RequestResponseCycle`` fields); the end-to-end edge tests run against the uvicorn this package requires and
-catch a drift.
+``RequestResponseCycle`` fields), imported through :mod:`._uvicorn`; the end-to-end edge tests run against the
+uvicorn this package requires and catch a drift.
 """
 
 from __future__ import annotations
@@ -57,12 +57,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from uvicorn.config import Config
-from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
-from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
-from uvicorn.server import ServerState
+from uvicorn import Config
 
+from bee_hostkit.http._uvicorn import (
+    HIGH_WATER_LIMIT,
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+    ServerState,
+    get_client_addr,
+    get_path_with_query_string,
+)
 from bee_hostkit.http.access_log import hide_queries
 from bee_hostkit.http.admission import Admission
 from bee_hostkit.http.clients import Client, client_of

@@ -42,20 +42,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import pydantic_core
-from mcp.server.connection import Connection
-from mcp.server.runner import modern_error_data, serve_one
-from mcp.server.streamable_http import check_accept_headers
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import NoBackChannelError
-from mcp.shared.inbound import (
-    ERROR_CODE_HTTP_STATUS,
-    InboundLadderRejection,
-    classify_inbound_request,
-    find_duplicated_routing_header,
-    x_mcp_header_map,
-)
-from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
-from mcp.shared.transport_context import TransportContext
 from mcp_types import (
     DEFAULT_NEGOTIATED_VERSION,
     SERVER_INFO_META_KEY,
@@ -70,13 +58,27 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bee_contracts import wire
+from bee_hostkit._sdk import (
+    ERROR_CODE_HTTP_STATUS,
+    Connection,
+    InboundLadderRejection,
+    TransportContext,
+    TransportSecurityMiddleware,
+    check_accept_headers,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    handler_exception_to_error_data,
+    modern_error_data,
+    serve_one,
+    x_mcp_header_map,
+)
 from bee_hostkit.http.body import BODY_SCOPE_KEY
 from bee_hostkit.results import compact_bytes
 
 if TYPE_CHECKING:
-    from mcp.server.lowlevel.server import Server
-    from mcp.shared.dispatcher import CallOptions
+    from mcp.server import Server
 
+    from bee_hostkit._sdk import CallOptions
     from bee_hostkit.host import Host
 
 logger = logging.getLogger("bee.hostkit.fast")

@@ -106,7 +106,8 @@ def serve_http_workers(
         SystemExit: with status 3 when the socket cannot be bound or a worker cannot start (both are logged).
     """
     import uvicorn
-    from uvicorn.supervisors import Multiprocess
+
+    from bee_hostkit.http._uvicorn import Multiprocess
 
     if workers < 2:
         raise ValueError("serve_http_workers needs at least two workers")

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, BinaryIO, TypeVarTuple
 
 import anyio
 import mcp_types as types
-from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
@@ -50,6 +49,7 @@ from bee_contracts.framing import (
 from bee_contracts.limits import MAX_FRAME_BYTES
 from bee_contracts.wire import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, compact, error_frame
 from bee_hostkit import threads
+from bee_hostkit._sdk import create_context_streams
 from bee_hostkit.results import compact_bytes
 from bee_hostkit.validation import read_float, read_int, read_json
 
