@@ -99,13 +99,13 @@ class ServeOptions:
             BeeError: ``invalid_argument`` when a warm descriptor is not a listening Unix stream socket.
         """
         if self.warm_fd is None:
-            from bee_hostkit.host import serve_stdio
+            from bee_hostkit.stdio.transport import serve_stdio
 
             for note in notes() if notes is not None else []:
                 logger.warning("%s", note)
             serve_stdio(host)
             return
-        from bee_hostkit.warm import serve_warm_fd
+        from bee_hostkit.stdio.warm import serve_warm_fd
 
         serve_warm_fd(
             host,

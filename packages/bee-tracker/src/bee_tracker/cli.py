@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from bee_contracts.words import counted
-from bee_hostkit.http_limits import (
+from bee_hostkit.http.limits import (
     DEFAULT_HEADER_TIMEOUT_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_PEER,

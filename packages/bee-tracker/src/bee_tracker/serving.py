@@ -21,7 +21,7 @@ from bee_tracker.config import TrackerConfig
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-    from bee_hostkit.http_limits import EdgeLimits
+    from bee_hostkit.http.limits import EdgeLimits
     from bee_tracker.auth import Verifier
 
 #: Why several workers need PostgreSQL (the answer to --workers N on SQLite).
@@ -156,7 +156,7 @@ def serve(
     """
     configure_logging(log_level)
     if workers == 1:
-        from bee_hostkit.http_serve import serve_http
+        from bee_hostkit.http.serve import serve_http
 
         limits = _limits(config)
         app = build(config, verifier_for(config))
@@ -178,7 +178,7 @@ def serve(
             fds=fds,
         )
         return
-    from bee_hostkit.http_workers import serve_http_workers
+    from bee_hostkit.http.workers import serve_http_workers
 
     share = worker_share(config, workers)
     limits = _limits(share)

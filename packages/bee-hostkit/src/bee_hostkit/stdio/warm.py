@@ -10,7 +10,7 @@ cold host does and serves here. Each accepted connection:
 2. is answered with a welcome line: the identity, the version triple, the pid, and which tools are reads (the
    catalog's ``readOnlyHint``), so the front end knows what it may replay after a restart;
 3. then carries MCP JSON-RPC lines exactly as stdio would, through the same capped framing
-   (:func:`~bee_hostkit.stdio.capped_streams`) and the SDK server's ``run``, one per connection, with the
+   (:func:`~bee_hostkit.stdio.transport.capped_streams`) and the SDK server's ``run``, one per connection, with the
    session's environment (:mod:`bee_hostkit.environ`) for what handlers read at call time.
 
 Sessions share the process's worker threads (anyio's default limiter, 40): a slow tool in one session holds only its
@@ -38,7 +38,7 @@ from anyio.abc import SocketAttribute
 from bee_contracts.warm import ENV_IDLE, IDLE_SECONDS, Refusal, check_hello, peer_uid, welcome_message
 from bee_hostkit.environ import use_environ
 from bee_hostkit.host import Host
-from bee_hostkit.stdio import busy_workers, capped_streams
+from bee_hostkit.stdio.transport import busy_workers, capped_streams
 
 logger = logging.getLogger("bee.hostkit.warm")
 

@@ -1,6 +1,6 @@
 """What the HTTP edge enforces, as data (cheap to import: the CLI reads the defaults for its --help).
 
-The mechanism is :mod:`bee_hostkit.http_edge`; the defaults are documented in docs/operations.md.
+The mechanism is :mod:`bee_hostkit.http.edge`; the defaults are documented in docs/operations.md.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ DEFAULT_MAX_CONNECTIONS_PER_PEER = 1024
 #: The Retry-After a shed request is given, in seconds.
 DEFAULT_RETRY_AFTER_SECONDS = 1
 #: The queued work a new request may wait behind, in seconds of the host's measured time per request
-#: (bee_hostkit.http_admission); more is shed with 503.
+#: (bee_hostkit.http.admission); more is shed with 503.
 DEFAULT_MAX_QUEUE_SECONDS = 0.15
 #: Requests admitted whatever the cost estimate says, so a cold estimate or one slow call never sheds everything,
 #: and a team's burst (32 agents claiming at once, each call tens of ms on PostgreSQL) is served as a count would
@@ -36,7 +36,7 @@ DEFAULT_MIN_IN_FLIGHT = 32
 @dataclass(frozen=True)
 class EdgeLimits:
     """The edge's limits. ``max_in_flight=None`` sets no hard cap on requests to ``admitted_paths``, and
-    ``max_queue_seconds=None`` admits by count alone; the rule is :mod:`bee_hostkit.http_admission`.
+    ``max_queue_seconds=None`` admits by count alone; the rule is :mod:`bee_hostkit.http.admission`.
 
     Raises:
         ValueError: a limit is out of range (a line limit larger than the block limit, a zero admission limit, a

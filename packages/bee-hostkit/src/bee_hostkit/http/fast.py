@@ -13,18 +13,20 @@ requests that pass every check, and for those :class:`FastPath` answers itself:
   through the same per-version surface validation and params model the SDK's kernel uses. The body is parsed as
   each era's transport parses it (the standard library for the modern era, as CheckedBody already did;
   ``pydantic_core`` for the handshake era).
-- **The same answer.** The tool runs through :meth:`Host.call` (compiled validation, one rendering, the error
-  envelope, admission and deadlines) with the caller read from the request scope. The result is shaped as the
-  SDK's per-version sieve shapes it — which top-level keys each version keeps is measured from that sieve when the
-  fast path is built — and a modern result gets the ``serverInfo`` stamp. The ``tools/list`` result is produced
-  once per protocol version by the SDK's own single-request runner (so the contract stamp and every middleware apply)
-  and reused. Success is serialised once with orjson; errors (an unknown tool) through the SDK's models, as the SDK
-  writes them, with the SDK's status per era.
+- **The same answer.** A ``tools/call`` is answered by :meth:`Host.answer`, the function the SDK's route answers with
+  (compiled validation, one rendering, the error envelope, deadlines, the caller read from the request scope by the
+  host's one reader, ``resultType`` set). The result is shaped as the SDK's per-version sieve shapes it — which
+  top-level keys each version keeps is measured from that sieve when the fast path is built — and a modern result gets
+  the ``serverInfo`` stamp. The ``tools/list`` result is produced once per protocol version by the SDK's own
+  single-request runner (so the contract stamp and every middleware apply) and reused. Success is serialised once with
+  orjson; errors (an unknown tool) through the SDK's models, as the SDK writes them, with the SDK's status per era.
 
 Everything else falls through to the SDK, untouched: any other method, batches, notifications, a request that
 fails a check (the SDK then refuses it in its own words), an id that is neither a string nor a safe integer,
 ``Mcp-Param-*`` headers, a handshake-era ``_meta`` with anything but a progress token, a tool whose schema declares
 ``x-mcp-header``. When in doubt, the SDK answers. Tests compare the two paths' answers for every tracker tool.
+
+Admission is the edge's (:mod:`.edge`): a request is counted there, once, before it reaches either path.
 
 Thread hops stay: :meth:`Host.call` runs a plain handler in a worker thread, and the tracker's handlers do blocking
 store I/O, so skipping the hop would stall the event loop every connection shares.
@@ -34,26 +36,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import pydantic_core
-from mcp.server.connection import Connection
-from mcp.server.runner import modern_error_data, serve_one
-from mcp.server.streamable_http import check_accept_headers
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import NoBackChannelError
-from mcp.shared.inbound import (
-    ERROR_CODE_HTTP_STATUS,
-    InboundLadderRejection,
-    classify_inbound_request,
-    find_duplicated_routing_header,
-    x_mcp_header_map,
-)
-from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
-from mcp.shared.transport_context import TransportContext
 from mcp_types import (
     DEFAULT_NEGOTIATED_VERSION,
     SERVER_INFO_META_KEY,
@@ -67,13 +57,28 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bee_hostkit.http_body import BODY_SCOPE_KEY
+from bee_contracts import wire
+from bee_hostkit._sdk import (
+    ERROR_CODE_HTTP_STATUS,
+    Connection,
+    InboundLadderRejection,
+    TransportContext,
+    TransportSecurityMiddleware,
+    check_accept_headers,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    handler_exception_to_error_data,
+    modern_error_data,
+    serve_one,
+    x_mcp_header_map,
+)
+from bee_hostkit.http.body import BODY_SCOPE_KEY
 from bee_hostkit.results import compact_bytes
 
 if TYPE_CHECKING:
-    from mcp.server.lowlevel.server import Server
-    from mcp.shared.dispatcher import CallOptions
+    from mcp.server import Server
 
+    from bee_hostkit._sdk import CallOptions
     from bee_hostkit.host import Host
 
 logger = logging.getLogger("bee.hostkit.fast")
@@ -91,22 +96,16 @@ _PARAM_HEADER_PREFIX = b"mcp-param-"
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
-def _no_caller(scope: Scope) -> str | None:
-    return None
-
-
 @dataclass(frozen=True)
 class HostServer:
     """What an HTTP host's build gives when its ``tools/call`` and ``tools/list`` may take the fast path.
 
     ``server`` must be ``host.build_server()`` (with any extra methods and middleware added): the fast path answers
-    as that server would. ``caller_of`` reads the caller from the request scope, as ``host.caller_of`` reads it
-    from the SDK's request context.
+    as that server would, through the same :meth:`Host.answer` (which reads the caller with ``host.caller_of``).
     """
 
     server: Server[Any]
     host: Host
-    caller_of: Callable[[Scope], str | None] = _no_caller
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,17 +159,81 @@ def _usable_id(value: Any) -> bool:
     return type(value) is str
 
 
+def _era(raw_headers: list[tuple[bytes, bytes]]) -> tuple[bool, str] | None:
+    """Whether the request is of the modern era, and its protocol version, routed as the session manager routes: on
+    the first MCP-Protocol-Version header (absent or a handshake version: the handshake era). None: neither era's."""
+    header = next((v.decode("latin-1") for k, v in raw_headers if k == _PROTOCOL_HEADER), None)
+    if header is None or header in HANDSHAKE_PROTOCOL_VERSIONS:
+        return False, header or DEFAULT_NEGOTIATED_VERSION
+    if header in MODERN_PROTOCOL_VERSIONS:
+        return True, header
+    return None
+
+
+def _decoded(request: Request, carried: tuple[bytes, Any], modern: bool) -> Any:
+    """The body as the era's transport parses it: the standard library's parse CheckedBody made (modern), or
+    ``pydantic_core``'s after the handshake-era content-type rule. None when that transport would refuse it."""
+    if modern:
+        return carried[1]
+    if not _legacy_content_type(request.headers.get("content-type", "")):
+        return None
+    try:
+        return pydantic_core.from_json(carried[0])
+    except ValueError:
+        return None
+
+
+def _envelope(decoded: Any, methods: Mapping[str, Any]) -> tuple[RequestId, str, dict[str, Any] | None] | None:
+    """The id, method and params of one JSON-RPC request to one of ``methods`` whose params hold only what the fast
+    path knows; None otherwise (a batch, a notification, an unusable id, other keys)."""
+    if not isinstance(decoded, dict) or not decoded.keys() <= _ENVELOPE_KEYS or decoded.get("jsonrpc") != "2.0":
+        return None
+    request_id, method, params = decoded.get("id"), decoded.get("method"), decoded.get("params")
+    if not _usable_id(request_id) or method not in methods:
+        return None
+    known = cast(tuple[RequestId, str], (request_id, method))  # a string or safe integer id; a method of methods
+    if params is None:
+        # Only tools/list may go without params, and only by leaving the key out.
+        return (*known, None) if method == "tools/list" and "params" not in decoded else None
+    if not isinstance(params, dict) or not params.keys() <= _PARAM_KEYS[known[1]]:
+        return None
+    return (*known, params)
+
+
+def _modern_peer(
+    decoded: dict[str, Any], request: Request, raw_headers: list[tuple[bytes, bytes]]
+) -> tuple[Any, Any] | None:
+    """A modern request's client info and capabilities, read from its envelope by the SDK's own ladder; None when
+    the SDK decides (``Mcp-Param-*`` headers, a routing header given twice, a rung that refuses)."""
+    if any(name.startswith(_PARAM_HEADER_PREFIX) for name, _ in raw_headers):
+        return None
+    if find_duplicated_routing_header(request.headers.items()) is not None:
+        return None
+    verdict = classify_inbound_request(decoded, headers=dict(request.headers))
+    if isinstance(verdict, InboundLadderRejection):
+        return None
+    return verdict.client_info, verdict.client_capabilities
+
+
+def _legacy_peer(params: Mapping[str, Any] | None) -> tuple[None, None] | None:
+    """A handshake-era request has no peer in its envelope; None when its ``_meta`` holds more than a progress token
+    (then the SDK decides what it means)."""
+    meta = params.get("_meta", {}) if params is not None else {}
+    return (None, None) if isinstance(meta, dict) and meta.keys() <= _LEGACY_META_KEYS else None
+
+
 def _dropped_keys(version: str) -> frozenset[str] | None:
     """Which top-level keys of a tool result the SDK's sieve drops at ``version``, or None when it changes more than
     which keys there are (then that version goes to the SDK)."""
     probes = [
-        {
-            "content": [{"type": "text", "text": '{"k":[null,1]}'}],
-            "structuredContent": {"k": [None, 1]},
-            "isError": False,
-            "resultType": "complete",
-        },
-        {"content": [{"type": "text", "text": '{"error":"e"}'}], "isError": True, "resultType": "complete"},
+        wire.complete(
+            {
+                "content": [{"type": "text", "text": '{"k":[null,1]}'}],
+                "structuredContent": {"k": [None, 1]},
+                "isError": False,
+            }
+        ),
+        wire.complete({"content": [{"type": "text", "text": '{"error":"e"}'}], "isError": True}),
     ]
     kept: set[str] = set()
     dropped: set[str] = set()
@@ -193,7 +256,6 @@ class FastPath:
         self.sdk = sdk
         self.host = served.host
         self.server = served.server
-        self.caller_of = served.caller_of
         self.security = TransportSecurityMiddleware(security)
         #: Requests this path answered (the rest went to the SDK).
         self.answered = 0
@@ -221,58 +283,39 @@ class FastPath:
     # -- deciding --------------------------------------------------------------------------------------------------
 
     async def _plan(self, scope: Scope, carried: tuple[bytes, Any]) -> _Planned | None:
-        """The request, when the fast path may answer it; None sends it to the SDK."""
-        raw_headers: list[tuple[bytes, bytes]] = scope["headers"]
-        # Routed as the session manager routes: on the first MCP-Protocol-Version header.
-        header = next((v.decode("latin-1") for k, v in raw_headers if k == _PROTOCOL_HEADER), None)
-        if header is None or header in HANDSHAKE_PROTOCOL_VERSIONS:
-            modern, version = False, header or DEFAULT_NEGOTIATED_VERSION
-        elif header in MODERN_PROTOCOL_VERSIONS:
-            modern, version = True, header
-        else:
+        """The request, when the fast path may answer it; None sends it to the SDK.
+
+        The checks run in the order the SDK's transport and kernel run theirs: the era, the transport's own checks,
+        the body as that era parses it, the envelope, the peer (a modern request's ``_meta``), then the params.
+        """
+        era = _era(scope["headers"])
+        if era is None or era[1] not in self._dropped:
             return None
-        if version not in self._dropped:
-            return None
+        modern, version = era
         request = Request(scope)
+        if not await self._transport_accepts(request):
+            return None
+        decoded = _decoded(request, carried, modern)
+        envelope = _envelope(decoded, self._entries)
+        if envelope is None:
+            return None
+        request_id, method, params = envelope
+        peer = _modern_peer(decoded, request, scope["headers"]) if modern else _legacy_peer(params)
+        typed = self._typed(method, version, params) if peer is not None else None
+        if peer is None or typed is None:
+            return None
+        return _Planned(modern, version, request_id, method, params, typed, *peer)
+
+    async def _transport_accepts(self, request: Request) -> bool:
+        """The SDK transport's own checks: DNS rebinding and the content type, then Accept."""
         if await self.security.validate_request(request, is_post=True) is not None:
-            return None
-        if not check_accept_headers(request)[0]:
-            return None
-        if modern:
-            decoded = carried[1]
-        else:
-            if not _legacy_content_type(request.headers.get("content-type", "")):
-                return None
-            try:
-                decoded = pydantic_core.from_json(carried[0])
-            except ValueError:
-                return None
-        if not isinstance(decoded, dict) or not decoded.keys() <= _ENVELOPE_KEYS or decoded.get("jsonrpc") != "2.0":
-            return None
-        request_id, method, params = decoded.get("id"), decoded.get("method"), decoded.get("params")
-        if not _usable_id(request_id) or method not in self._entries:
-            return None
-        if params is None:
-            if method != "tools/list" or "params" in decoded:
-                return None
-        elif not isinstance(params, dict) or not params.keys() <= _PARAM_KEYS[method]:
-            return None
-        client_info = client_capabilities = None
-        if modern:
-            if any(name.startswith(_PARAM_HEADER_PREFIX) for name, _ in raw_headers):
-                return None
-            if find_duplicated_routing_header(request.headers.items()) is not None:
-                return None
-            verdict = classify_inbound_request(decoded, headers=dict(request.headers))
-            if isinstance(verdict, InboundLadderRejection):
-                return None
-            client_info, client_capabilities = verdict.client_info, verdict.client_capabilities
-        elif params is not None and "_meta" in params:
-            meta = params["_meta"]
-            if not isinstance(meta, dict) or not meta.keys() <= _LEGACY_META_KEYS:
-                return None
+            return False
+        return bool(check_accept_headers(request)[0])
+
+    def _typed(self, method: str, version: str, params: Mapping[str, Any] | None) -> Any:
+        """The params as the handler's model holds them, after the kernel's two checks (the version's request
+        surface, then the model); None sends the request to the SDK (so does a tool with ``x-mcp-header``)."""
         try:
-            # The kernel's two checks: the version's request surface, then the handler's params model.
             _methods.validate_client_request(method, version, params)
             typed: Any = self._entries[method].params_type.model_validate(
                 {} if params is None else params, by_name=False
@@ -281,8 +324,7 @@ class FastPath:
             return None
         if method == "tools/call" and typed.name in self._header_tools:
             return None
-        assert isinstance(request_id, int | str)
-        return _Planned(modern, version, request_id, method, params, typed, client_info, client_capabilities)
+        return typed
 
     # -- answering -------------------------------------------------------------------------------------------------
 
@@ -297,21 +339,24 @@ class FastPath:
             return True
         typed = planned.typed
         try:
-            wire = await self.host.call(typed.name, typed.arguments, caller=self.caller_of(scope))
+            answer = await self.host.answer(typed.name, typed.arguments, scope)
         except Exception as exc:
             await _send(send, *self._error(planned, exc))
             return True
-        wire["resultType"] = "complete"  # as the host's SDK handler adds it; the sieve keeps it where it belongs
+        await _send(send, 200, head + compact_bytes(self._sieved(planned, answer)) + b"}")
+        return True
+
+    def _sieved(self, planned: _Planned, answer: dict[str, Any]) -> dict[str, Any]:
+        """``answer`` as the SDK's sieve leaves it at ``planned``'s version, stamped with ``serverInfo`` when modern."""
         dropped = self._dropped[planned.version]
-        result = {key: value for key, value in wire.items() if key not in dropped}
+        result = {key: value for key, value in answer.items() if key not in dropped}
         if planned.modern:
             meta = result.get("_meta")
             if meta is None:
                 result["_meta"] = {SERVER_INFO_META_KEY: self._stamp}
             elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
                 result["_meta"] = {**meta, SERVER_INFO_META_KEY: self._stamp}
-        await _send(send, 200, head + compact_bytes(result) + b"}")
-        return True
+        return result
 
     async def _listing(self, planned: _Planned) -> bytes | None:
         """The serialised ``tools/list`` result at ``planned.version``, made once by the SDK's own runner."""

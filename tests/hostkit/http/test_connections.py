@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from bee_hostkit.http_connections import CONNECTION_LOG_INTERVAL, Connections, Waiting
+from bee_hostkit.http.connections import CONNECTION_LOG_INTERVAL, Connections, Waiting
 
 
 class Conn:

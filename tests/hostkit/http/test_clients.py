@@ -2,7 +2,7 @@
 
 import jwt
 
-from bee_hostkit.http_clients import client_of
+from bee_hostkit.http.clients import client_of
 
 SECRET = "s" * 32
 TOKEN = jwt.encode({"sub": "ann", "exp": 9_999_999_999}, SECRET, algorithm="HS256")

@@ -3,10 +3,10 @@
 The app answers ``POST /mcp`` in both protocol eras, refuses a bare ``GET /mcp`` with 405 (the SDK would open an
 SSE stream that never sends a byte), caps request bodies (413), answers a request whose id is unusable itself (the
 SDK would take it for a notification and never answer), enforces DNS-rebinding protection, and runs the session
-manager in the app's lifespan. When the build gives a :class:`~bee_hostkit.http_fast.HostServer`, single
-``tools/call`` and ``tools/list`` requests take the fast path (:mod:`.http_fast`), with the same answers. Extra
+manager in the app's lifespan. When the build gives a :class:`~bee_hostkit.http.fast.HostServer`, single
+``tools/call`` and ``tools/list`` requests take the fast path (:mod:`.fast`), with the same answers. Extra
 ASGI wrappers (authentication) go around the MCP endpoint only, so nothing is read from an unauthenticated
-request's body. Limits that must hold before ASGI runs are in :mod:`.http_edge`.
+request's body. Limits that must hold before ASGI runs are in :mod:`.edge`.
 
 The SDK is imported, and the MCP server built, in the background once the app has started (:mod:`.deferred`):
 the other routes (``/health``) answer meanwhile, and an MCP request that comes sooner waits for it.
@@ -24,14 +24,14 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bee_contracts.limits import MAX_FRAME_BYTES
-from bee_hostkit.deferred import Built, Deferred, started
-from bee_hostkit.http_body import CheckedBody
+from bee_hostkit.http.body import CheckedBody
+from bee_hostkit.http.deferred import Built, Deferred, started
 
 if TYPE_CHECKING:
-    from mcp.server.lowlevel.server import Server
+    from mcp.server import Server
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from bee_hostkit.http_fast import HostServer
+    from bee_hostkit.http.fast import HostServer
 
 
 #: Wraps an ASGI app (for example with authentication).
@@ -96,7 +96,7 @@ def mcp_http_app(
     the app accepts requests (uvicorn waits for the lifespan), so a failing store check keeps the server from
     listening at all.
 
-    When ``build`` gives a :class:`~bee_hostkit.http_fast.HostServer` (and ``json_response`` is on), single
+    When ``build`` gives a :class:`~bee_hostkit.http.fast.HostServer` (and ``json_response`` is on), single
     ``tools/call`` and ``tools/list`` requests are answered by its host on the fast path; ``fast_path=False`` (or
     ``BEE_HTTP_FAST_PATH=0`` in the environment, for tests that compare the two) sends everything to the SDK. The
     fast path, once built, is ``app.state.fast_path`` (None otherwise).
@@ -107,7 +107,7 @@ def mcp_http_app(
     def endpoint() -> Built:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 
-        from bee_hostkit.http_fast import FastPath, HostServer
+        from bee_hostkit.http.fast import FastPath, HostServer
 
         made = build()
         server = made.server if isinstance(made, HostServer) else made

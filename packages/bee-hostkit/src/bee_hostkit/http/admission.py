@@ -20,7 +20,7 @@ weights that halve every ``HALF_LIFE_SECONDS``, over a prior of ``PRIOR_COST_SEC
 so a cold host admits a burst of ``max_queue_seconds / PRIOR_COST_SECONDS`` or the floor (not ``max_in_flight``),
 and an idle host returns to the prior.
 
-**Fair shares.** Requests come from clients (:mod:`.http_clients` says whose a request is: its bearer token, else
+**Fair shares.** Requests come from clients (:mod:`.clients` says whose a request is: its bearer token, else
 its address), and one client's thousand connections must not turn another's calls into ``busy``. So, for a request
 of a client that holds ``held`` requests in flight, with ``clients`` clients holding some (this one counted):
 
@@ -43,7 +43,7 @@ A caller that sends slow requests inflates ``cost``; the damage is bounded four 
 ``2 * max_queue_seconds``, so one slow call can hold the estimate at that bound only until the next calls finish;
 the floor keeps admitting ``min_in_flight`` requests whatever the estimate says, so the estimate always gets new
 samples and the host never sheds everything; the weights halve every two seconds, so an estimate recovers within
-seconds of the slow calls stopping; and a request is admitted only once its body has arrived (:mod:`.http_edge`),
+seconds of the slow calls stopping; and a request is admitted only once its body has arrived (:mod:`.edge`),
 so a slow sender holds no slot at all. A caller whose calls really are expensive does take capacity from others,
 as it would under a count, but only its share of it once others are waiting.
 

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from bee_hostkit.deferred import Deferred, started
+from bee_hostkit.http.deferred import Deferred, started
 
 pytestmark = pytest.mark.anyio
 
@@ -103,7 +103,7 @@ async def test_served_without_the_lifespan_that_builds_it_is_an_error_not_a_hang
 
 def test_an_mcp_app_imports_the_sdk_only_when_it_builds_the_server() -> None:
     code = (
-        "import sys; from bee_hostkit.http_app import mcp_http_app; "
+        "import sys; from bee_hostkit.http.app import mcp_http_app; "
         "app = mcp_http_app(lambda: None, hosts=('tracker.example',)); "
         "print(sorted(m for m in ('mcp', 'mcp_types', 'pydantic') if m in sys.modules))"
     )

@@ -14,7 +14,8 @@ prints from libraries cannot corrupt the wire.
 When stdin closes, the host ends within about a second whatever its handlers are doing: the SDK cancels in-flight
 requests (answering each with "Connection closed"), responses already produced get :data:`DRAIN_SECONDS` to reach
 the wire, and :func:`run_until_eof` then ends the process without joining worker threads that are still busy
-(Python would otherwise wait for each at exit, however long it runs).
+(Python would otherwise wait for each at exit, however long it runs). :func:`serve_stdio` serves a
+:class:`~bee_hostkit.host.Host` that way.
 """
 
 from __future__ import annotations
@@ -28,11 +29,10 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import BinaryIO, TypeVarTuple
+from typing import TYPE_CHECKING, BinaryIO, TypeVarTuple
 
 import anyio
 import mcp_types as types
-from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
@@ -49,8 +49,12 @@ from bee_contracts.framing import (
 from bee_contracts.limits import MAX_FRAME_BYTES
 from bee_contracts.wire import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, compact, error_frame
 from bee_hostkit import threads
+from bee_hostkit._sdk import create_context_streams
 from bee_hostkit.results import compact_bytes
 from bee_hostkit.validation import read_float, read_int, read_json
+
+if TYPE_CHECKING:
+    from bee_hostkit.host import Host
 
 logger = logging.getLogger("bee.hostkit.stdio")
 
@@ -221,7 +225,7 @@ async def capped_streams(
     """Yield ``(read_stream, write_stream)`` for ``Server.run`` over any byte transport, with the frame limit.
 
     ``receive`` returns the next bytes (empty at end of stream); ``send`` writes bytes whole. Stdio
-    (:func:`capped_stdio_server`) and a warm host's socket sessions (:mod:`bee_hostkit.warm`) are both served
+    (:func:`capped_stdio_server`) and a warm host's socket sessions (:mod:`bee_hostkit.stdio.warm`) are both served
     through here, so every frame rule of this module holds on both.
     """
     read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
@@ -324,3 +328,15 @@ def run_until_eof(serve: Callable[[*ArgsT], Awaitable[None]], *args: *ArgsT) -> 
         logging.shutdown()
         sys.stderr.flush()
         os._exit(0)
+
+
+async def _serve_stdio(host: Host) -> None:
+    server = host.build_server()
+    async with capped_stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())  # type: ignore[arg-type]  # context streams, typed as the SDK's
+
+
+def serve_stdio(host: Host) -> None:
+    """Serve ``host`` over capped stdio until the client closes stdin: the blocking entry point of host commands;
+    the process ends within about a second of stdin closing."""
+    run_until_eof(_serve_stdio, host)

@@ -30,10 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bee_hostkit.http_descriptors import raise_descriptor_limit
-from bee_hostkit.http_edge import EdgeProtocolFactory
-from bee_hostkit.http_limits import EdgeLimits
-from bee_hostkit.http_serve import uvicorn_settings
+from bee_hostkit.http.descriptors import raise_descriptor_limit
+from bee_hostkit.http.edge import EdgeProtocolFactory
+from bee_hostkit.http.limits import EdgeLimits
+from bee_hostkit.http.serve import uvicorn_settings
 
 #: prctl(2) option: the signal this process gets when the thread that created it exits.
 _PR_SET_PDEATHSIG = 1
@@ -102,11 +102,12 @@ def serve_http_workers(
     ``factory`` must be picklable: it is called in each worker process, which imports its module afresh.
 
     Raises:
-        ValueError: ``workers`` is less than 2 (one process: :func:`bee_hostkit.http_serve.serve_http`).
+        ValueError: ``workers`` is less than 2 (one process: :func:`bee_hostkit.http.serve.serve_http`).
         SystemExit: with status 3 when the socket cannot be bound or a worker cannot start (both are logged).
     """
     import uvicorn
-    from uvicorn.supervisors import Multiprocess
+
+    from bee_hostkit.http._uvicorn import Multiprocess
 
     if workers < 2:
         raise ValueError("serve_http_workers needs at least two workers")

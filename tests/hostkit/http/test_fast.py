@@ -1,4 +1,4 @@
-"""The generic fast path (bee_hostkit.http_fast) on a host of its own, through the ASGI app with its lifespan.
+"""The generic fast path (bee_hostkit.http.fast) on a host of its own, through the ASGI app with its lifespan.
 
 The tracker's tests (tests/e2e/test_tracker_fast_path.py) compare the two paths over real HTTP for every tracker
 tool; these cover what the tracker does not exercise: the caller a host derives, a result the fast serialiser
@@ -23,8 +23,8 @@ from bee_contracts import ToolSpec
 from bee_contracts.limits import MAX_RESULT_BYTES
 from bee_hostkit import Call, Handler, Host
 from bee_hostkit.host import GRACE_SECONDS
-from bee_hostkit.http_app import mcp_http_app
-from bee_hostkit.http_fast import HostServer
+from bee_hostkit.http.app import mcp_http_app
+from bee_hostkit.http.fast import HostServer
 
 pytestmark = pytest.mark.anyio
 
@@ -72,7 +72,7 @@ def slow(call: Call[Any]) -> dict[str, Any]:
 SLOW_SECONDS = 0.1 + GRACE_SECONDS + 0.5
 
 
-def host(max_in_flight: int | None = None) -> Host:
+def host() -> Host:
     region = {"region": {"type": "string", "x-mcp-header": "Region"}}
     handlers: dict[str, Handler] = {
         "whoami": whoami,
@@ -86,9 +86,8 @@ def host(max_in_flight: int | None = None) -> Host:
         "fast-test",
         [spec(name, region if name == "routed" else None) for name in handlers],
         handlers,
-        caller_of=lambda ctx: getattr(ctx.request, "scope", {}).get("test.caller"),
+        caller_of=lambda scope: scope.get("test.caller"),
         deadlines={"slow": 0.1},
-        max_in_flight=max_in_flight,
     )
 
 
@@ -103,11 +102,11 @@ class Caller:
         await self.app(scope, receive, send)
 
 
-def app(*, fast: bool | None = None, max_in_flight: int | None = None) -> Starlette:
-    served = host(max_in_flight)
+def app(*, fast: bool | None = None) -> Starlette:
+    served = host()
 
     def build() -> HostServer:
-        return HostServer(served.build_server(), served, lambda scope: scope.get("test.caller"))
+        return HostServer(served.build_server(), served)
 
     return mcp_http_app(build, wrappers=[Caller], fast_path=fast)
 
@@ -166,12 +165,22 @@ async def test_the_limits_hold_on_both_paths() -> None:
         for name, code in (("oversized", "result_too_large"), ("slow", "deadline_exceeded")):
             answers = await post(fast, tool_call(name)), await post(sdk, tool_call(name))
             assert answers[0] == answers[1] and code_of(answers[0][1]) == code
-    # Admission: a host at its limit answers busy at once (a limit of 0 holds every call at it).
-    busy_fast, busy_sdk = app(max_in_flight=0), app(fast=False, max_in_flight=0)
-    async with client(busy_fast) as fast, client(busy_sdk) as sdk:
-        answers = await post(fast, tool_call("whoami")), await post(sdk, tool_call("whoami"))
-        assert answers[0] == answers[1] and code_of(answers[0][1]) == "busy"
-        assert busy_fast.state.fast_path.answered == 1
+
+
+async def test_both_paths_answer_a_call_through_the_hosts_one_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    answered: list[tuple[str, Any]] = []
+    answer = Host.answer
+
+    async def counted(self: Host, name: str, arguments: Any, scope: Any = None) -> dict[str, Any]:
+        answered.append((name, scope.get("test.caller")))
+        return await answer(self, name, arguments, scope)
+
+    monkeypatch.setattr(Host, "answer", counted)
+    fast_app = app()
+    for application in (fast_app, app(fast=False)):
+        async with client(application) as http:
+            assert (await post(http, tool_call("whoami")))[1]["result"]["structuredContent"] == {"caller": "carol"}
+    assert answered == [("whoami", "carol"), ("whoami", "carol")] and fast_app.state.fast_path.answered == 1
 
 
 async def test_the_environment_switch_turns_the_fast_path_off(monkeypatch: pytest.MonkeyPatch) -> None:

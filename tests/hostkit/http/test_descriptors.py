@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from bee_hostkit.http_descriptors import connection_cap
+from bee_hostkit.http.descriptors import connection_cap
 
 
 def test_the_cap_is_lowered_to_what_the_descriptor_limit_leaves_after_the_reserve(
@@ -38,7 +38,7 @@ def test_the_soft_limit_is_raised_as_far_as_the_hard_limit_allows(hard: int, rai
     out = run(
         f"""
         import resource
-        from bee_hostkit.http_descriptors import raise_descriptor_limit
+        from bee_hostkit.http.descriptors import raise_descriptor_limit
         resource.setrlimit(resource.RLIMIT_NOFILE, (256, {hard}))
         raise_descriptor_limit(2048)
         print(*resource.getrlimit(resource.RLIMIT_NOFILE))
@@ -51,7 +51,7 @@ def test_the_soft_limit_is_raised_as_far_as_the_hard_limit_allows(hard: int, rai
 EMFILE_SERVER = """
     import asyncio, logging, os, resource, sys
     logging.basicConfig(stream=sys.stderr, level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
-    from bee_hostkit.http_descriptors import edge_loop
+    from bee_hostkit.http.descriptors import edge_loop
 
     async def main():
         server = await asyncio.get_running_loop().create_server(asyncio.Protocol, "127.0.0.1", 0, backlog=2048)

@@ -1,6 +1,6 @@
 """A POST body read once, capped, and checked for an id a request may carry, before the MCP app sees it.
 
-Its own module so that both the app glue (:mod:`.http_app`) and the fast path (:mod:`.http_fast`) can use it
+Its own module so that both the app glue (:mod:`.app`) and the fast path (:mod:`.fast`) can use it
 without the SDK: the fast path reads what was parsed here (``BODY_SCOPE_KEY``) instead of parsing again.
 """
 

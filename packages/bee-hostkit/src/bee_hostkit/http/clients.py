@@ -1,6 +1,6 @@
 """Whose request it is, for the HTTP edge's fair shares: its bearer token, else the address it came from.
 
-The edge decides admission before the app has verified anything (:mod:`.http_admission`), so the client is read from
+The edge decides admission before the app has verified anything (:mod:`.admission`), so the client is read from
 the request as it stands: the ``Authorization`` header the app will check (the last one, as the tracker's
 authentication reads it), else the peer address. A forged token is a client of its own, but the app refuses it
 before any work is done, so it never holds a slot for long; a real token is one client however it is spelled. The

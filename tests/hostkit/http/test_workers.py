@@ -6,9 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bee_hostkit.http_edge import EdgeProtocol, EdgeProtocolFactory, _protocol_of_this_process
-from bee_hostkit.http_limits import EdgeLimits
-from bee_hostkit.http_workers import _WorkerApp
+from bee_hostkit.http.edge import EdgeProtocol, EdgeProtocolFactory, _protocol_of_this_process
+from bee_hostkit.http.limits import EdgeLimits
+from bee_hostkit.http.workers import _WorkerApp
 
 
 def test_the_protocol_factory_and_the_app_factory_survive_pickling() -> None:
@@ -28,7 +28,7 @@ def test_one_process_binds_one_protocol_class_per_limits_so_its_connections_shar
 
 def _run_child(parent: str) -> int:
     code = (
-        "import os, time; from bee_hostkit.http_workers import die_with_parent; "
+        "import os, time; from bee_hostkit.http.workers import die_with_parent; "
         f"die_with_parent({parent}); time.sleep(0.2)"
     )
     return subprocess.run([sys.executable, "-c", code], timeout=60, check=False).returncode
@@ -43,8 +43,8 @@ def test_a_worker_whose_parent_is_already_gone_stops_at_once() -> None:
 def test_the_parent_stops_with_status_3_when_its_workers_cannot_start(tmp_path: Path) -> None:
     # A factory that raises in every worker: the parent must stop (not restart them forever) and say it failed.
     code = (
-        "import functools; from bee_hostkit.http_workers import serve_http_workers; "
-        "from bee_hostkit.http_limits import EdgeLimits; "
+        "import functools; from bee_hostkit.http.workers import serve_http_workers; "
+        "from bee_hostkit.http.limits import EdgeLimits; "
         "serve_http_workers(functools.partial(int, 'x'), workers=2, host='127.0.0.1', port=0, limits=EdgeLimits(), "
         "log_level='warning')"
     )
@@ -59,9 +59,9 @@ def test_connections_accepted_on_the_shared_socket_have_nagle_off() -> None:
     import asyncio
     import socket
 
-    from uvicorn.config import Config
+    from uvicorn import Config
 
-    from bee_hostkit.http_workers import _as_tcp
+    from bee_hostkit.http.workers import _as_tcp
 
     def nodelay_of_an_accepted_connection(listening: socket.socket) -> int:
         async def main() -> int:

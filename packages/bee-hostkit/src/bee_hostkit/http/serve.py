@@ -1,6 +1,6 @@
 """Serving a Bee HTTP host with uvicorn in one process, behind the edge: the settings every host runs with, and the run.
 
-Several processes on one socket: :mod:`bee_hostkit.http_workers`, with the same settings.
+Several processes on one socket: :mod:`bee_hostkit.http.workers`, with the same settings.
 """
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bee_hostkit.http_descriptors import raise_descriptor_limit
-from bee_hostkit.http_edge import edge_protocol
-from bee_hostkit.http_limits import EdgeLimits
+from bee_hostkit.http.descriptors import raise_descriptor_limit
+from bee_hostkit.http.edge import edge_protocol
+from bee_hostkit.http.limits import EdgeLimits
 
 
 def uvicorn_settings(
@@ -25,7 +25,7 @@ def uvicorn_settings(
         # waited up to 4 s in the kernel's accept queue, before the edge could count or shed them (p99 2.2-3.1 s
         # against 1.0-1.3 s with asyncio, which handles a whole batch of events per GIL hold; uvloop was 10-20 %
         # faster only below the limit). asyncio's selector loop, with failed accepts logged once an interval.
-        "loop": "bee_hostkit.http_descriptors:edge_loop",
+        "loop": "bee_hostkit.http.descriptors:edge_loop",
         "ws": "none",  # nothing here speaks WebSocket: an Upgrade header is ignored, never handed to a library
         "log_level": log_level,
         "access_log": access_log,
@@ -49,7 +49,7 @@ def serve_http(
 
     With ``fds`` it serves on those inherited listening sockets (bound by a supervisor, shared by replicas) instead
     of binding ``host:port``; ``host`` and ``port`` then only name the address in logs. Several processes:
-    :func:`bee_hostkit.http_workers.serve_http_workers`.
+    :func:`bee_hostkit.http.workers.serve_http_workers`.
     """
     import contextlib
     import socket

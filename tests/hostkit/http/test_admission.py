@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from bee_hostkit.http_admission import HALF_LIFE_SECONDS, PRIOR_COST_SECONDS, Admission
+from bee_hostkit.http.admission import HALF_LIFE_SECONDS, PRIOR_COST_SECONDS, Admission
 
 
 def admitted(admission: Admission, now: float, count: int) -> int:

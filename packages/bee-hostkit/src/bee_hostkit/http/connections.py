@@ -1,6 +1,6 @@
 """Which connections the HTTP edge keeps open: a cap per client address and in all, and which one makes room.
 
-A connection costs a file descriptor and memory whether it sends anything or not, so the edge (:mod:`.http_edge`)
+A connection costs a file descriptor and memory whether it sends anything or not, so the edge (:mod:`.edge`)
 registers each one here when it is accepted. Over a cap the edge does what nginx does when it runs out of
 connections: it closes one that is not in use rather than refuse the newcomer. Not in use means anything but being
 served (its request running in the app) or answered (its response being written). Which one, first by what it is
@@ -29,10 +29,10 @@ keeps anyone from being served, not even a health check from the flood's own add
 
 The registry also says how many more connections fit (:meth:`Connections.room`), counting those accepted whose
 protocol exists but has not been told of its connection yet (asyncio does that a turn of the event loop later): the
-edge's event loop accepts no more than that in one turn (:mod:`.http_descriptors`), so the process never holds more
+edge's event loop accepts no more than that in one turn (:mod:`.descriptors`), so the process never holds more
 descriptors for connections than the cap, plus a small batch at the cap.
 
-Pure, like :mod:`.http_admission`: connections are opaque objects with a ``close_idle()`` method, the clock is passed
+Pure, like :mod:`.admission`: connections are opaque objects with a ``close_idle()`` method, the clock is passed
 in, and tests drive it with plain numbers.
 """
 

@@ -10,16 +10,16 @@ keeps those promises where the bytes arrive:
   block larger than ``max_header_bytes`` is answered at once, 414 for the request line and 431 otherwise, before the
   parser is fed the byte that passed the limit. No token is ever parsed from such a request. (A header block that
   starts inside a chunk, after a pipelined request, is checked as the parser reports it instead.)
-- **Connection caps.** Each accepted connection is registered (:mod:`bee_hostkit.http_connections`): beyond
+- **Connection caps.** Each accepted connection is registered (:mod:`bee_hostkit.http.connections`): beyond
   ``max_connections_per_peer`` from one address, or ``max_connections`` in all (lowered to what the process's
-  file-descriptor limit allows, :mod:`bee_hostkit.http_descriptors`), a connection that is not in use is closed to
+  file-descriptor limit allows, :mod:`bee_hostkit.http.descriptors`), a connection that is not in use is closed to
   make room, or the newcomer is closed at once when every connection in the way is in use.
 - **Admission.** A request to an admitted path (``/mcp``) is admitted once its body has arrived (or once 64 KiB of
   it has, uvicorn's flow-control mark, past which it must be read by the app), before a task is created for it:
   a client that sends slowly holds no slot (one that waits for ``100 Continue`` is told by the edge). Over
   ``max_in_flight``, when the work already admitted would keep it waiting longer than ``max_queue_seconds``, or when
-  its client holds its share of what is in flight (the rule is :mod:`bee_hostkit.http_admission`; whose request it
-  is, :mod:`bee_hostkit.http_clients`), the answer is written straight from the protocol callback: 503 with
+  its client holds its share of what is in flight (the rule is :mod:`bee_hostkit.http.admission`; whose request it
+  is, :mod:`bee_hostkit.http.clients`), the answer is written straight from the protocol callback: 503 with
   ``Retry-After`` and a small JSON body. The slot is released when the request's ASGI task ends, whatever the
   client did meanwhile.
 - **Timeouts.** A request's headers must arrive within ``header_timeout_seconds``: from the moment the connection is
@@ -27,7 +27,7 @@ keeps those promises where the bytes arrive:
   later one (uvicorn closes a connection idle between requests after 5 s). The whole request, body included, must
   arrive within ``request_timeout_seconds`` of its first byte. Slower is answered 408.
 - **Access log.** With ``access_log`` on, a request line never carries its query string or anything shaped like a
-  token (:mod:`bee_hostkit.access_log`), for every path, answered or refused.
+  token (:mod:`bee_hostkit.http.access_log`), for every path, answered or refused.
 
 A refused connection is closed gracefully: the answer is written, the write side is shut, and what the client
 still sends is read and dropped for a few seconds, so that its TCP stack delivers the answer instead of a reset.
@@ -40,11 +40,11 @@ still sends is read and dropped for a few seconds, so that its TCP stack deliver
   ``_FIRST_REQUEST_GRACE_SECONDS``. An idle keep-alive connection, after a response, is closed at once, as
   HTTP lets a server do (RFC 9112, section 9.5).
 
-How a host is served with it: :mod:`bee_hostkit.http_serve` (one process), :mod:`bee_hostkit.http_workers` (several).
+How a host is served with it: :mod:`bee_hostkit.http.serve` (one process), :mod:`bee_hostkit.http.workers` (several).
 
 The protocol relies on uvicorn internals (``on_headers_complete`` handing the cycle to ``_start_asgi_task``, the
-``RequestResponseCycle`` fields); the end-to-end edge tests run against the uvicorn this package requires and
-catch a drift.
+``RequestResponseCycle`` fields), imported through :mod:`._uvicorn`; the end-to-end edge tests run against the
+uvicorn this package requires and catch a drift.
 """
 
 from __future__ import annotations
@@ -57,18 +57,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from uvicorn.config import Config
-from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol, RequestResponseCycle
-from uvicorn.protocols.utils import get_client_addr, get_path_with_query_string
-from uvicorn.server import ServerState
+from uvicorn import Config
 
-from bee_hostkit.access_log import hide_queries
-from bee_hostkit.http_admission import Admission
-from bee_hostkit.http_clients import Client, client_of
-from bee_hostkit.http_connections import Connections, Waiting
-from bee_hostkit.http_descriptors import EdgeLoop, connection_cap
-from bee_hostkit.http_limits import DEFAULT_RETRY_AFTER_SECONDS, EdgeLimits
+from bee_hostkit.http._uvicorn import (
+    HIGH_WATER_LIMIT,
+    STATUS_LINE,
+    HttpToolsProtocol,
+    RequestResponseCycle,
+    ServerState,
+    get_client_addr,
+    get_path_with_query_string,
+)
+from bee_hostkit.http.access_log import hide_queries
+from bee_hostkit.http.admission import Admission
+from bee_hostkit.http.clients import Client, client_of
+from bee_hostkit.http.connections import Connections, Waiting
+from bee_hostkit.http.descriptors import EdgeLoop, connection_cap
+from bee_hostkit.http.limits import DEFAULT_RETRY_AFTER_SECONDS, EdgeLimits
 
 #: How long a refused connection keeps draining what the client still sends before it is closed.
 _LINGER_SECONDS = 5.0

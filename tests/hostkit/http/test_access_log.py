@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from bee_hostkit.access_log import QUERY_HIDDEN, TOKEN_HIDDEN, HideQueries, hide_queries, logged_target
+from bee_hostkit.http.access_log import QUERY_HIDDEN, TOKEN_HIDDEN, HideQueries, hide_queries, logged_target
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhIn0.c2lnbmF0dXJl"
 

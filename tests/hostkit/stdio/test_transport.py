@@ -6,10 +6,10 @@ import os
 import anyio
 import mcp_types as types
 import pytest
-from mcp.shared._context_streams import ContextSendStream
 from mcp.shared.message import SessionMessage
 
-from bee_hostkit.stdio import capped_stdio_server, decode_frame, encode_message
+from bee_hostkit._sdk import ContextSendStream
+from bee_hostkit.stdio.transport import capped_stdio_server, decode_frame, encode_message
 from bee_hostkit.validation import OversizedNumber
 
 pytestmark = pytest.mark.anyio
