@@ -32,6 +32,7 @@ from bee_tracker.config import (
     TrackerConfig,
     default_home,
 )
+from bee_tracker.model import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
 
 if TYPE_CHECKING:
     from bee_tracker.store import SqlStore
@@ -228,6 +229,19 @@ def init(home: Path | None) -> None:
     show_default=True,
     type=click.IntRange(1, 500),
     help="PostgreSQL connection pool size.",
+)
+@click.option(
+    "--claim-ttl",
+    type=click.IntRange(MIN_LEASE_SECONDS, MAX_LEASE_SECONDS),
+    default=None,
+    help="Give every claim that asks for no lease_seconds a lease of this many seconds (at most 604800, 7 days), "
+    "renewed by its holder's claims and writes on the issue; once it expires by the database's clock, ready offers "
+    "the issue again and the next claim takes it. Default: no lease, claims never expire.",
+)
+@click.option(
+    "--replica-id",
+    default=None,
+    help="This process's name in the audit log and on the leases it grants. Default: HOST/PID.",
 )
 @click.option("--allowed-host", "allowed_hosts", multiple=True, help="Extra Host name accepted (DNS-rebinding guard).")
 @click.option("--status", "custom_statuses", multiple=True, help="Register a custom status (repeatable).")

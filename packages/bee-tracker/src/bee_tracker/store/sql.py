@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, now
-from bee_tracker.store import export, importing, readiness, reads, sources, transfer
+from bee_tracker.store import claimlease, export, importing, readiness, reads, sources, transfer
 from bee_tracker.store.db import Database, Tx
 from bee_tracker.store.ops import Read, Write
 
@@ -26,6 +28,12 @@ DataT = TypeVar("DataT", bound=Mapping[str, Any])
 
 #: Arguments that do not change what a write does, left out of its idempotency fingerprint.
 _NOT_FINGERPRINTED = frozenset({"idempotency_key", "actor"})
+
+
+def replica_id() -> str:
+    """This process's name among the trackers sharing a store: its host and process id (``--replica-id`` names it
+    otherwise)."""
+    return f"{socket.gethostname()}/{os.getpid()}"
 
 
 def _fingerprint(tool: str, args: Mapping[str, Any]) -> str:
@@ -38,11 +46,24 @@ class SqlStore:
     """The Beads store. Tool functions run through :meth:`read` and :meth:`write` (:mod:`bee_tracker.calls` finds
     them); Beads data moves through :meth:`import_from` and :meth:`export_lines`."""
 
-    def __init__(self, db: Database, *, prefix: str | None = None, clock: Callable[[], str] = now) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        prefix: str | None = None,
+        clock: Callable[[], str] = now,
+        claim_ttl: int | None = None,
+        replica: str | None = None,
+    ) -> None:
         self.db = db
         self._prefix = prefix
-        #: The time of each call, as :func:`~bee_tracker.model.now` spells it (tests pass their own clock).
+        #: The time of each call, as :func:`~bee_tracker.model.now` spells it (tests pass their own clock). Leases
+        #: are judged by the database's clock instead (:mod:`.claimlease`).
         self._clock = clock
+        #: The lease of a claim that asks for none (``--claim-ttl``), or None: such a claim never expires.
+        self.claim_ttl = claim_ttl
+        #: This process's name in the audit log and on the leases it grants (:func:`replica_id`).
+        self.replica = replica or replica_id()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -121,7 +142,15 @@ class SqlStore:
                             details={"idempotency_key": key},
                         )
                     return cast(DataT, {**json.loads(found[2]), "replayed": True})
-            op = Write(tx, tool=tool, actor=actor, now=self._clock(), prefix=self.prefix(tx))
+            op = Write(
+                tx,
+                tool=tool,
+                actor=actor,
+                now=self._clock(),
+                prefix=self.prefix(tx),
+                claim_ttl=self.claim_ttl,
+                replica=self.replica,
+            )
             data = function(op, args)
             op.finish()
             if key is not None:
@@ -131,6 +160,26 @@ class SqlStore:
                     [actor, key, tool, fingerprint, json.dumps(data), op.now],
                 )
             return data
+
+    # -- claims ----------------------------------------------------------------------------------------------------
+
+    def clock(self) -> float:
+        """The database's clock, in seconds since the epoch: what judges every claim's lease."""
+        with self.db.read() as tx:
+            return claimlease.now_of(tx)
+
+    def claims(self, *, stale_only: bool = False) -> list[dict[str, Any]]:
+        """Every claim with its holder and lease (only those whose lease expired, with ``stale_only``): see
+        :func:`.claimlease.listing`."""
+        with self.db.read() as tx:
+            return claimlease.listing(tx, stale_only=stale_only)
+
+    def next_lease_expiry(self) -> tuple[str, float, float] | None:
+        """The live lease that expires first: ``(issue id, its expiry, the database's clock now)``, in seconds since
+        the epoch; None when no lease is live. A host that tells listeners of expired claims sleeps until then (and
+        asks again after each committed write that changed a lease: see :class:`.feed.Committed`)."""
+        with self.db.read() as tx:
+            return claimlease.next_expiry(tx)
 
     # -- vocabulary ------------------------------------------------------------------------------------------
 
