@@ -25,6 +25,7 @@ from bee_hostkit.http.limits import (
     DEFAULT_MIN_IN_FLIGHT,
     DEFAULT_REQUEST_TIMEOUT_SECONDS,
 )
+from bee_tracker.cli_log import add_commands
 from bee_tracker.config import (
     DEFAULT_MAX_IN_FLIGHT,
     DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
@@ -76,11 +77,12 @@ def _check_actor(actor: str) -> None:
         ) from None
 
 
-def _config(home: Path | None, store_url: str | None, **values: Any) -> TrackerConfig:
+def tracker_config(home: Path | None, store_url: str | None, **values: Any) -> TrackerConfig:
+    """The settings of a ``bee tracker`` command from its ``--home`` and ``--store``."""
     return TrackerConfig(home=home or default_home(), store_url=store_url, **values)
 
 
-def _local_store(config: TrackerConfig) -> SqlStore:
+def local_store(config: TrackerConfig) -> SqlStore:
     """The store a local command works on; an embedded one lives in the (private) home, created if needed."""
     from bee_tracker.home import init_home
     from bee_tracker.store import open_store
@@ -96,7 +98,7 @@ def init(home: Path | None) -> None:
     """Create the tracker home (mode 0700, with a .gitignore) and its signing key (mode 0600); idempotent."""
     from bee_tracker.home import KEY_FILE, ensure_key
 
-    config = _config(home, None)
+    config = tracker_config(home, None)
     _, created = ensure_key(config.home)
     state = "created" if created else "already there"
     click.echo(f"tracker home {config.home}: signing key {config.home / KEY_FILE} {state}")
@@ -287,7 +289,7 @@ def serve(
     values["allowed_hosts"] = tuple(values["allowed_hosts"])
     values["custom_statuses"] = tuple(values["custom_statuses"])
     values["custom_types"] = tuple(values["custom_types"])
-    config = _config(home, store_url, **values)
+    config = tracker_config(home, store_url, **values)
     try:
         run(config, workers=workers, log_level=log_level, access_log=access_log, fds=fds, spare_fd=spare_fd)
     except ValueError as exc:
@@ -324,7 +326,7 @@ def token(home: Path | None, actor: str, ttl_seconds: int, issuer: str | None, a
     from bee_tracker.auth import mint
     from bee_tracker.home import read_key
 
-    config = _config(home, None)
+    config = tracker_config(home, None)
     _check_actor(actor)
     secret = read_key(config.home)
     click.echo(mint(secret, actor, ttl_seconds=ttl_seconds, issuer=issuer, audience=audience))
@@ -353,7 +355,7 @@ def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audien
     if not url.startswith(("http://", "https://")):
         raise click.UsageError("--url must start with http:// or https://")
     _check_actor(actor)
-    secret = read_key(_config(home, None).home)
+    secret = read_key(tracker_config(home, None).home)
     token = mint_link_token(secret, actor, issuer=issuer, audience=audience, lifetime=LINK_MAX_SECONDS)
     link = f"{url.rstrip('/')}/board/link?{urlencode({'token': token})}"
     click.echo(link)
@@ -386,8 +388,24 @@ def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audien
     "import does, and list them in the report; their issues are never ready. Without it such an import is refused, "
     "naming a cycle.",
 )
+@click.option(
+    "--events",
+    "events_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="With a legacy file: the history of its issues, an events.jsonl in bd backup's form (what `bee tracker "
+    "export --events` writes). Events the store already holds are not added again.",
+)
 @click.argument("source", type=click.Path(exists=True, allow_dash=True, path_type=Path))
-def import_(home: Path | None, store_url: str | None, discard_changes: bool, allow_cycles: bool, source: Path) -> None:
+def import_(
+    home: Path | None,
+    store_url: str | None,
+    *,
+    discard_changes: bool,
+    allow_cycles: bool,
+    events_path: Path | None,
+    source: Path,
+) -> None:
     """Import Beads data, all of it or nothing: a legacy issues.jsonl (or - for stdin), a bd backup directory
     (.beads/backup), or a .beads directory (or the checkout holding one), whichever form it holds. Refused, with
     nothing imported, when it would discard the team's work on issues imported earlier (the issues it names are
@@ -396,7 +414,14 @@ def import_(home: Path | None, store_url: str | None, discard_changes: bool, all
     from bee_tracker.store import sources
 
     choice = sources.stdin() if str(source) == "-" else sources.choose(source)
-    store = _local_store(_config(home, store_url))
+    if events_path is not None:
+        if choice.form != "legacy":
+            raise click.UsageError(
+                f"--events goes with a legacy issues.jsonl; {choice.source.name} is a bd backup, whose own "
+                "events.jsonl brings its history"
+            )
+        choice.events = sources.events_file(events_path)
+    store = local_store(tracker_config(home, store_url))
     try:
         report = store.import_from(choice, discard_changes=discard_changes, allow_cycles=allow_cycles)
     except BeeError as exc:
@@ -411,10 +436,24 @@ def import_(home: Path | None, store_url: str | None, discard_changes: bool, all
 @tracker.command()
 @_home
 @_store
+@click.option(
+    "--events",
+    "events_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the whole audit log (every issue's history) to this file, as bd backup's events.jsonl "
+    "(written atomically); `bee tracker import --events` reads it back.",
+)
 @click.argument("target", required=False, type=click.Path(dir_okay=False, path_type=Path))
-def export(home: Path | None, store_url: str | None, target: Path | None) -> None:
+def export(home: Path | None, store_url: str | None, events_path: Path | None, target: Path | None) -> None:
     """Export every issue as Beads JSONL (the legacy issues.jsonl form) to TARGET (written atomically) or stdout."""
-    store = _local_store(_config(home, store_url))
+    store = local_store(tracker_config(home, store_url))
+    try:
+        if events_path is not None:
+            _write_events(store, events_path.resolve())
+    except BaseException:
+        store.close()
+        raise
     count = 0
 
     def encoded() -> Iterator[bytes]:
@@ -440,6 +479,22 @@ def export(home: Path | None, store_url: str | None, target: Path | None) -> Non
     finally:
         store.close()
     click.echo(f"exported {counted(count, 'line')} to {target}", err=True)
+
+
+def _write_events(store: SqlStore, target: Path) -> None:
+    """The audit log to ``target`` (atomically), as bd backup's events.jsonl."""
+    from bee_hostkit.files import write_atomic
+
+    count = 0
+
+    def encoded() -> Iterator[bytes]:
+        nonlocal count
+        for line in store.iter_events():
+            count += 1
+            yield f"{line}\n".encode()
+
+    write_atomic(target, encoded())
+    click.echo(f"exported {counted(count, 'event')} to {target}", err=True)
 
 
 def _operator() -> str:
@@ -477,7 +532,7 @@ def release(
         raise click.UsageError("--reason must say why the claim is released")
     from bee_tracker import calls
 
-    store = _local_store(_config(home, store_url))
+    store = local_store(tracker_config(home, store_url))
     try:
         released = calls.release_forced(store, issue_id, actor=actor or _operator(), reason=reason)
     finally:
@@ -500,7 +555,7 @@ def rule(home: Path | None, store_url: str | None, *, transitive: bool | None) -
     transaction, for every tracker serving the store."""
     from bee_tracker.store.readiness import Rule
 
-    store = _local_store(_config(home, store_url))
+    store = local_store(tracker_config(home, store_url))
     try:
         if transitive is not None:
             changed = store.set_rule(Rule(transitive=transitive))
@@ -509,3 +564,10 @@ def rule(home: Path | None, store_url: str | None, *, transitive: bool | None) -
     finally:
         store.close()
     click.echo(json.dumps({"transitive": current.transitive}))
+
+
+def _open_local(home: Path | None, store_url: str | None) -> SqlStore:
+    return local_store(tracker_config(home, store_url))
+
+
+add_commands(tracker, _home, _store, _open_local)

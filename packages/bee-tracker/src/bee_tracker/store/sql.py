@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, now
-from bee_tracker.store import claimlease, export, importing, readiness, reads, sources, transfer
+from bee_tracker.store import audit, claimlease, export, importing, readiness, reads, sources, transfer
 from bee_tracker.store.db import Database, Tx
 from bee_tracker.store.ops import Read, Write
 
@@ -195,13 +195,19 @@ class SqlStore:
 
     # -- Beads JSONL -----------------------------------------------------------------------------------------
 
-    def import_lines(self, lines: Iterable[str | bytes]) -> dict[str, Any]:
-        """Import the lines of a legacy Beads JSONL file, all or nothing (see :mod:`.legacy`); return the report.
+    def import_lines(
+        self, lines: Iterable[str | bytes], *, events: Iterable[str | bytes] | None = None
+    ) -> dict[str, Any]:
+        """Import the lines of a legacy Beads JSONL file, all or nothing (see :mod:`.legacy`), with the rows of an
+        events file in bd backup's form for its issues' history (see :mod:`.audit`); return the report.
 
         Raises:
             BeeError: ``invalid_argument`` naming the first bad line; nothing is written then.
         """
-        return self.import_from(sources.from_lines(lines))
+        choice = sources.from_lines(lines)
+        if events is not None:
+            choice.events = sources.events_lines(events)
+        return self.import_from(choice)
 
     def import_from(
         self, choice: sources.Choice, *, discard_changes: bool = False, allow_cycles: bool = False
@@ -231,3 +237,17 @@ class SqlStore:
         """The lines of the export as they are read, in one read transaction held until the last is taken."""
         with self.db.read() as tx:
             yield from export.export_lines(tx)
+
+    # -- the audit log -----------------------------------------------------------------------------------------
+
+    def log(self, filters: audit.Filters, *, limit: int) -> list[dict[str, Any]]:
+        """The newest ``limit`` entries of the audit log that match ``filters``, oldest first (:mod:`.audit`)."""
+        with self.db.read() as tx:
+            return audit.read(tx, filters, limit=limit)
+
+    def iter_events(self) -> Iterator[str]:
+        """The whole audit log as the lines of bd backup's ``events.jsonl`` (:func:`.audit.bd_rows`), in one read
+        transaction held until the last is taken."""
+        with self.db.read() as tx:
+            for row in audit.bd_rows(tx):
+                yield json.dumps(row, ensure_ascii=False, separators=(",", ":"))

@@ -53,6 +53,8 @@ _DEPENDENCIES = Target(
 )
 _COMMENTS = Target("comments", ("issue_id", "comment_id", "int_id", "author", "text", "created_at", "extra"))
 EVENTS: Final = Target("events", ("issue_id", "at", "actor", "tool", "changes"))
+#: Events Bee exported, taken back as they were written (:mod:`.audit`).
+EXACT_EVENTS: Final = Target("events", ("issue_id", "at", "actor", "tool", "changes", "replica"))
 _LEASES = Target("claim_leases", claimlease.IMPORTED)
 _KEPT = Target("kept_records", ("position", "kind", "issue_id", "identity", "line"))
 _DEPENDENCY_KEYS = frozenset({"issue_id", "depends_on_id", "type", "created_at", "created_by", "metadata"})
@@ -115,6 +117,8 @@ class ImportReport:
     discarded: list[dict[str, Any]] = field(default_factory=list)
     #: Dependency cycles this import closed, with allow_cycles (:func:`.graph.import_cycles`).
     cycles: list[dict[str, Any]] = field(default_factory=list)
+    #: Events Bee exported that the store already held, so not added again.
+    events_held: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         report: dict[str, Any] = {"source": self.source} if self.source else {}
@@ -137,6 +141,8 @@ class ImportReport:
             report["discarded"] = self.discarded
         if self.cycles:
             report["cycles"] = self.cycles
+        if self.events_held:
+            report["eventsAlreadyHeld"] = self.events_held
         return report
 
 
@@ -182,7 +188,9 @@ class Run:
         # Rows are written while the next are read, except on a store that holds data already: then the import
         # also reads and deletes as it goes, which the writer thread would have to wait for at every line.
         self.bulk = Bulk(
-            tx, [_ISSUES, _LEASES, _LABELS, _DEPENDENCIES, _COMMENTS, _KEPT, EVENTS], background=not self.prior
+            tx,
+            [_ISSUES, _LEASES, _LABELS, _DEPENDENCIES, _COMMENTS, _KEPT, EVENTS, EXACT_EVENTS],
+            background=not self.prior,
         )
         self.statuses: set[str] = set()
         self.types: set[str] = set()
