@@ -34,9 +34,6 @@ _SELECT: Final = "seq, at, actor, tool, issue_id, changes, replica"
 #: Most entries one read returns.
 MAX_ENTRIES: Final = 10_000
 
-#: The columns of an exported row that carry what bd's own columns cannot.
-BEE_COLUMNS: Final = ("bee_changes", "bee_replica", "bee_tool")
-
 
 @dataclass(frozen=True)
 class Filters:

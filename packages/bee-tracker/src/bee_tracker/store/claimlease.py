@@ -47,7 +47,8 @@ COLUMNS: Final = (
     "l.holder, l.ttl_seconds, l.granted_at, l.heartbeat_at, l.expires_at, l.expires_epoch, l.granted_node, "
     "l.lost_by, l.lost_at"
 )
-_WIDTH: Final = 9
+#: How many columns :data:`COLUMNS` are.
+WIDTH: Final = 9
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def expired_claim(issue_id: str, actor: str, lease: Lease) -> BeeError:
 
 def from_row(row: Sequence[Any]) -> Lease | None:
     """The lease in the :data:`COLUMNS` of ``row`` (None for a left join that found none)."""
-    holder, ttl, granted_at, heartbeat_at, expires_at, expires_epoch, node, lost_by, lost_at = row[:_WIDTH]
+    holder, ttl, granted_at, heartbeat_at, expires_at, expires_epoch, node, lost_by, lost_at = row[:WIDTH]
     if holder is None:
         return None
     return Lease(
@@ -302,7 +303,7 @@ def listing(tx: Tx, *, stale_only: bool) -> list[dict[str, Any]]:
 def _listed(row: Row) -> dict[str, Any]:
     """One claim of :func:`listing` from a row of its query."""
     issue_id, title, status, assignee, extra_text = row[:5]
-    lease = from_row(row[5 : 5 + _WIDTH])
+    lease = from_row(row[5 : 5 + WIDTH])
     now = float(row[-1])
     extra = json.loads(extra_text) if extra_text else {}
     return {

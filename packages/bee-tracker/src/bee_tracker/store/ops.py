@@ -14,9 +14,17 @@ from typing import Any, NotRequired, TypedDict
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_tracker.model import LABELS_MAX, epoch
-from bee_tracker.store import bounds, claimlease, kept, readiness, reads
+from bee_tracker.store import bounds, claimlease, feed, kept, readiness, reads
 from bee_tracker.store.db import Tx
-from bee_tracker.store.records import IssueRow, beads_record, labels_of, leased, leased_statement, load_issue
+from bee_tracker.store.records import (
+    IssueRow,
+    beads_record,
+    labels_of,
+    leased,
+    leased_statement,
+    load_issue,
+    ready_of,
+)
 
 #: Longest text an event keeps of a changed value (the history is a summary, the issue has the whole text).
 _EVENT_TEXT_CHARS = 80
@@ -98,6 +106,7 @@ class Write(Read):
         prefix: str,
         claim_ttl: int | None = None,
         replica: str | None = None,
+        listened: bool = False,
     ) -> None:
         super().__init__(tx, now=now)
         self.tool = tool
@@ -109,6 +118,14 @@ class Write(Read):
         #: Which tracker process writes (recorded with every event, and with the leases it grants).
         self.replica = replica
         self._clock: float | None = None  # the database's clock, read once per write (see clock())
+        # For the change feed (bee_tracker.store.feed), when someone listens: whether ready offered each loaded issue
+        # before this write, the readiness flags it turned on others, the leases it changed; and its batch.
+        self._feed = listened
+        self._ready_before: dict[str, bool] = {}
+        self._flips = readiness.Flips()
+        self._leased: set[str] = set()
+        #: What this write changed, for the change feed (filled in by finish() while someone listens).
+        self.committed: tuple[feed.IssueChange, ...] = ()
         self._changes: dict[str, dict[str, Any]] = {}
         self._bumped: dict[str, bool] = {}  # issue id -> whether its state_revision was bumped in this write
         self._grown: set[str] = set()  # issues whose own content changed, to check against the cap at the end
@@ -127,15 +144,24 @@ class Write(Read):
                 expired (naming whoever holds it now).
         """
         self.tx.lock_issue(issue_id)
-        found = self.tx.row(*leased_statement(issue_id, self.tx.clock))
+        at = epoch(self.now)
+        ready = (readiness.ready_now("r", self.tx.clock), at) if self._feed and at is not None else None
+        found = self.tx.row(*leased_statement(issue_id, self.tx.clock, ready=ready))
         if found is None:
             raise kept.missing(self.tx, issue_id)
         issue, clock = leased(found)
+        if self._feed and self._untouched(issue_id):
+            self._ready_before[issue_id] = ready_of(found)
         if self._clock is None:
             self._clock = clock
         if fence:
             self._fence(issue)
         return issue
+
+    def _untouched(self, issue_id: str) -> bool:
+        """Whether nothing of this write has touched ``issue_id`` yet (so what is read of it now is how it was)."""
+        seen = (self._ready_before, self._changes, self.touched.inserted, self._flips.blocked, self._flips.held)
+        return not any(issue_id in part for part in seen)
 
     def clock(self) -> float:
         """The database's clock for this write, in seconds since the epoch: read once, so that every decision of
@@ -165,6 +191,7 @@ class Write(Read):
         """The lease of ``issue_id`` was granted, renewed or dropped in this write: its readiness row copies the
         expiry, and its line (which carries the lease) is rebuilt on export rather than written back as imported."""
         self.touched.edited.add(issue_id)
+        self._leased.add(issue_id)
         self.tx.run("UPDATE issues SET raw_revision = NULL WHERE id = ? AND raw_line IS NOT NULL", [issue_id])
 
     def require(self, issue_id: str, *, role: str) -> None:
@@ -376,7 +403,7 @@ class Write(Read):
         """Bring the kept readiness up to date with what this write changed so far, so that a later step of the same
         write (claiming the next ready issue after completing one) reads it as it now stands."""
         self._end_claims()
-        readiness.refresh(self.tx, self.touched)
+        self._flips.add(readiness.refresh(self.tx, self.touched))
         self.touched = readiness.Touched()
 
     def finish(self) -> None:
@@ -387,7 +414,7 @@ class Write(Read):
             BeeError: ``invalid_argument`` when an issue would pass its size cap (the transaction rolls back).
         """
         self._end_claims()
-        readiness.refresh(self.tx, self.touched)
+        self._flips.add(readiness.refresh(self.tx, self.touched))
         for issue_id in self._grown:
             issue = load_issue(self.tx, issue_id)
             if issue is not None:
@@ -397,6 +424,15 @@ class Write(Read):
                 "INSERT INTO events (issue_id, at, actor, tool, changes, replica) VALUES (?, ?, ?, ?, ?, ?)",
                 [issue_id, self.now, self.actor, self.tool, json.dumps(what, ensure_ascii=False), self.replica],
             )
+        if self._feed:
+            at = epoch(self.now)
+            assert at is not None, "the tracker's own clock is always a valid time"
+            self.committed = feed.collect(self.tx, self._changes, self._ready_before, self._flips, self._leased, at=at)
+
+    @property
+    def leases_changed(self) -> bool:
+        """Whether this write granted, renewed or dropped a lease (the next expiry may have moved)."""
+        return bool(self._leased)
 
     def _end_claims(self) -> None:
         """Drop the leases of claims this write ended or moved (:func:`~.claimlease.reconcile`); an expired one

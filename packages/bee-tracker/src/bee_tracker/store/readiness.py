@@ -84,10 +84,16 @@ _OWN = (
 
 def ready_now(alias: str, clock: str) -> str:
     """The WHERE clause (two ``?``: the epoch of now) of a readiness row (alias ``alias``) that is ready now: ready
-    apart from time, neither its own defer time nor its parents' in the future, and any lease of its claim expired
+    apart from time, and its time has come (:func:`time_has_come`)."""
+    return f"{alias}.is_ready = 1 AND {time_has_come(alias, clock)}"
+
+
+def time_has_come(alias: str, clock: str) -> str:
+    """The WHERE clause (two ``?``: the epoch of now) of a readiness row (alias ``alias``) whose times do not keep it
+    from being ready: neither its own defer time nor its parents' in the future, and any lease of its claim expired
     by the database's ``clock`` (``Tx.clock``)."""
     return (
-        f"{alias}.is_ready = 1 AND ({alias}.defer_epoch IS NULL OR {alias}.defer_epoch <= ?) "
+        f"({alias}.defer_epoch IS NULL OR {alias}.defer_epoch <= ?) "
         f"AND ({alias}.parent_defer_epoch IS NULL OR {alias}.parent_defer_epoch <= ?) "
         f"AND ({alias}.lease_epoch IS NULL OR {alias}.lease_epoch <= {clock})"
     )
@@ -437,14 +443,28 @@ def _write_own(tx: Tx, ids: set[str]) -> tuple[set[str], set[str]]:
     return active_flips, closed_flips
 
 
-def refresh(tx: Tx, touched: Touched) -> None:
-    """Bring the kept state of what ``touched`` names, and of everything that depends on it, up to date."""
+@dataclass
+class Flips:
+    """The issues whose blocked and whose held flag a refresh turned."""
+
+    blocked: set[str] = field(default_factory=set)
+    held: set[str] = field(default_factory=set)
+
+    def add(self, other: Flips) -> None:
+        """Count ``other``'s too (a flag turned twice is back where it was)."""
+        self.blocked ^= other.blocked
+        self.held ^= other.held
+
+
+def refresh(tx: Tx, touched: Touched) -> Flips:
+    """Bring the kept state of what ``touched`` names, and of everything that depends on it, up to date; return the
+    issues whose blocked or held flag it turned (their readiness changed though nothing was written to them)."""
     if not touched:
-        return
+        return Flips()
     # A new issue has no dependents (its id is one nobody named) and its own links are in blocking and parents.
     active_flips, closed_flips = _write_own(tx, touched.inserted | touched.edited)
     if not (active_flips or closed_flips or touched.deferred or touched.blocking or touched.parents):
-        return
+        return Flips()
     tx.lock_graph()  # from here on this write reads its neighbours (see the module docstring)
     rule = load_rule(tx)
     # Blocked: the issues whose own blocking links or activity changed, those that block-depend on an issue whose
@@ -462,6 +482,7 @@ def refresh(tx: Tx, touched: Touched) -> None:
     if timed:
         _store_parent_defer(tx, timed)
     _store_ready(tx, blocked_changed | held_changed)
+    return Flips(blocked_changed, held_changed)
 
 
 def _own_rows(tx: Tx, where: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:

@@ -71,23 +71,35 @@ def issue_statement(issue_id: str) -> Statement:
     return f"SELECT {ISSUE_SELECT} FROM issues i WHERE i.id = ?", [issue_id]
 
 
-def leased_statement(issue_id: str, clock: str) -> Statement:
+def leased_statement(issue_id: str, clock: str, *, ready: tuple[str, float] | None = None) -> Statement:
     """The row of issue ``issue_id`` with its lease's :data:`~.claimlease.COLUMNS` and the database's clock last, for
-    :func:`leased`."""
+    :func:`leased`; with ``ready`` (:func:`.readiness.ready_now` of alias ``r``, and the tracker's time), whether
+    ``ready`` offers it then, just before the clock (:func:`ready_of`)."""
+    column, params = "", list[Any]([issue_id])
+    if ready is not None:
+        when, at = ready
+        column = f", (SELECT CASE WHEN {when} THEN 1 ELSE 0 END FROM readiness r WHERE r.issue_id = i.id)"
+        params = [at, at, issue_id]
     return (
-        f"SELECT {ISSUE_SELECT}, {claimlease.COLUMNS}, {clock} FROM issues i "
+        f"SELECT {ISSUE_SELECT}, {claimlease.COLUMNS}{column}, {clock} FROM issues i "
         "LEFT JOIN claim_leases l ON l.issue_id = i.id WHERE i.id = ?",
-        [issue_id],
+        params,
     )
 
 
 def leased(row: Row) -> tuple[IssueRow, float]:
-    """The issue of a row of :func:`leased_statement` with its lease, and the database's clock it was read at."""
+    """The issue of a row of :func:`leased_statement` with its lease, and the database's clock it was read at (a
+    column between them, whether ``ready`` offered it, is :func:`ready_of`'s)."""
     issue = IssueRow(row[:ISSUE_WIDTH])
     now = float(row[-1])
-    issue.lease = claimlease.from_row(row[ISSUE_WIDTH:-1])
+    issue.lease = claimlease.from_row(row[ISSUE_WIDTH : ISSUE_WIDTH + claimlease.WIDTH])
     issue.lease_expired = issue.lease is not None and issue.lease.expired(now)
     return issue, now
+
+
+def ready_of(row: Row) -> bool:
+    """Whether ``ready`` offered the issue, from a row of :func:`leased_statement` given ``ready_at``."""
+    return bool(row[ISSUE_WIDTH + claimlease.WIDTH])
 
 
 def load_issue(tx: Tx, issue_id: str, *, for_update: bool = False) -> IssueRow | None:

@@ -21,6 +21,7 @@ from bee_contracts import BeeError, ErrorCode
 from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, now
 from bee_tracker.store import audit, claimlease, export, importing, readiness, reads, sources, transfer
 from bee_tracker.store.db import Database, Tx
+from bee_tracker.store.feed import Committed, Feed
 from bee_tracker.store.ops import Read, Write
 
 ArgsT = TypeVar("ArgsT", bound=Mapping[str, Any])
@@ -64,6 +65,8 @@ class SqlStore:
         self.claim_ttl = claim_ttl
         #: This process's name in the audit log and on the leases it grants (:func:`replica_id`).
         self.replica = replica or replica_id()
+        #: What each committed write changed, for whoever listens (:mod:`.feed`).
+        self.feed = Feed()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -150,6 +153,7 @@ class SqlStore:
                 prefix=self.prefix(tx),
                 claim_ttl=self.claim_ttl,
                 replica=self.replica,
+                listened=self.feed.wanted,
             )
             data = function(op, args)
             op.finish()
@@ -159,7 +163,9 @@ class SqlStore:
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     [actor, key, tool, fingerprint, json.dumps(data), op.now],
                 )
-            return data
+        if op.committed or op.leases_changed:
+            self.feed.publish(Committed(tool, actor, self.replica, op.now, op.committed, op.leases_changed))
+        return data
 
     # -- claims ----------------------------------------------------------------------------------------------------
 
