@@ -41,7 +41,7 @@ def _replicas(store_url: str, tracker_factory: TrackerFactory, home: Path) -> li
 
 async def _drain(agent: ToolPoster) -> list[str]:
     """Claim the next issue until nothing is ready; the ids taken."""
-    taken = []
+    taken: list[str] = []
     while True:
         error, body = await agent.call("claim", {})
         assert not error, body
