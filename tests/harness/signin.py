@@ -1,0 +1,293 @@
+"""Signing in the way a person does: the system Chromium (driven by Playwright) through the tracker's pages — or an
+OpenID Provider's — while an official MCP client (the Python SDK's or the TypeScript SDK's) waits for the code.
+
+The browser part is one function, :func:`BrowserFlow.__call__`: open the authorization URL the client made, sign in
+when asked (a one-time link from the tracker's own key, as `bee tracker open` prints, or the provider's login
+form), answer the consent page, and return the URL the browser was sent back to: the client's redirect URI, where
+a listener of the test's own answers as a native client's does (Playwright cannot intercept a redirect's target).
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+
+from tests.harness.node import JS_DIR, require_installed
+from tests.harness.postgres import free_port
+from tests.harness.tracker import TrackerProcess
+
+#: What a sign-in flow does in the browser: given the authorization URL and the redirect URI, the URL it came back to.
+Flow = Callable[[str, str], Awaitable[str]]
+
+
+def link_for(tracker: TrackerProcess, actor: str, *, read_only: bool = False) -> str:
+    """A one-time sign-in link for ``actor``, exactly as `bee tracker open` prints it (its own function, its key)."""
+    from urllib.parse import urlencode
+
+    from bee_tracker.board.links import LINK_MAX_SECONDS, mint_link_token
+    from bee_tracker.home import read_key
+
+    token = mint_link_token(
+        read_key(tracker.home), actor, lifetime=LINK_MAX_SECONDS, scope="tracker:read" if read_only else None
+    )
+    return f"http://127.0.0.1:{tracker.port}/board/link?{urlencode({'token': token})}"
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Any]:
+    """The system Chromium, headless, as the board's browser tests launch it."""
+    from playwright.async_api import async_playwright
+
+    from bee_design.capture.settings import FLAGS, browser_executable, running_as_root
+
+    flags = [*FLAGS, *(["--no-sandbox"] if running_as_root() else [])]
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=browser_executable(), args=flags, headless=True)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+@dataclass
+class BrowserFlow:
+    """A person in a browser context of their own: signs in with ``sign_in`` when a page asks, then answers the
+    consent page with ``decision``. ``seen`` keeps every page's URL, in order."""
+
+    browser: Any
+    sign_in: Callable[[Any], Awaitable[None]]
+    decision: str = "allow"
+    seen: list[str] = field(default_factory=list)
+    context: Any = None
+
+    async def __call__(self, authorize_url: str, redirect_uri: str) -> str:
+        if self.context is None:
+            self.context = await self.browser.new_context(locale="en-US", timezone_id="UTC")
+            self.context.set_default_timeout(30_000)
+        page = await self.context.new_page()
+        page.on("framenavigated", lambda frame: self.seen.append(frame.url) if frame == page.main_frame else None)
+        with callback_listener(redirect_uri) as came_back:
+            await page.goto(authorize_url, wait_until="load")
+            with anyio.fail_after(60):
+                for _ in range(6):
+                    if came_back:
+                        break
+                    if await page.locator("form[action$='/consent'] button[value=allow]").count():
+                        async with page.expect_navigation():
+                            await page.click(f"button[value={self.decision}]")
+                    else:
+                        await self.sign_in(page)
+            if not came_back:
+                raise AssertionError(
+                    f"the sign-in never came back; last page {page.url}: {(await page.content())[:3000]}"
+                )
+        await page.close()
+        return came_back[0]
+
+
+@contextmanager
+def callback_listener(redirect_uri: str) -> Iterator[list[str]]:
+    """A listener at ``redirect_uri``'s port, as a native client runs one: the URLs it was sent to, as they come."""
+    parts = urlsplit(redirect_uri)
+    came_back: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            came_back.append(f"{parts.scheme}://{parts.netloc}{self.path}")
+            body = b"Signed in: you can close this page."
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer((parts.hostname or "127.0.0.1", parts.port or 80), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield came_back
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def board_link_sign_in(
+    tracker: TrackerProcess, actor: str, *, read_only: bool = False
+) -> Callable[[Any], Awaitable[None]]:
+    """Sign in on the tracker's sign-in page by opening a one-time link in the same browser (it returns there)."""
+
+    async def sign_in(page: Any) -> None:
+        await page.goto(link_for(tracker, actor, read_only=read_only), wait_until="load")
+
+    return sign_in
+
+
+def idp_login(login: str) -> Callable[[Any], Awaitable[None]]:
+    """Sign in on oidc-provider's development pages: any login name and password, then its consent."""
+
+    async def sign_in(page: Any) -> None:
+        if await page.locator("input[name=login]").count():
+            await page.fill("input[name=login]", login)
+            await page.fill("input[name=password]", "any password")
+            async with page.expect_navigation():
+                await page.click("button[type=submit]")
+            return
+        if await page.locator("input[name=prompt][value=consent]").count():
+            async with page.expect_navigation():
+                await page.click("button[type=submit]")
+            return
+        if await page.locator("text=Sign in with").count():  # the board's sign-in page, offering the provider
+            async with page.expect_navigation():
+                await page.click("text=Sign in with")
+            return
+        raise AssertionError(f"no way to sign in on {page.url}: {(await page.content())[:2000]}")
+
+    return sign_in
+
+
+def code_of(back: str) -> dict[str, str]:
+    """The parameters of the URL the browser came back to (code, state, iss, or error)."""
+    return {key: values[0] for key, values in parse_qs(urlsplit(back).query).items()}
+
+
+# -- the official Python SDK client ------------------------------------------------------------------------------
+
+
+class MemoryStorage:
+    """The SDK's ``TokenStorage`` in memory, as a client keeps it for one user."""
+
+    def __init__(self) -> None:
+        self.tokens: Any = None
+        self.client_info: Any = None
+
+    async def get_tokens(self) -> Any:
+        return self.tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self.client_info
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self.client_info = client_info
+
+
+@asynccontextmanager
+async def python_client(
+    url: str,
+    flow: Flow,
+    *,
+    storage: MemoryStorage | None = None,
+    client_metadata_url: str | None = None,
+    name: str = "bee tests (Python SDK)",
+    era: str = "legacy",
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The official Python SDK's MCP client with its ``OAuthClientProvider``, signing in through ``flow``; yields
+    the connected client and the provider."""
+    from mcp import Client
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+    from pydantic import AnyUrl
+
+    redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
+    came_back: list[str] = []
+
+    async def redirect_handler(authorize_url: str) -> None:
+        came_back.append(await flow(authorize_url, redirect_uri))
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        params = code_of(came_back.pop())
+        if "error" in params:
+            raise RuntimeError(f"the server refused the sign-in: {params['error']}: {params.get('error_description')}")
+        return AuthorizationCodeResult(code=params["code"], state=params.get("state"), iss=params.get("iss"))
+
+    metadata = OAuthClientMetadata(
+        client_name=name,
+        redirect_uris=[AnyUrl(redirect_uri)],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+    )
+    provider = OAuthClientProvider(
+        url,
+        metadata,
+        storage or MemoryStorage(),
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+        client_metadata_url=client_metadata_url,
+    )
+    async with (
+        create_mcp_http_client(auth=provider) as http,
+        Client(streamable_http_client(url, http_client=http), mode=era, cache=None) as client,
+    ):
+        yield client, provider
+
+
+# -- the official TypeScript SDK client (tests/e2e/js/oauth.mjs) -------------------------------------------------
+
+
+async def typescript_client(
+    url: str, flow: Flow, calls: list[tuple[str, dict[str, Any]]], *, client_metadata_url: str | None = None
+) -> dict[str, Any]:
+    """Sign in with the TypeScript SDK client's OAuth support through ``flow``, make ``calls``; what it reported
+    (``{"calls": [...], "tokens": ..., "registered": ...}``)."""
+    tools = require_installed()
+    redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
+    spec: dict[str, Any] = {
+        "url": url,
+        "redirectUrl": redirect_uri,
+        "clientName": "bee tests (TypeScript SDK)",
+        "calls": [{"name": name, "arguments": arguments} for name, arguments in calls],
+    }
+    if client_metadata_url:
+        spec["clientMetadataUrl"] = client_metadata_url
+    env = {
+        **os.environ,
+        **({"NODE_EXTRA_CA_CERTS": os.environ["SSL_CERT_FILE"]} if "SSL_CERT_FILE" in os.environ else {}),
+    }
+    async with await anyio.open_process(
+        [str(tools.node), str(JS_DIR / "oauth.mjs"), json.dumps(spec)], cwd=JS_DIR, env=env
+    ) as process:
+        assert process.stdout is not None and process.stdin is not None
+        buffered = b""
+        with anyio.fail_after(180):
+            async for chunk in process.stdout:
+                buffered += chunk
+                while b"\n" in buffered:
+                    line, buffered = buffered.split(b"\n", 1)
+                    said = json.loads(line)
+                    if "authorize" in said:
+                        back = await flow(said["authorize"], redirect_uri)
+                        await process.stdin.send((json.dumps({"callback": back}) + "\n").encode())
+                    elif "done" in said:
+                        done: dict[str, Any] = said["done"]
+                        return done
+                    else:
+                        raise AssertionError(f"the TypeScript client failed: {said}")
+    raise AssertionError("the TypeScript client ended without an answer")
+
+
+def structured(result: Any) -> dict[str, Any]:
+    """The ``data`` of a successful call, from either client's result."""
+    if isinstance(result, dict):
+        assert not result.get("isError"), result
+        data: dict[str, Any] = result["structuredContent"]["data"]
+        return data
+    assert not result.is_error, result
+    found: dict[str, Any] = result.structured_content["data"]
+    return found
