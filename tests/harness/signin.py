@@ -14,7 +14,7 @@ import json
 import os
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -194,6 +194,7 @@ async def python_client(
     client_metadata_url: str | None = None,
     name: str = "bee tests (Python SDK)",
     era: str = "legacy",
+    redirect_uri: str | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The official Python SDK's MCP client with its ``OAuthClientProvider``, signing in through ``flow``; yields
     the connected client and the provider."""
@@ -204,7 +205,7 @@ async def python_client(
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
     from pydantic import AnyUrl
 
-    redirect_uri = f"http://127.0.0.1:{free_port()}/callback"
+    redirect_uri = redirect_uri or f"http://127.0.0.1:{free_port()}/callback"
     came_back: list[str] = []
 
     async def redirect_handler(authorize_url: str) -> None:
@@ -291,3 +292,227 @@ def structured(result: Any) -> dict[str, Any]:
     assert not result.is_error, result
     found: dict[str, Any] = result.structured_content["data"]
     return found
+
+
+# -- the flow by hand, over HTTP (for what no polite client does) ------------------------------------------------
+
+
+def pkce() -> tuple[str, str]:
+    """A PKCE verifier and its S256 challenge."""
+    import base64
+    import hashlib
+    import secrets
+
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    return verifier, challenge
+
+
+#: The HTTP clients of the people and clients below, closed by :func:`close_all` (a test module's fixture calls it).
+_OPEN: list[Any] = []
+
+
+def close_all() -> None:
+    """Close every HTTP client a :class:`Person` or :class:`OAuthClient` opened."""
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def path_of(url: str) -> str:
+    """A URL's path and query, to ask for it on another connection."""
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+class Person:
+    """Someone signed in to the board in a browser that is only an HTTP client with cookies (``host`` is the Host
+    header it sends: the tracker's public address when it reaches a replica directly)."""
+
+    def __init__(
+        self, tracker: TrackerProcess, actor: str, *, read_only: bool = False, host: str | None = None
+    ) -> None:
+        import httpx
+
+        self.host = host or f"127.0.0.1:{tracker.port}"
+        self.http = httpx.Client(
+            base_url=f"http://127.0.0.1:{tracker.port}", headers={"Host": self.host}, timeout=30, trust_env=False
+        )
+        _OPEN.append(self.http)
+        signed_in = self.http.get(path_of(link_for(tracker, actor, read_only=read_only)))
+        assert signed_in.status_code == 303, signed_in.text
+
+    def consent(self, authorize: Any, decision: str = "allow") -> Any:
+        """Answer the consent page ``authorize`` (the answer of /authorize) led to; the redirect to the client."""
+        import re
+
+        assert authorize.status_code == 302, authorize.text
+        page = self.http.get(path_of(authorize.headers["location"]))
+        assert page.status_code == 200, page.text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        request = re.search(r'name="request" value="([^"]+)"', page.text)
+        assert csrf and request, page.text
+        return self.http.post(
+            "/board/consent",
+            data={"csrf": csrf.group(1), "request": request.group(1), "decision": decision},
+            headers={"Origin": f"http://{self.host}"},
+        )
+
+
+class OAuthClient:
+    """A client of the built-in server, speaking its endpoints by hand."""
+
+    def __init__(
+        self, base: str, *, host: str | None = None, redirect_uris: list[str] | None = None, **extra: Any
+    ) -> None:
+        import httpx
+
+        self.base = base
+        self.http = httpx.Client(base_url=base, timeout=30, trust_env=False, headers={"Host": host} if host else {})
+        _OPEN.append(self.http)
+        self.redirect_uri = (redirect_uris or [f"http://127.0.0.1:{free_port()}/callback"])[0]
+        body = {"redirect_uris": redirect_uris or [self.redirect_uri], "token_endpoint_auth_method": "none", **extra}
+        registered = self.http.post("/register", json=body)
+        assert registered.status_code == 201, registered.text
+        self.client_id: str = registered.json()["client_id"]
+
+    def authorize(self, challenge: str, **params: str | None) -> Any:
+        query = {
+            "response_type": "code",
+            "client_id": self.client_id,
+            "redirect_uri": self.redirect_uri,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "state": "s-1",
+            "scope": "tracker:read tracker:write",
+            **params,
+        }
+        return self.http.get("/authorize", params={k: v for k, v in query.items() if v is not None})
+
+    def code(self, person: Person, **params: str) -> tuple[str, str]:
+        """A code and its verifier, consented by ``person``."""
+        verifier, challenge = pkce()
+        back = person.consent(self.authorize(challenge, **params))
+        assert back.status_code == 303, back.text
+        return code_of(back.headers["location"])["code"], verifier
+
+    def token(self, **form: str) -> Any:
+        return self.http.post("/token", data={"client_id": self.client_id, **form})
+
+    def exchange(self, code: str, verifier: str, **form: str) -> Any:
+        return self.token(
+            grant_type="authorization_code", code=code, code_verifier=verifier, redirect_uri=self.redirect_uri, **form
+        )
+
+    def refresh(self, refresh_token: str) -> Any:
+        return self.token(grant_type="refresh_token", refresh_token=refresh_token)
+
+    def tokens(self, person: Person) -> dict[str, Any]:
+        code, verifier = self.code(person)
+        answer = self.exchange(code, verifier)
+        assert answer.status_code == 200, answer.text
+        tokens: dict[str, Any] = answer.json()
+        return tokens
+
+
+LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def call(tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A 2025-11-25 tools/call request body."""
+    return {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments or {}}}
+
+
+class RoundRobin:
+    """One address in front of several replicas, as a load balancer is: each new connection goes to the next
+    upstream port in turn, its bytes passed through unchanged (the Host header names this address)."""
+
+    def __init__(self, upstreams: list[int]) -> None:
+        import socket
+
+        self.upstreams = upstreams
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(128)
+        self.port: int = self.listener.getsockname()[1]
+        self.served = [0] * len(upstreams)
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        turn = 0
+        while not self._closed:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            which = turn % len(self.upstreams)
+            self.served[which] += 1
+            turn += 1
+            threading.Thread(target=self._connect, args=(client, self.upstreams[which]), daemon=True).start()
+
+    def _connect(self, client: Any, port: int) -> None:
+        import socket
+
+        with client, socket.create_connection(("127.0.0.1", port)) as upstream:
+            back = threading.Thread(target=self._pump, args=(upstream, client), daemon=True)
+            back.start()
+            self._pump(client, upstream)
+            back.join(timeout=60)
+
+    @staticmethod
+    def _pump(source: Any, target: Any) -> None:
+        import socket
+
+        try:
+            while data := source.recv(65536):
+                target.sendall(data)
+        except OSError:
+            pass
+        with suppress(OSError):
+            target.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        self._closed = True
+        self.listener.close()
+
+
+class OpenIdProvider:
+    """The npm ``oidc-provider`` (tests/e2e/js/idp.mjs) on 127.0.0.1, set up for a tracker: it issues JWT access
+    tokens for ``resource`` and has the board's client (``bee-board``, secret :attr:`board_secret`)."""
+
+    board_secret = "board-secret-" + "x" * 24
+
+    def __init__(self, tracker: TrackerProcess) -> None:
+        import subprocess
+
+        tools = require_installed()
+        self.port = free_port()
+        self.issuer = f"http://127.0.0.1:{self.port}"
+        spec = {
+            "port": self.port,
+            "resource": tracker.url,
+            "boardRedirect": f"http://127.0.0.1:{tracker.port}/board/signin/idp/back",
+            "boardSecret": self.board_secret,
+        }
+        self.log = tracker.home.parent / f"idp-{self.port}.log"
+        with self.log.open("wb") as sink:
+            self.process = subprocess.Popen(
+                [str(tools.node), str(JS_DIR / "idp.mjs"), json.dumps(spec)], cwd=JS_DIR, stdout=sink, stderr=sink
+            )
+        import time
+
+        import httpx
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.issuer}/.well-known/openid-configuration", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        raise RuntimeError(f"the OpenID Provider did not start:\n{self.log.read_text()}")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)

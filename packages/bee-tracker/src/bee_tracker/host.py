@@ -215,6 +215,7 @@ def preload() -> None:
     from bee_hostkit import http_fast  # noqa: F401
     from bee_tracker import board  # noqa: F401
     from bee_tracker.board import board_routes  # noqa: F401
+    from bee_tracker.oauth import routes  # noqa: F401 -- a sign-in mode's routes (the SDK's auth handlers)
 
 
 def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Starlette:

@@ -11,7 +11,9 @@ tracker fetches it — a request to an address a stranger chose, so it is made u
 - **What**: a JSON object whose ``client_id`` is the URL itself, with the metadata rules every client follows
   (:func:`bee_tracker.oauth.clients.check_metadata`) and no client secret (``token_endpoint_auth_method`` none).
 
-A fetched document is kept in the store and used for :data:`KEEP_SECONDS`, then fetched again.
+A fetched document is kept in the store and used for :data:`KEEP_SECONDS`, then fetched again. A refusal is
+remembered for :data:`REFUSED_SECONDS` (in the process, for at most :data:`REMEMBERED` URLs), so asking again and
+again cannot turn the tracker into a client that fetches on anyone's behalf.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import ipaddress
 import json
 import socket
 import ssl
+import time
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,6 +38,8 @@ from bee_tracker.store.grants import Grants
 MAX_DOCUMENT_BYTES = 16 * 1024
 FETCH_SECONDS = 5.0
 KEEP_SECONDS = 600.0
+REFUSED_SECONDS = 60.0
+REMEMBERED = 1024
 MAX_URL_CHARS = 2000
 
 
@@ -167,6 +173,7 @@ def client_of(url: str, document: dict[str, Any]) -> BeeClient:
         )
     metadata = {key: value for key, value in document.items() if key not in ("client_id", "client_secret")}
     metadata.setdefault("scope", " ".join(FOR_CLIENTS))
+    metadata.setdefault("token_endpoint_auth_method", "none")
     try:
         client = client_from(url, metadata)
         check_metadata(client)
@@ -183,6 +190,7 @@ class Documents:
     def __init__(self, grants: Grants, *, allowed_hosts: Iterable[str] = ()) -> None:
         self.grants = grants
         self.allowed_hosts = frozenset(host.lower() for host in allowed_hosts)
+        self._refused: OrderedDict[str, tuple[float, str]] = OrderedDict()
 
     async def client(self, url: str) -> BeeClient:
         """The client of the document at ``url``, fetched unless a fresh copy is kept.
@@ -197,8 +205,17 @@ class Documents:
             and self.grants.clock() - kept.fetched_epoch < KEEP_SECONDS
         ):
             return client_from(url, kept.metadata)
-        document = await fetch(url, allowed_hosts=self.allowed_hosts)
-        client = client_of(url, document)
+        refused = self._refused.get(url)
+        if refused is not None and time.monotonic() - refused[0] < REFUSED_SECONDS:
+            raise DocumentError(f"{refused[1]} (refused less than {REFUSED_SECONDS:g} seconds ago)")
+        try:
+            client = client_of(url, await fetch(url, allowed_hosts=self.allowed_hosts))
+        except DocumentError as exc:
+            self._refused[url] = (time.monotonic(), str(exc))
+            self._refused.move_to_end(url)
+            while len(self._refused) > REMEMBERED:
+                self._refused.popitem(last=False)
+            raise
         metadata = client.model_dump(mode="json", exclude_none=True, exclude={"client_id", "client_secret"})
         await anyio.to_thread.run_sync(lambda: self.grants.save_client(url, "document", metadata))
         return client

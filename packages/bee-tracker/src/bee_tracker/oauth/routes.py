@@ -15,17 +15,18 @@ from functools import lru_cache
 from typing import Any
 
 from mcp.server.auth.json_response import PydanticJSONResponse
-from mcp.server.auth.routes import build_metadata, cors_middleware, create_auth_routes
+from mcp.server.auth.routes import AUTHORIZATION_PATH, build_metadata, cors_middleware, create_auth_routes
 from mcp.server.auth.settings import ClientRegistrationOptions, RevocationOptions
 from mcp.shared.auth import OAuthMetadata, ProtectedResourceMetadata
 from pydantic import AnyHttpUrl
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bee_tracker.board.headers import host_name
 from bee_tracker.oauth import origin, scopes
+from bee_tracker.oauth.documents import DocumentError, Documents, is_document_id
 from bee_tracker.oauth.provider import Provider
 from bee_tracker.oauth.resource import SignIn
 
@@ -114,6 +115,26 @@ def _server_metadata_route() -> Route:
     return Route(AS_METADATA_PATH, cors_middleware(metadata, ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"])
 
 
+class DocumentCheck:
+    """Before the SDK's ``/authorize`` looks a client up, fetch its metadata document when its id is a URL, so that
+    a refused one is answered with the reason (400 ``invalid_client``), not the SDK's "not found"."""
+
+    def __init__(self, app: ASGIApp, documents: Documents) -> None:
+        self.app = app
+        self.documents = documents
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client_id = Request(scope).query_params.get("client_id", "") if scope["type"] == "http" else ""
+        if is_document_id(client_id):
+            try:
+                await self.documents.client(client_id)
+            except DocumentError as exc:
+                body = {"error": "invalid_client", "error_description": str(exc)}
+                await JSONResponse(body, 400, headers={"Cache-Control": "no-store"})(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def signin_routes(signin: SignIn, provider: Provider | None, *, names: frozenset[str]) -> list[Route]:
     """The routes of a sign-in mode: resource metadata, and the built-in server's when ``provider`` is given."""
     routes = [_metadata_route(origin.MCP_PATH, signin), _metadata_route(origin.BOARD_PATH, signin)]
@@ -125,7 +146,11 @@ def signin_routes(signin: SignIn, provider: Provider | None, *, names: frozenset
             client_registration_options=_REGISTRATION,
             revocation_options=_REVOCATION,
         )
-        routes += [route for route in sdk if route.path != AS_METADATA_PATH]
+        for route in sdk:
+            if route.path == AUTHORIZATION_PATH:
+                routes.append(Route(route.path, DocumentCheck(route.app, provider.documents), methods=route.methods))
+            elif route.path != AS_METADATA_PATH:
+                routes.append(route)
         routes.append(_server_metadata_route())
     return [
         Route(route.path, OriginEdge(route.app, names, signin.public_origin), methods=route.methods) for route in routes
