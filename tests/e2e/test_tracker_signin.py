@@ -23,8 +23,14 @@ from bee_design.capture.settings import browser_executable
 from tests.harness.node import missing_reason
 from tests.harness.signin import (
     BrowserFlow,
+    OAuthClient,
     board_link_sign_in,
+    callback_listener,
     chromium,
+    close_all,
+    inspector_oauth,
+    link_for,
+    pkce,
     python_client,
     structured,
     typescript_client,
@@ -161,3 +167,84 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
         yield from _chain(inner)
     if error.__cause__ is not None:
         yield from _chain(error.__cause__)
+
+
+async def test_the_inspector_cli_signs_in_as_its_documentation_says_and_calls_a_tool(
+    tracker: TrackerProcess, browser: Any, tmp_path: Path
+) -> None:
+    if reason := missing_reason():
+        pytest.skip(reason)
+    flow = BrowserFlow(browser, board_link_sign_in(tracker, ANN))
+    run = await inspector_oauth(tracker.url, flow, "--method", "tools/call", "--tool-name", "ready", home=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "Please navigate to: http://127.0.0.1:" in run.stderr and "Authorization complete." in run.stderr
+    assert json.loads(run.result["content"][0]["text"])["data"]["issues"] is not None
+    # Without MCP_AUTO_OPEN_ENABLED and without a terminal it stops with exit 3, as documented.
+    from tests.harness.node import inspector
+
+    stopped = inspector([], "--transport", "http", "--server-url", tracker.url, "--method", "tools/list")
+    assert stopped.returncode == 3 and "MCP_AUTO_OPEN_ENABLED=true" in stopped.stderr
+
+
+def _evil_page(origin_host: str, form: str) -> tuple[Any, str]:
+    """A page on another origin (its own listener), holding ``form``: its server and its URL."""
+    import http.server
+    import threading
+
+    from tests.harness.postgres import free_port
+
+    body = f"<!doctype html><title>evil</title>{form}".encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    port = free_port()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://{origin_host}:{port}/"
+
+
+@pytest.mark.parametrize("evil_host", ["localhost", "127.0.0.1"])  # another site, and the same site on another port
+async def test_in_chromium_the_consent_page_cannot_be_framed_or_answered_by_another_page(
+    tracker: TrackerProcess, browser: Any, evil_host: str
+) -> None:
+    attacker = OAuthClient(f"http://127.0.0.1:{tracker.port}")
+    _, challenge = pkce()
+    consent = attacker.authorize(challenge).headers["location"]
+    request_id = consent.split("request=", 1)[1]
+    context = await browser.new_context()
+    page = await context.new_page()
+    await page.goto(link_for(tracker, ANN), wait_until="load")  # the victim is signed in to the board
+    frame = f'<iframe id="f" src="{consent}" width="600" height="400"></iframe>'
+    post = (
+        f'<form id="x" method="post" action="http://127.0.0.1:{tracker.port}/board/consent">'
+        f'<input name="request" value="{request_id}"><input name="decision" value="allow"></form>'
+    )
+    server, evil = _evil_page(evil_host, frame + post)
+    try:
+        with callback_listener(attacker.redirect_uri) as came_back:
+            await page.goto(evil, wait_until="load")
+            framed = page.frame_locator("#f")
+            assert await framed.locator("button[value=allow]").count() == 0  # refused by the browser, not drawn
+            async with page.expect_navigation():
+                await page.evaluate("document.getElementById('x').submit()")
+            assert page.url.startswith(f"http://127.0.0.1:{tracker.port}/board/consent")
+            status_text = await page.locator("main").inner_text()
+            assert "Nothing was" in status_text or "Sign in" in status_text, status_text
+            assert came_back == []  # no code went anywhere
+        # The person can still answer it on the page itself.
+        await page.goto(consent, wait_until="load")
+        assert await page.locator("button[value=allow]").count() == 1
+    finally:
+        server.shutdown()
+        server.server_close()
+        await context.close()
+        close_all()

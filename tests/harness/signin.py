@@ -12,10 +12,12 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -68,6 +70,8 @@ class BrowserFlow:
     decision: str = "allow"
     seen: list[str] = field(default_factory=list)
     context: Any = None
+    #: Whether to listen at the redirect URI (False: the client listens there itself, as the Inspector does).
+    listen: bool = True
 
     async def __call__(self, authorize_url: str, redirect_uri: str) -> str:
         if self.context is None:
@@ -75,7 +79,7 @@ class BrowserFlow:
             self.context.set_default_timeout(30_000)
         page = await self.context.new_page()
         page.on("framenavigated", lambda frame: self.seen.append(frame.url) if frame == page.main_frame else None)
-        with callback_listener(redirect_uri) as came_back:
+        with callback_listener(redirect_uri) if self.listen else _arrivals(page, redirect_uri) as came_back:
             await page.goto(authorize_url, wait_until="load")
             with anyio.fail_after(60):
                 for _ in range(6):
@@ -92,6 +96,15 @@ class BrowserFlow:
                 )
         await page.close()
         return came_back[0]
+
+
+@contextmanager
+def _arrivals(page: Any, redirect_uri: str) -> Iterator[list[str]]:
+    """The URLs at ``redirect_uri`` the page navigated to (the client's own listener answered them)."""
+    start = redirect_uri.split("?", 1)[0]
+    came_back: list[str] = []
+    page.on("framenavigated", lambda frame: came_back.append(frame.url) if frame.url.startswith(start) else None)
+    yield came_back
 
 
 @contextmanager
@@ -516,3 +529,63 @@ class OpenIdProvider:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=30)
+
+
+# -- the MCP Inspector CLI ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class InspectorOAuth:
+    """One `mcp-inspector --cli` run that signed in: its exit status, the result it printed, what it said."""
+
+    returncode: int
+    result: Any
+    stderr: str
+
+
+async def inspector_oauth(url: str, flow: BrowserFlow, *method: str, home: Path) -> InspectorOAuth:
+    """The pinned Inspector's CLI against ``url``, as its documentation has it run without a terminal: with
+    ``MCP_AUTO_OPEN_ENABLED=true`` it prints "Please navigate to: URL", tries to open a browser (here ``BROWSER`` is
+    ``true``, which opens nothing) and listens at ``--callback-url`` itself; ``flow`` takes the person through."""
+    from tests.harness.node import INSPECTOR_BIN
+
+    tools = require_installed()
+    callback = f"http://127.0.0.1:{free_port()}/oauth/callback"
+    argv = [str(tools.node), str(INSPECTOR_BIN), "--cli", "--format", "json", "--connect-timeout", "60000"]
+    argv += ["--transport", "http", "--server-url", url, "--callback-url", callback, *method]
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "DISPLAY"},
+        "HOME": str(home),
+        "MCP_AUTO_OPEN_ENABLED": "true",
+        "BROWSER": "true",
+    }
+    flow.listen = False
+    stderr = b""
+    stdout = b""
+    async with await anyio.open_process(argv, env=env, cwd=JS_DIR) as process:
+        assert process.stderr is not None and process.stdout is not None
+
+        async def read_stdout() -> None:
+            nonlocal stdout
+            async for chunk in process.stdout:  # type: ignore[union-attr]
+                stdout += chunk
+
+        with anyio.fail_after(180):
+            async with anyio.create_task_group() as group:
+                group.start_soon(read_stdout)
+                navigated = False
+                async for chunk in process.stderr:
+                    stderr += chunk
+                    found = re.search(rb"Please navigate to: (\S+)", stderr)
+                    if found and not navigated:
+                        navigated = True
+                        await flow(found.group(1).decode(), callback)
+            await process.wait()
+    result = None
+    for line in reversed(stdout.decode().splitlines()):
+        with suppress(ValueError):
+            parsed = json.loads(line)
+            if isinstance(parsed, dict) and "result" in parsed:
+                result = parsed["result"]
+                break
+    return InspectorOAuth(process.returncode or 0, result, stderr.decode())
