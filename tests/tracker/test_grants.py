@@ -131,3 +131,20 @@ def test_replicas_share_the_signing_keys(store: SqlStore, replica: SqlStore) -> 
     kid, secret = Grants(store.db).signing_key()
     assert Grants(replica.db).signing_key() == (kid, secret) and len(secret) == 32
     assert Grants(replica.db).keys() == {kid: secret}
+
+
+def test_a_registered_client_nobody_used_is_forgotten_after_a_day(store: SqlStore) -> None:
+    from bee_tracker.store.grants import UNUSED_CLIENT_SECONDS
+
+    clock = Clock()
+    grants = Grants(store.db, clock=clock)
+    grants.save_client("unused", "registered", {"redirect_uris": ["http://127.0.0.1:1/cb"]})
+    grants.save_client("client-1", "registered", {"redirect_uris": ["http://127.0.0.1:1/cb"]})
+    grant = _code(grants)  # client-1 starts a grant
+    grants.spend_code("the-code", grant, "refresh", refresh_lifetime=60)
+    clock.now += UNUSED_CLIENT_SECONDS - 1
+    grants.save_client("new", "registered", {"redirect_uris": ["http://127.0.0.1:1/cb"]})
+    assert grants.client("unused") is not None  # not yet a day
+    clock.now += 2
+    grants.save_client("newer", "registered", {"redirect_uris": ["http://127.0.0.1:1/cb"]})
+    assert grants.client("unused") is None and grants.client("client-1") is not None and grants.client("new")

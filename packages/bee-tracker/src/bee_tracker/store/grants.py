@@ -27,6 +27,9 @@ from typing import Any
 from bee_tracker.model import timestamp
 from bee_tracker.store.db import Database, Tx
 
+#: How long a registered client may go without starting a grant before it is forgotten.
+UNUSED_CLIENT_SECONDS = 86400
+
 #: The kinds of requests that wait in a browser: a consent to give, a sign-in at the team's identity provider.
 CONSENT, IDP_SIGNIN = "consent", "idp"
 
@@ -149,10 +152,20 @@ class Grants:
         return StoredClient(client_id, found[0], json.loads(found[1]), found[2], found[3])
 
     def save_client(self, client_id: str, kind: str, metadata: dict[str, Any], *, secret: str | None = None) -> None:
-        """Record a registered client (with its secret, when it has one) or a fetched document."""
+        """Record a registered client (with its secret, when it has one) or a fetched document.
+
+        Registration needs no credentials, so what nobody used is not kept: a registered client that started no
+        grant within :data:`UNUSED_CLIENT_SECONDS` is deleted as others register.
+        """
         now = self.clock()
         fetched = now if kind == "document" else None
         with self.db.write() as tx:
+            if kind == "registered":
+                tx.run(
+                    "DELETE FROM oauth_clients WHERE kind = 'registered' AND created_epoch <= ? AND NOT EXISTS "
+                    "(SELECT 1 FROM oauth_grants g WHERE g.client_id = oauth_clients.client_id)",
+                    [now - UNUSED_CLIENT_SECONDS],
+                )
             tx.run(
                 "INSERT INTO oauth_clients (client_id, kind, metadata, secret, created_epoch, fetched_epoch) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (client_id) DO UPDATE SET metadata = excluded.metadata, "
