@@ -211,10 +211,10 @@ async def python_client(
 ) -> AsyncIterator[tuple[Any, Any]]:
     """The official Python SDK's MCP client with its ``OAuthClientProvider``, signing in through ``flow``; yields
     the connected client and the provider."""
+    import httpx2
     from mcp import Client
     from mcp.client.auth import OAuthClientProvider
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
     from pydantic import AnyUrl
 
@@ -246,7 +246,7 @@ async def python_client(
         client_metadata_url=client_metadata_url,
     )
     async with (
-        create_mcp_http_client(auth=provider) as http,
+        httpx2.AsyncClient(auth=provider, timeout=httpx2.Timeout(30.0, read=300.0)) as http,
         Client(streamable_http_client(url, http_client=http), mode=era, cache=None) as client,
     ):
         yield client, provider
