@@ -7,15 +7,14 @@ Click commands are recognised by their decorators instead (see ./dev). vulture r
 
 from psycopg import ServerCursor
 from pybind11_pixelmatch import Options as KernelOptions
-from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
-from uvicorn.server import ServerState
 
 from bee_core.artifacts.verify import Verifier
 from bee_core.packet.cache import ContentCache
 from bee_core.skills.remote import _Got, _Page
 from bee_design.bundle.references import _Collector
-from bee_hostkit.http_descriptors import EdgeLoop, edge_loop
-from bee_hostkit.http_fast import FastPath, _ListingContext
+from bee_hostkit.http._uvicorn import RequestResponseCycle, ServerState
+from bee_hostkit.http.descriptors import EdgeLoop, edge_loop
+from bee_hostkit.http.fast import FastPath, _ListingContext
 from bee_tracker.board.columns import Board, Card, Column, Options
 from bee_tracker.board.epics import Progress
 from bee_tracker.oauth.provider import Provider
@@ -28,7 +27,7 @@ ContentCache.misses  # observability counter: tests read the outline cache's hit
 FastPath.answered  # observability counter: tests read how many requests the tracker's fast path answered
 RequestResponseCycle.disconnected  # set by the HTTP edge; uvicorn's ASGI receive() reads it
 ServerState.total_requests  # counted by the HTTP edge as uvicorn's own protocol does; uvicorn reads it
-edge_loop  # uvicorn's loop setting names it (bee_hostkit.http_serve.uvicorn_settings); uvicorn imports and calls it
+edge_loop  # uvicorn's loop setting names it (bee_hostkit.http.serve.uvicorn_settings); uvicorn imports and calls it
 EdgeLoop._accept_connection  # asyncio's selector loop calls it for each ready listening socket
 handler = None
 handler.__qualname__  # set so logs and tracebacks name the tracker tool a bound handler runs

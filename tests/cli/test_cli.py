@@ -98,6 +98,10 @@ def test_init_refuses_a_missing_checkout(cli: click.Group, tmp_path: Path) -> No
     assert result.exit_code != 0 and "is not a directory" in result.output
 
 
-def test_serve_refuses_a_missing_checkout(cli: click.Group, tmp_path: Path) -> None:
+def test_serve_refuses_a_missing_checkout_or_a_file(cli: click.Group, tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["mcp", "serve", "--checkout", str(tmp_path / "missing")])
-    assert result.exit_code != 0 and "is not a directory" in result.output
+    assert result.exit_code == 2 and "Invalid value for '--checkout'" in result.output
+    assert "does not exist; pass an existing directory" in result.output
+    (tmp_path / "file").write_text("x")
+    result = CliRunner().invoke(cli, ["mcp", "serve", "--checkout", str(tmp_path / "file")])
+    assert result.exit_code == 2 and "is not a directory" in result.output

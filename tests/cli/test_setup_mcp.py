@@ -3,7 +3,6 @@ file overwritten that Bee cannot read back faithfully."""
 
 import json
 import stat
-import sys
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
@@ -361,20 +360,21 @@ def test_a_tracker_url_that_is_not_http_is_refused(url: str, project: Path, home
 
 
 def test_the_entries_come_from_the_host_registry(project: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from bee_contracts.hosts import HostEntry
-
-    design = HostEntry("design", "stdio", ("design", "mcp", "--stdio", "--root", "{checkout}"), "mcp")
-    monkeypatch.setattr(sys.modules[__name__], "DESIGN", design, raising=False)
     points = [
         CORE_AND_TRACKER[0],
-        EntryPoint(name="design", value=f"{__name__}:DESIGN", group=registry.ENTRY_POINT_GROUP),
+        EntryPoint(name="design", value="bee_design.registry:DESIGN", group=registry.ENTRY_POINT_GROUP),
     ]
     monkeypatch.setattr(registry, "entry_points", lambda group: points)
+    # An entry an earlier release wrote says --root: it still starts the host (the same option), and is brought up
+    # to date with --checkout.
+    older = ["design", "mcp", "--stdio", "--root", str(project)]
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"bee-design": {"command": "bee", "args": older}}}))
     result = run("--tool", "claude", "--project", str(project))
     assert result.exit_code == 0, result.output
+    assert "updated   bee-design" in result.output and "added     bee-core" in result.output
     servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
-    assert list(servers) == ["bee-core", "bee-design"]
-    assert servers["bee-design"]["args"][-5:] == ["design", "mcp", "--stdio", "--root", str(project)]
+    assert set(servers) == {"bee-core", "bee-design"}
+    assert servers["bee-design"]["args"][-5:] == ["design", "mcp", "--stdio", "--checkout", str(project)]
     # The tracker's package is "not installed" here: a tracker URL has no host to go with.
     result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL)
     assert result.exit_code == 1 and "no installed HTTP host is named tracker" in result.output

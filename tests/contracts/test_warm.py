@@ -23,7 +23,6 @@ from bee_contracts.warm import (
     peer_uid,
     read_environment,
     read_line,
-    resolve_instance,
     runtime_dir,
     send_line,
     supervisor_environment,
@@ -89,7 +88,7 @@ def test_an_identity_names_one_socket_and_every_part_of_it_counts() -> None:
     identity = make_identity("core", "/repo", "/repo/.bee", "warning", env, place="1:2")
     assert identity_digest(identity) == identity_digest(dict(identity))
     others = [
-        make_identity("core-discovery", "/repo", "/repo/.bee", "warning", env, place="1:2"),
+        make_identity("discovery", "/repo", "/repo/.bee", "warning", env, place="1:2"),
         make_identity("core", "/other", "/repo/.bee", "warning", env, place="1:2"),
         make_identity("core", "/repo", "/elsewhere", "warning", env, place="1:2"),
         make_identity("core", "/repo", "/repo/.bee", "debug", env, place="1:2"),
@@ -110,13 +109,6 @@ def test_a_folder_created_again_under_the_same_path_is_another_folder(tmp_path: 
     assert folder_id(str(checkout)) == folder_id(str(checkout) + "/.")
     with pytest.raises(WarmUnavailable, match="cannot examine"):
         folder_id(str(tmp_path / "missing"))
-
-
-def test_the_instance_is_resolved_as_the_core_host_selects_it(tmp_path: Path) -> None:
-    checkout = str(tmp_path)
-    assert resolve_instance(checkout, None, {}) == os.path.realpath(tmp_path / ".bee")
-    assert resolve_instance(checkout, None, {"BEE_INSTANCE_ROOT": "/x/../y"}) == "/y"
-    assert resolve_instance(checkout, "/given", {"BEE_INSTANCE_ROOT": "/y"}) == "/given"
 
 
 def private(path: Path) -> Path:
@@ -231,22 +223,27 @@ def test_an_ensure_request_is_checked_part_by_part(tmp_path: Path) -> None:
     checkout = str(tmp_path.resolve())
     env = {"HOME": "/home/a"}
     identity = identity_of("core", checkout, checkout + "/.bee", "warning", env)
-    assert check_ensure(ensure_message(identity, env)) == (identity, env)
+    views = ("core", "discovery", "design")
+    assert check_ensure(ensure_message(identity, env), views) == (identity, env)
+    design = identity_of("design", checkout, checkout + "/.bee", "warning", env)
+    assert check_ensure(ensure_message(design, env), views) == (design, env)  # an instance, like core's
     bad = [
         ({"bee": "hello"}, "request", "not an ensure request"),
         ({**ensure_message(identity, env), "wire": 99}, "wire", "wire 99"),
         (ensure_message({**identity, "extra": "x"}, env), "request", "malformed"),
-        (ensure_message({**identity, "view": "shell"}, env), "request", "unknown view"),
+        (ensure_message({**identity, "view": "shell"}, env), "request", "unknown view 'shell' (the stdio hosts"),
+        (ensure_message({**identity, "view": "core-discovery"}, env), "request", "unknown view"),
         (ensure_message({**identity, "logLevel": "loud"}, env), "request", "unknown log level"),
         (ensure_message({**identity, "checkout": "relative"}, env), "request", "resolved absolute directory"),
         (ensure_message({**identity, "place": "0:0"}, env), "request", "another folder now"),
-        (ensure_message({**identity, "instance": ""}, env), "request", "does not fit the view"),
+        (ensure_message({**identity, "instance": ""}, env), "request", "is not an absolute path"),
+        (ensure_message({**design, "instance": "relative"}, env), "request", "is not an absolute path"),
         (ensure_message(identity, {"HOME": "/home/b"}), "request", "does not match the identity's digest"),
         ({**ensure_message(identity, env), "environ": {"A": 1}}, "request", "object of strings"),
     ]
     for request, code, said in bad:
         with pytest.raises(Refusal) as refused:
-            check_ensure(request)
+            check_ensure(request, views)
         assert refused.value.code == code and said in refused.value.message, request
         assert refused.value.answer() == {"bee": "refused", "code": code, "error": refused.value.message}
 
@@ -256,7 +253,7 @@ def test_a_hello_names_this_hosts_identity_and_a_session_its_environment(tmp_pat
 
     checkout = str(tmp_path.resolve())
     env = {"HOME": "/home/a"}
-    identity = identity_of("design", checkout, "", "warning", env)
+    identity = identity_of("design", checkout, checkout + "/.bee", "warning", env)
     assert check_hello(hello_message(identity, env, "session"), identity) == ("session", env)
     assert check_hello(hello_message(identity, {}, "probe"), identity) == ("probe", {})  # a probe brings none
     for hello, code in [

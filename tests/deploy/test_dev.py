@@ -47,3 +47,12 @@ def test_the_readmes_two_commands_are_still_the_quick_start() -> None:
     readme = (ROOT / "README.md").read_text()
     quick_start = re.search(r"```sh\n(.*?)```", readme, re.DOTALL)
     assert quick_start and quick_start.group(1).split("\n")[:2] == ["./dev up", "./dev test"]
+
+
+def test_only_the_tracker_asks_for_the_http_extra_so_the_stdio_hosts_install_without_it() -> None:
+    dev = load_dev()
+    assert [name for name in dev.PACKAGES if dev.with_http(name)] == ["bee-tracker"]
+    hostkit = tomllib.loads((ROOT / "packages/bee-hostkit/pyproject.toml").read_text())["project"]
+    extra = {re.match(r"[A-Za-z0-9_.-]+", r).group(0) for r in hostkit["optional-dependencies"][dev.HTTP_EXTRA]}  # type: ignore[union-attr]
+    base = {re.match(r"[A-Za-z0-9_.-]+", r).group(0) for r in hostkit["dependencies"]}  # type: ignore[union-attr]
+    assert {"uvicorn", "httptools"} <= extra and not extra & base

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from bee_hostkit.access_log import QUERY_HIDDEN, TOKEN_HIDDEN
+from bee_hostkit.http.access_log import QUERY_HIDDEN, TOKEN_HIDDEN
 from tests.harness.raw_http import RawConnection
 from tests.harness.tracker import TrackerProcess
 

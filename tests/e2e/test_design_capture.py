@@ -16,8 +16,9 @@ from PIL import Image
 
 from bee_contracts import BeeError
 from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, Evidence, parse_evidence
-from bee_design.capture.runner import Target, capture, parse_target, parse_viewport
+from bee_design.capture.runner import capture
 from bee_design.capture.settings import Settings, browser_executable
+from bee_design.capture.targets import Target, parse_target, parse_viewport
 from bee_design.digests import of_bytes
 from tests.conftest import bee_executable
 from tests.design.helpers import SHOP, static_server

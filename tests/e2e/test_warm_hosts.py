@@ -171,7 +171,7 @@ def test_a_read_in_flight_is_replayed_and_a_write_in_flight_gets_one_retryable_e
     editor = editors(checkout, warm_runtime, *extra)
     editor.start(era)
     assert "result" in editor.request(1, "tools/list")
-    first = warm.running_host(warm_runtime, serves(checkout, "core-discovery" if extra else "core"))
+    first = warm.running_host(warm_runtime, serves(checkout, "discovery" if extra else "core"))
 
     def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         if view == "discovery":
@@ -299,6 +299,21 @@ def test_an_upgrade_mid_session_restarts_the_host_and_the_session_goes_on(
         )
 
 
+def test_an_editor_configuration_naming_the_design_checkout_with_root_reaches_the_same_warm_host(
+    checkout: Path, warm_runtime: Path
+) -> None:
+    # `bee setup-mcp` wrote --root before --checkout: both spellings are one identity, so one warm host.
+    env = {**os.environ, **warm_env(warm_runtime)}
+    pids = []
+    for spelling in ("--root", "--checkout"):
+        argv = [str(bee_executable()), "design", "mcp", "--stdio", spelling, str(checkout.resolve())]
+        answered = serve(argv, checkout, env, session({"method": "tools/list"}))
+        assert answered[1]["result"]["tools"], answered
+        assert "serving in this process" not in answered["stderr"], answered["stderr"]
+        pids.append(warm.running_host(warm_runtime, serves(checkout, "design"))["pid"])
+    assert pids[0] == pids[1]
+
+
 def test_every_warm_host_replaced_by_an_upgrade_comes_back_healthy_and_serves_a_session(
     checkout: Path, tmp_path: Path
 ) -> None:
@@ -313,8 +328,8 @@ def test_every_warm_host_replaced_by_an_upgrade_comes_back_healthy_and_serves_a_
     }
     commands = {
         serves(checkout): ["mcp", "serve"],
-        serves(checkout, "core-discovery"): ["mcp", "serve", "--discovery"],
-        serves(checkout, "design"): ["design", "mcp", "--stdio", "--root", str(checkout.resolve())],
+        serves(checkout, "discovery"): ["mcp", "serve", "--discovery"],
+        serves(checkout, "design"): ["design", "mcp", "--stdio", "--checkout", str(checkout.resolve())],
     }
 
     def drive_each() -> None:

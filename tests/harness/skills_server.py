@@ -55,9 +55,9 @@ def main() -> None:
     from mcp.shared.exceptions import MCPError
 
     from bee_hostkit import Host
-    from bee_hostkit.http_app import mcp_http_app
-    from bee_hostkit.http_limits import EdgeLimits
-    from bee_hostkit.http_serve import serve_http
+    from bee_hostkit.http.app import mcp_http_app
+    from bee_hostkit.http.limits import EdgeLimits
+    from bee_hostkit.http.serve import serve_http
 
     port, spec = int(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
     entries = _entries(spec)

@@ -19,8 +19,8 @@ import anyio
 import uvicorn
 from starlette.applications import Starlette
 
-from bee_hostkit.http_edge import edge_protocol
-from bee_hostkit.http_serve import uvicorn_settings
+from bee_hostkit.http.edge import edge_protocol
+from bee_hostkit.http.serve import uvicorn_settings
 from bee_tracker.auth import hmac_verifier, mint
 from bee_tracker.config import TrackerConfig
 from bee_tracker.host import build_app, edge_limits

@@ -1,4 +1,5 @@
-"""The Host in process: admission, deadlines, catalog/handler agreement, the call object, the error shape."""
+"""The Host in process: the answer to a tools/call, deadlines, catalog/handler agreement, the call object, the error
+shape."""
 
 import json
 import threading
@@ -62,28 +63,22 @@ async def test_the_handler_gets_one_call_with_typed_arguments_defaults_deadline_
     assert seen[1].caller is None
 
 
-async def test_over_the_admission_limit_the_answer_is_busy_at_once() -> None:
-    release = threading.Event()
+async def test_the_answer_reads_the_caller_from_the_scope_and_is_marked_complete_success_or_failure() -> None:
+    seen: list[Call[Any]] = []
 
-    def slow(call: Call[Any]) -> dict[str, Any]:
-        release.wait(10)
+    def handler(call: Call[Any]) -> dict[str, Any]:
+        seen.append(call)
         return {"ok": True}
 
-    host = Host("h", [SPEC], {"demo": slow}, max_in_flight=1)
-    async with anyio.create_task_group() as tg:
-        first: dict[str, Any] = {}
-
-        async def run_first() -> None:
-            first.update(await host.call("demo", {}))
-
-        tg.start_soon(run_first)
-        await anyio.sleep(0.2)
-        second = await host.call("demo", {})
-        release.set()
-    busy = error_of(second)
-    assert busy["code"] == "busy" and busy["retryable"] is True
-    assert first["isError"] is False
-    assert (await host.call("demo", {}))["isError"] is False  # the slot was given back
+    host = Host("h", [SPEC], {"demo": handler}, caller_of=lambda scope: scope.get("test.caller"))
+    answer = await host.answer("demo", {}, {"test.caller": "carol"})
+    assert answer["resultType"] == "complete" and answer["structuredContent"] == {"ok": True}
+    assert seen[-1].caller == "carol"
+    await host.answer("demo", {}, None)  # a stdio request: no scope, so no caller
+    assert seen[-1].caller is None
+    failed = await host.answer("demo", {"n": "two"}, {"test.caller": "carol"})
+    assert failed["resultType"] == "complete" and error_of(failed)["code"] == "invalid_argument"
+    assert len(seen) == 2  # the refused call never reached the handler
 
 
 async def test_a_handler_past_its_deadline_is_answered_without_it_and_writes_are_outcome_unknown() -> None:

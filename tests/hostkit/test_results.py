@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from bee_contracts import BeeError, ErrorCode
 from bee_hostkit import Budget, with_size
 from bee_hostkit.results import list_bytes, piece_bytes, render, result_bytes
-from bee_hostkit.stdio import encode_message
+from bee_hostkit.stdio.transport import encode_message
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),

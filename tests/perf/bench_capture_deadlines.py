@@ -34,8 +34,9 @@ CASES = {
 def one(url: str, out: Path) -> tuple[float, float, str]:
     """(seconds from the page's start to the error, seconds of the whole call, the step named)."""
     from bee_contracts import BeeError
-    from bee_design.capture.runner import Target, capture, parse_viewport
+    from bee_design.capture.runner import capture
     from bee_design.capture.settings import Settings, browser_executable
+    from bee_design.capture.targets import Target, parse_viewport
 
     started: list[float] = []
 

@@ -64,8 +64,9 @@ def page(top: int = 0, brand: str = "#2f6fdb", first_title: str = "Country loaf"
 
 def screenshots(folder: Path) -> dict[str, Any]:
     """1440×900 captures of the page and its variants, by Bee's capture (deterministic settings): the PNG files."""
-    from bee_design.capture.runner import Target, capture, parse_viewport
+    from bee_design.capture.runner import capture
     from bee_design.capture.settings import Settings, browser_executable
+    from bee_design.capture.targets import Target, parse_viewport
     from tests.design.helpers import static_server
 
     site = folder / "site"
@@ -201,8 +202,9 @@ def bench_diff(pngs: dict[str, bytes], folder: Path) -> dict[str, Any]:
 def bench_capture(folder: Path) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
-    from bee_design.capture.runner import Target, capture, parse_viewport
+    from bee_design.capture.runner import capture
     from bee_design.capture.settings import Settings, browser_executable
+    from bee_design.capture.targets import Target, parse_viewport
     from tests.design.helpers import SHOP, static_server
 
     viewports = tuple(parse_viewport(v) for v in VIEWPORTS)

@@ -266,19 +266,20 @@ class Direct:
     def __init__(self, run: Path, checkout: Path) -> None:
         import socket
 
+        from bee_contracts.layout import Checkout
         from bee_contracts.warm import (
             hello_message,
             host_socket,
             identity_digest,
             identity_of,
             read_line,
-            resolve_instance,
             send_line,
             warm_dir,
         )
 
         env = warm_env(run)
-        identity = identity_of("core", str(checkout), resolve_instance(str(checkout), None, env), "warning", env)
+        selected = Checkout.select(str(checkout), None, env)
+        identity = identity_of("core", selected.path, selected.instance, "warning", env)
         path = host_socket(warm_dir(env), identity_digest(identity))
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(path)

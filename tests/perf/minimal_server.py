@@ -7,8 +7,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server import ServerRequestContext
-from mcp.server.lowlevel.server import Server
+from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 

@@ -9,10 +9,10 @@ import sys
 
 from bee_contracts import ToolSpec
 from bee_hostkit import Host
-from bee_hostkit.http_app import mcp_http_app
-from bee_hostkit.http_fast import HostServer
-from bee_hostkit.http_limits import EdgeLimits
-from bee_hostkit.http_serve import serve_http
+from bee_hostkit.http.app import mcp_http_app
+from bee_hostkit.http.fast import HostServer
+from bee_hostkit.http.limits import EdgeLimits
+from bee_hostkit.http.serve import serve_http
 from bee_tracker.auth import hmac_verifier
 from bee_tracker.middleware import BearerAuth
 
@@ -29,7 +29,7 @@ NOOP = ToolSpec(
 
 def main() -> None:
     port, secret = int(sys.argv[1]), bytes.fromhex(sys.argv[2])
-    host = Host("noop", [NOOP], {"noop": lambda call: {"data": {}}}, max_in_flight=100)
+    host = Host("noop", [NOOP], {"noop": lambda call: {"data": {}}})
     verifier = hmac_verifier(secret)
     served = HostServer(host.build_server(), host)
     app = mcp_http_app(lambda: served, wrappers=[lambda inner: BearerAuth(inner, verifier)])

@@ -94,17 +94,21 @@ class Beads:
     @classmethod
     def imported(cls, lines: Iterable[str | bytes]) -> Beads:
         records: dict[str, dict[str, Any]] = {}
+        deleted: set[str] = set()
         for raw in lines:
             text = raw.decode() if isinstance(raw, bytes) else raw
             if not text.strip():
                 continue
             record = json.loads(text)
-            if record.get("_type", "issue") != "issue" or record.get("status") == "tombstone":
+            if record.get("_type", "issue") != "issue" or not isinstance(record.get("id"), str):
                 continue
-            if not isinstance(record.get("id"), str):
+            if record.get("status") == "tombstone":  # deletes the id wherever it stands (shadowed lines aside)
+                deleted.add(record["id"])
                 continue
             records.pop(record["id"], None)
             records[record["id"]] = record  # the last line of an id wins
+        for issue_id in deleted:
+            records.pop(issue_id, None)
         db = cls()
         for record in records.values():
             wisp = _flag(record, "ephemeral") or _flag(record, "no_history") or _flag(record, "wisp")

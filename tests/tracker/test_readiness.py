@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bee_tracker.store import SqlStore, readiness
+from bee_tracker.store import SqlStore, readiness, sources
 from bee_tracker.store.readiness import Rule
 from tests.conftest import FIXTURES
 from tests.tracker.beads_rule import Beads
@@ -152,6 +152,40 @@ def test_waits_for_waits_on_the_spawners_children_with_either_gate(store: SqlSto
     assert_consistent(store)
 
 
+def test_an_import_into_a_store_that_holds_issues_updates_its_neighbours(store: SqlStore) -> None:
+    """A later import touches issues already in the store: it blocks those that depended on ids it brings, frees
+    those its deletions and replacements unblock (a spawner's child taken away included), holds the children of
+    what it blocks, and passes a parent's deferral down, all without a rebuild."""
+    others = [line(f"t-other-{n}") for n in range(60)]  # a store much larger than the import: see importing.py
+    store.import_lines(
+        [
+            *others,
+            line("t-spawner"),
+            line("t-child", dependencies=[dep("t-child", "t-spawner", "parent-child")]),
+            line("t-waiter", dependencies=[dep("t-waiter", "t-spawner", "waits-for")]),
+            line("t-early", dependencies=[dep("t-early", "t-later", "blocks")]),  # t-later does not exist yet
+            line("t-kid", dependencies=[dep("t-kid", "t-early", "parent-child")]),
+            line("t-young", dependencies=[dep("t-young", "t-parent", "parent-child")]),
+            line("t-blocker"),
+            line("t-blocked", dependencies=[dep("t-blocked", "t-blocker", "blocks")]),
+        ]
+    )
+    assert {"t-early", "t-kid", "t-young", "t-blocker"} <= set(ready_ids(store))
+    assert not {"t-waiter", "t-blocked"} & set(ready_ids(store))
+    store.import_lines(
+        [
+            line("t-later"),  # blocks t-early, which now holds t-kid
+            line("t-child"),  # no longer the spawner's child: t-waiter stops waiting
+            line("t-blocker", status="tombstone"),  # deleted: t-blocked is free
+            line("t-parent", defer_until=FUTURE),  # t-young's parent, deferred
+        ]
+    )
+    ready = set(ready_ids(store))
+    assert {"t-waiter", "t-blocked", "t-later"} <= ready and not {"t-early", "t-kid", "t-young", "t-parent"} & ready
+    assert_matches_beads(store)
+    assert_consistent(store)
+
+
 def test_deferral_hides_the_issue_and_a_future_parent_deferral_hides_its_children(store: SqlStore) -> None:
     store.import_lines(
         [
@@ -223,13 +257,12 @@ def test_cycles_are_refused_by_link_and_an_imported_cycle_still_settles(store: S
     a, b = new(store, "a"), new(store, "b")
     call(store, "link", id=a, target=b)
     assert "cycle" in refused(store, "invalid_argument", "link", id=b, target=a, type="parent-child").message
-    store.import_lines(
-        [
-            line("t-x", dependencies=[dep("t-x", "t-y", "parent-child"), dep("t-x", "t-z")]),
-            line("t-y", dependencies=[dep("t-y", "t-x", "parent-child")]),
-            line("t-z", dependencies=[dep("t-z", "t-y", "blocks")]),
-        ]
-    )
+    imported = [
+        line("t-x", dependencies=[dep("t-x", "t-y", "parent-child"), dep("t-x", "t-z")]),
+        line("t-y", dependencies=[dep("t-y", "t-x", "parent-child")]),
+        line("t-z", dependencies=[dep("t-z", "t-y", "blocks")]),
+    ]
+    store.import_from(sources.from_lines(imported), allow_cycles=True)  # taken as they come, as Beads does
     for rule in (Rule(transitive=True), Rule()):
         store.set_rule(rule)
         assert_consistent(store)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker import calls
-from bee_tracker.store import SqlStore
+from bee_tracker.store import SqlStore, sources
 from bee_tracker.store.readiness import Rule
 from tests.conftest import BACKENDS
 from tests.tracker.beads_rule import Beads
@@ -27,6 +27,10 @@ from tests.tracker.readiness_helpers import (
     assert_matches_beads,
     clocked_store,
     every_ready,
+    line,
+)
+from tests.tracker.readiness_helpers import (
+    dep as link,
 )
 
 ACTORS = ("alice@example.com", "bob@example.com")
@@ -201,3 +205,72 @@ def test_racing_writers_leave_readiness_consistent(
         assert_matches_beads(store)
     finally:
         store.close()
+
+
+#: One imported line for one of a few ids: what it says of itself, and its dependencies (type, target).
+IMPORTED = st.tuples(
+    st.integers(min_value=0, max_value=11),
+    st.sampled_from([*STATUSES, "closed", "tombstone"]),
+    st.sampled_from(["task", "epic", "gate"]),
+    st.sampled_from([{}, {"pinned": True}, {"ephemeral": True}]),
+    st.sampled_from([None, PAST, FUTURE]),
+    st.lists(st.tuples(st.sampled_from([*KINDS, "waits-for-any"]), st.integers(min_value=0, max_value=13)), max_size=3),
+)
+
+
+def imported_line(
+    number: int, status: str, issue_type: str, flags: dict[str, bool], defer: str | None, links: Any
+) -> str:
+    issue_id = f"t-{number}"
+    deps = [
+        link(issue_id, f"t-{target}", "waits-for", metadata='{"gate":"any-children"}')
+        if kind == "waits-for-any"
+        else link(issue_id, f"t-{target}", kind)
+        for kind, target in links
+    ]
+    return line(issue_id, status=status, issue_type=issue_type, defer_until=defer, dependencies=deps or None, **flags)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_imports_into_a_store_that_holds_issues_keep_readiness_equal_to_a_computation_from_scratch(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """An import into a store that already holds issues brings only what it touched up to date (new and replaced
+    issues, deletions, and their neighbours in the store): the result must equal a rebuild, and Beads' rule."""
+    examples = 30 if backend == "sqlite" else 8
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(
+        steps=st.lists(
+            st.tuples(st.lists(IMPORTED, min_size=1, max_size=8), st.lists(OPERATIONS, max_size=3)),
+            min_size=2,
+            max_size=5,
+        ),
+        transitive=st.booleans(),
+        others=st.sampled_from([0, 150]),
+    )
+    def run(steps: list[tuple[list[Any], list[Any]]], transitive: bool, others: int) -> None:
+        store = clocked_store(fresh_url(backend, request, tmp_path))
+        try:
+            if transitive:
+                store.set_rule(Rule(transitive=True))
+            # Issues nothing links to: with 150 a store is large enough against each import of a few lines that the
+            # import brings only what it touched up to date; without them it is rebuilt whole.
+            store.import_lines([line(f"t-other-{n}") for n in range(others)] or [line("t-0")])
+            for imported, writes in steps:
+                # an import (replacing and deleting the team's work, closing cycles if it must), then a few writes
+                lines = [imported_line(*item) for item in imported]
+                store.import_from(sources.from_lines(lines), discard_changes=True, allow_cycles=True)
+                with store.db.read() as tx:
+                    ids = [row[0] for row in tx.rows("SELECT id FROM issues ORDER BY id")]
+                for write in writes:
+                    apply(store, ids, write)
+                assert_consistent(store)
+                if transitive:
+                    assert every_ready(store) == transitive_ready(store)
+                else:
+                    assert_matches_beads(store)
+        finally:
+            store.close()
+
+    run()

@@ -3,7 +3,10 @@
 import json
 from typing import Any
 
-from bee_tracker.store import SqlStore
+import pytest
+
+from bee_contracts import BeeError
+from bee_tracker.store import SqlStore, sources
 from tests.tracker.calls import ALICE, BOB, call, new, refused
 
 
@@ -119,8 +122,12 @@ def test_a_tombstone_in_the_file_deletes_its_id_wherever_the_live_line_is(store:
 def test_reimport_a_tombstone_deletes_the_live_issue_and_a_live_line_never_undeletes(store: SqlStore) -> None:
     store.import_lines([line(id="t-a", title="live")])
     call(store, "add_note", BOB, id="t-a", text="was here")
-    report = store.import_lines([tombstone("t-a")])
+    with pytest.raises(BeeError) as info:  # the note is the team's work: deleting it takes --discard-changes
+        store.import_lines([tombstone("t-a")])
+    assert info.value.code == "conflict" and "t-a (1 comment; 1 write by bob@example.com)" in info.value.message
+    report = store.import_from(sources.from_lines([tombstone("t-a")]), discard_changes=True)
     assert report["deleted"] == ["t-a"] and report["tombstones"] == 1
+    assert [c["text"] for c in report["discarded"][0]["comments"]] == ["was here"]
     refused(store, "not_found", "get", id="t-a")
     again = store.import_lines([line(id="t-a", title="resurrected?")])
     assert again["imported"] == 0 and again["skippedDeleted"] == [{"line": 1, "id": "t-a"}]

@@ -1,18 +1,21 @@
 """The front end of the editors' stdio hosts: `bee mcp serve` and `bee design mcp`, relayed to a warm host.
 
 An editor starts one of these per window and waits for its first answer; a cold host spends most of a second
-importing the SDK. The front end imports only the standard library (and :mod:`bee_contracts.warm`): it resolves
-the host's identity exactly as the host would (the view, the checkout or root, the instance root, the log level, and
-the environment the host reads at start), asks the warm supervisor for that host (:mod:`bee_cli.attach`), and relays
-stdio to it (:mod:`bee_cli.relay`), surviving the host's restarts and upgrades.
+importing the SDK. The front end imports only the standard library and bee-contracts' light modules (with the host
+registry, the ``registry`` module and ``__init__`` of each host package up to the one named, which import nothing
+more): it resolves the host's identity exactly as the host would (the view, the checkout and the instance it
+selects, the log level, and the environment the host reads at start), asks the warm supervisor for that host
+(:mod:`bee_cli.attach`), and relays stdio to it (:mod:`bee_cli.relay`), surviving the host's restarts and upgrades.
 
-It serves only the exact command lines the click commands accept with these options —
-``mcp serve [--checkout D] [--instance-root D] [--discovery] [--log-level L]`` and
-``design mcp [--stdio] --root R [--log-level L]`` — with arguments the host would accept. Anything else (``--help``,
-an unknown or repeated option, a checkout that is not a directory) is declined and goes the click way, which serves
-or refuses it as before. So does every command when ``BEE_WARM=0``, and one for which no warm host is ready within
-``$BEE_WARM_WAIT_SECONDS`` (10 s by default): then one line on stderr says why, and the host is served cold, in this
-process.
+It serves only the exact command lines the click commands accept, read with the grammar each stdio host declares in
+the host registry (:class:`bee_contracts.hosts.HostEntry`): its command words, its valued options (each at most once,
+``--name value`` or ``--name=value``), the flags that select its views and those that select nothing — today
+``mcp serve [--checkout D] [--instance-root D] [--discovery] [--log-level L]`` and ``design mcp [--stdio]
+--checkout R [--instance-root D] [--log-level L]`` (``--root R`` too) — with arguments the host would accept.
+Anything else (``--help``, an unknown or repeated option, a checkout the host would refuse) is declined and goes the
+click way, which serves or refuses it as before. So does every command when ``BEE_WARM=0``, and one for which no warm
+host is ready within ``$BEE_WARM_WAIT_SECONDS`` (10 s by default): then one line on stderr says why, and the host is
+served cold, in this process.
 """
 
 from __future__ import annotations
@@ -20,29 +23,38 @@ from __future__ import annotations
 import os
 import sys
 
-from bee_contracts.warm import (
-    ENV_WAIT,
-    ENV_WARM,
-    LOG_LEVELS,
-    WAIT_SECONDS,
-    WarmUnavailable,
-    identity_digest,
-    identity_of,
-    resolve_instance,
-)
+from bee_contracts.layout import Checkout
+from bee_contracts.serving import log_level
+from bee_contracts.warm import ENV_WAIT, ENV_WARM, WAIT_SECONDS, WarmUnavailable, identity_digest, identity_of
 
 # Annotations only (mypy reads this name as True): the typing module is a megabyte the front end need not load.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-_CORE_OPTIONS = {"--checkout": "checkout", "--instance-root": "instance_root", "--log-level": "log_level"}
-_DESIGN_OPTIONS = {"--root": "root", "--log-level": "log_level"}
+    from bee_contracts.hosts import HostEntry
+
+#: What a flag that selects nothing is read as (a view's flag is read as the view's name).
+_PLAIN = ""
+
+
+def _stdio_host(args: list[str]) -> HostEntry | None:
+    """The installed stdio host whose serve command ``args`` names, if any."""
+    from bee_contracts.hosts import each_host
+
+    try:
+        for entry in each_host():
+            command = entry.command
+            if entry.transport == "stdio" and command and tuple(args[: len(command)]) == command:
+                return entry
+    except Exception:  # a broken installation: the click way reports it
+        return None
+    return None
 
 
 def _options(args: list[str], valued: dict[str, str], flags: dict[str, str]) -> dict[str, str] | None:
-    """``args`` as click would read these options (``--name value`` or ``--name=value``, each at most once), or
-    None for anything else."""
+    """``args`` as click would read these options (``--name value`` or ``--name=value``, each setting at most once;
+    a flag that selects a view sets ``view``), or None for anything else."""
     found: dict[str, str] = {}
     index = 0
     while index < len(args):
@@ -56,7 +68,7 @@ def _options(args: list[str], valued: dict[str, str], flags: dict[str, str]) -> 
                 value = args[index]
             key = valued[name]
         elif arg in flags:
-            key, value = flags[arg], "1"
+            key, value = ("view", flags[arg]) if flags[arg] != _PLAIN else (arg, "1")
         else:
             return None
         if key in found:
@@ -66,54 +78,34 @@ def _options(args: list[str], valued: dict[str, str], flags: dict[str, str]) -> 
     return found
 
 
-def _log_level(given: str | None, environ: Mapping[str, str]) -> str | None:
-    level = given if given is not None else environ.get("BEE_LOG_LEVEL", "warning")
-    return level if level in LOG_LEVELS else None
-
-
-def _dot_bee_leaves(checkout: str) -> bool:
-    """Whether ``checkout``/.bee is a symlink leading out of ``checkout`` (a resolved path)."""
-    candidate = os.path.join(checkout, ".bee")
-    if not os.path.islink(candidate):
-        return False
-    resolved = os.path.realpath(candidate)
-    return os.path.commonpath([resolved, checkout]) != checkout
+def _grammar(entry: HostEntry) -> tuple[dict[str, str], dict[str, str]]:
+    """``entry``'s valued options (spelling → setting) and flags (flag → the view it selects, or :data:`_PLAIN`)."""
+    flags = dict.fromkeys(entry.flags, _PLAIN)
+    flags.update({selecting[0]: view for view, selecting in entry.views if len(selecting) == 1})
+    return dict(entry.options), flags
 
 
 def target(args: list[str], environ: Mapping[str, str]) -> dict[str, str] | None:
     """The identity of the warm host that would serve ``args``, or None when the front end declines them."""
-    if args[:2] == ["mcp", "serve"]:
-        options = _options(args[2:], _CORE_OPTIONS, {"--discovery": "discovery"})
-        if options is None:
-            return None
-        checkout = os.path.realpath(os.path.expanduser(options.get("checkout", ".")))
-        if not os.path.isdir(checkout):
-            return None  # the click command says what is wrong with it
-        given_instance = options.get("instance_root")
-        if given_instance is not None and os.path.exists(given_instance) and not os.path.isdir(given_instance):
-            return None
-        if given_instance is None and not environ.get("BEE_INSTANCE_ROOT") and _dot_bee_leaves(checkout):
-            # The host refuses such a link (outside_root: bee_contracts.layout.checkout_instance); resolved here
-            # and passed on as --instance-root, the warm host would serve the instance it points at.
-            return None
-        level = _log_level(options.get("log_level"), environ)
-        if level is None:
-            return None
-        view = "core-discovery" if "discovery" in options else "core"
-        instance = resolve_instance(checkout, given_instance, environ)
-        return _identity(view, checkout, instance, level, environ)
-    if args[:2] == ["design", "mcp"]:
-        options = _options(args[2:], _DESIGN_OPTIONS, {"--stdio": "stdio"})
-        if options is None or "root" not in options:
-            return None
-        given_root = options["root"]
-        if not os.path.isabs(given_root) or not os.path.isdir(given_root):
-            return None
-        level = _log_level(options.get("log_level"), environ)
-        if level is None:
-            return None
-        return _identity("design", os.path.realpath(given_root), "", level, environ)
-    return None
+    entry = _stdio_host(args)
+    if entry is None:
+        return None
+    options = _options(args[len(entry.command) :], *_grammar(entry))
+    if options is None:
+        return None
+    given_instance = options.get("instance_root")
+    if given_instance is not None and (
+        not given_instance or (os.path.exists(given_instance) and not os.path.isdir(given_instance))
+    ):
+        return None  # what click's --instance-root refuses: it says why
+    if "checkout" not in options and entry.absolute_checkout:
+        return None  # click says the checkout is missing
+    checkout = Checkout.find(options.get("checkout", "."), given_instance, environ, absolute=entry.absolute_checkout)
+    # None: the host refuses this checkout (missing, not a directory, a .bee linking out of it, ...) and says why.
+    level = log_level(options.get("log_level"), environ)
+    if checkout is None or level is None:
+        return None
+    return _identity(options.get("view", entry.name), checkout.path, checkout.instance, level, environ)
 
 
 def _identity(view: str, checkout: str, instance: str, level: str, environ: Mapping[str, str]) -> dict[str, str] | None:

@@ -1,22 +1,56 @@
-"""Where a Bee instance lives: the ``.bee`` directory name, the variable that selects another, and how to find one.
+"""Where a Bee instance lives: the ``.bee`` directory name, the variable that selects another, how to find one, and
+the checkout a stdio host serves with the instance it selects (:class:`Checkout`).
 
-Shared by every package that keeps state in an instance (the core host's checkout instance, the tracker's home),
-so that all of them agree on which instance a command in a given directory means.
+Shared by every package that keeps state in an instance (the core and design hosts' checkout instance, the tracker's
+home), so that all of them agree on which instance a command in a given directory means. The `bee` front end resolves
+a checkout with :class:`Checkout` before anything heavy loads, so this module runs on strings and ``os.path``:
+no pathlib, typing or dataclasses at import, and :class:`~bee_contracts.errors.BeeError` only when one is raised.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Final
 
-from bee_contracts.errors import BeeError, ErrorCode
+# Annotations only (mypy reads this name as True): the front end need not load what they name.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Final, TypeAlias
+
+    from bee_contracts.errors import BeeError
+
+    #: A refusal: its contracts code, message and details (raised as a :class:`BeeError` by :func:`_error`).
+    _Refused: TypeAlias = tuple[str, str, dict[str, str]]
 
 #: The instance directory inside a checkout.
 INSTANCE_DIRNAME: Final = ".bee"
 
 #: Environment variable naming the instance to use instead of one found from the working directory.
 ENV_INSTANCE_ROOT: Final = "BEE_INSTANCE_ROOT"
+
+
+def _error(refused: _Refused) -> BeeError:
+    from bee_contracts.errors import BeeError, ErrorCode
+
+    code, message, details = refused
+    return BeeError(ErrorCode(code), message, details=details)
+
+
+def _dot_bee(directory: str) -> str | _Refused:
+    """``directory/.bee``, unless it is a symlink that leads out of ``directory`` (see :func:`checkout_instance`)."""
+    candidate = os.path.join(directory, INSTANCE_DIRNAME)
+    if os.path.islink(candidate):
+        target, real = os.path.realpath(candidate), os.path.realpath(directory)
+        if os.path.commonpath([target, real]) != real:
+            return (
+                "outside_root",
+                f"{candidate} is a symlink to {target}, outside the checkout; Bee does not follow it (a checkout "
+                f"could point it at another checkout's instance and its settings). To use that instance on purpose, "
+                f"pass --instance-root {target} or set ${ENV_INSTANCE_ROOT}",
+                {"instance": candidate, "target": target},
+            )
+    return candidate
 
 
 def checkout_instance(directory: Path) -> Path:
@@ -29,18 +63,96 @@ def checkout_instance(directory: Path) -> Path:
     Raises:
         BeeError: ``outside_root`` naming the link, its target, and how to use that instance on purpose.
     """
-    candidate = directory / INSTANCE_DIRNAME
-    if candidate.is_symlink():
-        target = candidate.resolve()
-        if not target.is_relative_to(directory.resolve()):
-            raise BeeError(
-                ErrorCode.OUTSIDE_ROOT,
-                f"{candidate} is a symlink to {target}, outside the checkout; Bee does not follow it (a checkout "
-                f"could point it at another checkout's instance and its settings). To use that instance on purpose, "
-                f"pass --instance-root {target} or set ${ENV_INSTANCE_ROOT}",
-                details={"instance": str(candidate), "target": str(target)},
+    found = _dot_bee(str(directory))
+    if isinstance(found, tuple):
+        raise _error(found)
+    return directory / INSTANCE_DIRNAME
+
+
+def _instance(checkout: str, instance_root: str | None, environ: Mapping[str, str]) -> str | _Refused:
+    chosen = instance_root or environ.get(ENV_INSTANCE_ROOT)
+    found = chosen if chosen else _dot_bee(checkout)
+    return found if isinstance(found, tuple) else os.path.realpath(os.path.expanduser(found))
+
+
+def select_instance(checkout: str, instance_root: str | None, environ: Mapping[str, str]) -> str:
+    """The instance ``checkout`` (a resolved directory) selects: ``instance_root``, else ``$BEE_INSTANCE_ROOT``, else
+    :func:`checkout_instance`; absolute, symlinks resolved. It may not exist yet (`bee init` creates it).
+
+    Raises:
+        BeeError: ``outside_root`` for a ``.bee`` that is a symlink out of the checkout, when no instance is chosen.
+    """
+    found = _instance(checkout, instance_root, environ)
+    if isinstance(found, tuple):
+        raise _error(found)
+    return found
+
+
+class Checkout:
+    """The checkout a stdio host serves, resolved once at start: ``path`` (absolute, symlinks resolved, a directory)
+    and ``instance``, the Bee instance it selects (:func:`select_instance`; absolute, resolved, maybe not there yet).
+
+    Both stdio hosts and the front end that finds their warm host resolve a checkout here, so all three agree on it.
+    """
+
+    __slots__ = ("instance", "path")
+
+    def __init__(self, path: str, instance: str) -> None:
+        self.path = path
+        self.instance = instance
+
+    def __repr__(self) -> str:
+        return f"Checkout({self.path!r}, {self.instance!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Checkout) and (self.path, self.instance) == (other.path, other.instance)
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.instance))
+
+    @classmethod
+    def select(
+        cls, given: str, instance_root: str | None, environ: Mapping[str, str], *, absolute: bool = False
+    ) -> Checkout:
+        """The checkout ``given`` names (``~`` expanded; with ``absolute``, it must be an absolute path) and the
+        instance it selects with ``instance_root`` and ``environ``.
+
+        Raises:
+            BeeError: ``invalid_argument`` for a checkout that is empty, relative (with ``absolute``), missing or
+                not a directory; ``outside_root`` as :func:`select_instance`.
+        """
+        found = cls._resolve(given, instance_root, environ, absolute)
+        if isinstance(found, tuple):
+            raise _error(found)
+        return found
+
+    @classmethod
+    def find(
+        cls, given: str, instance_root: str | None, environ: Mapping[str, str], *, absolute: bool = False
+    ) -> Checkout | None:
+        """What :meth:`select` returns, or None where it raises (the front end then leaves the host to say why)."""
+        found = cls._resolve(given, instance_root, environ, absolute)
+        return None if isinstance(found, tuple) else found
+
+    @classmethod
+    def _resolve(
+        cls, given: str, instance_root: str | None, environ: Mapping[str, str], absolute: bool
+    ) -> Checkout | _Refused:
+        if absolute and not given:
+            return ("invalid_argument", "the checkout is empty; pass --checkout /absolute/path/to/checkout", {})
+        if absolute and not os.path.isabs(given):
+            return (
+                "invalid_argument",
+                f"the checkout {given!r} is relative; pass an absolute path (--checkout /absolute/path/to/checkout)",
+                {"checkout": given},
             )
-    return candidate
+        path = os.path.realpath(os.path.expanduser(given))
+        if not os.path.exists(path):
+            return ("invalid_argument", f"the checkout {given!r} does not exist; pass an existing directory", {})
+        if not os.path.isdir(path):
+            return ("invalid_argument", f"the checkout {given!r} is not a directory; pass the checkout's directory", {})
+        instance = _instance(path, instance_root, environ)
+        return instance if isinstance(instance, tuple) else cls(path, instance)
 
 
 def nearest_instance(start: Path) -> Path | None:
@@ -66,6 +178,8 @@ def selected_instance(start: Path) -> Path | None:
     Raises:
         BeeError: as :func:`nearest_instance` does.
     """
+    from pathlib import Path
+
     chosen = os.environ.get(ENV_INSTANCE_ROOT)
     if chosen:
         return Path(chosen).expanduser()
@@ -92,6 +206,8 @@ def tracker_home(start: Path) -> Path:
     Raises:
         BeeError: as :func:`nearest_instance` does.
     """
+    from pathlib import Path
+
     chosen = os.environ.get(ENV_TRACKER_HOME)
     if chosen:
         return Path(chosen).expanduser()

@@ -8,10 +8,14 @@ maps each to the module that defines it; ``from package import Name`` imports th
 
 from __future__ import annotations
 
-import importlib
 import sys
-from collections.abc import Callable, Mapping
-from typing import Any
+
+# Annotations only (mypy reads this name as True): the `bee` front end imports the host packages' registries, and so
+# their ``__init__``, and need not load typing for them.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 
 def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
@@ -24,6 +28,8 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[Callable[[st
         module = exports.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import importlib
+
         value = getattr(importlib.import_module(module), name)
         setattr(sys.modules[package], name, value)  # later lookups are plain attribute reads
         return value

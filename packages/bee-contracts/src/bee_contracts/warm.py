@@ -1,12 +1,12 @@
 """The warm-host protocol: how a `bee` front end, the warm supervisor and a warm host find and trust each other.
 
 An editor starts `bee mcp serve` or `bee design mcp`; the front end (``bee_cli.frontend``) relays its stdio to a
-warm host that the per-installation warm supervisor keeps for one **identity**: the view, the resolved checkout
-(or design root) and which folder it is (device and inode, so that a checkout deleted and created again under the
-same path gets a host of its own), the resolved instance root, the log level and a digest of the environment the host
-reads from its process (:func:`read_environment`). The host's process is started with that environment and nothing
-else, so no editor's other variables reach a host another editor shares. Everything here is the part all three agree
-on:
+warm host that the per-installation warm supervisor keeps for one **identity**: the view (its name in the host
+registry), the resolved checkout and which folder it is (device and inode, so that a checkout deleted and created
+again under the same path gets a host of its own), the resolved instance root, the log level and a digest of the
+environment the host reads from its process (:func:`read_environment`). The host's process is started with that
+environment and nothing else, so no editor's other variables reach a host another editor shares. Everything here is
+the part all three agree on:
 
 - where the sockets live: a private directory (:func:`warm_dir`), ``$XDG_RUNTIME_DIR/bee`` when that directory is
   the user's and mode 0700, else ``/tmp/bee-<uid>``, refused when it is not owned by the user or is open to group or
@@ -17,7 +17,8 @@ on:
 - the one-line JSON handshake each connection opens with (:func:`send_line`, :func:`read_line`), and the uid check
   of the peer (:func:`peer_uid`, SO_PEERCRED) both sides make.
 
-Stdlib only, and cheap: the front end imports this before anything else, and its whole cost is the editor's wait.
+Stdlib only (beside the data of :mod:`bee_contracts.serving`), and cheap: the front end imports this before anything
+else, and its whole cost is the editor's wait.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ import struct
 import sys
 import time
 
+from bee_contracts.serving import LOG_LEVELS
+
 # Annotations only: the typing module is a megabyte the front end need not load (mypy reads this name as True).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Collection, Mapping
 
 #: The version of the handshake and relay protocol; a host refuses a front end whose wire it does not speak.
 WIRE = 1
@@ -58,9 +61,6 @@ WAIT_SECONDS = 10.0
 IDLE_SECONDS = 900.0
 SUPERVISOR_IDLE = 60.0
 
-#: The views a warm host serves: what `bee mcp serve`, `bee mcp serve --discovery` and `bee design mcp` start.
-VIEWS = ("core", "core-discovery", "design")
-LOG_LEVELS = ("debug", "info", "warning", "error")
 
 #: The longest handshake line either side reads (the front end's environment travels in it).
 MAX_LINE_BYTES = 1024 * 1024
@@ -143,13 +143,6 @@ def environment_digest(environ: Mapping[str, str]) -> str:
     return "sha256:" + _sha256(_canonical(read_environment(environ)))
 
 
-def resolve_instance(checkout: str, instance_root: str | None, environ: Mapping[str, str]) -> str:
-    """The instance root a core host for ``checkout`` selects: ``instance_root``, else ``$BEE_INSTANCE_ROOT``, else
-    ``<checkout>/.bee``, resolved (``bee_core.instance.Instance.select``'s rule)."""
-    chosen = instance_root or environ.get("BEE_INSTANCE_ROOT") or os.path.join(checkout, ".bee")
-    return os.path.realpath(os.path.expanduser(chosen))
-
-
 def folder_id(path: str) -> str:
     """Which folder ``path`` is now: ``device:inode``. A folder deleted and created again under the same path is
     another one.
@@ -167,8 +160,10 @@ def folder_id(path: str) -> str:
 def make_identity(
     view: str, checkout: str, instance: str, log_level: str, environ: Mapping[str, str], *, place: str
 ) -> dict[str, str]:
-    """The identity of the warm host that serves ``view`` of ``checkout`` (resolved; the folder ``place``, see
-    :func:`folder_id`) with ``instance`` (resolved; empty for the design host) to a front end with ``environ``."""
+    """The identity of the warm host that serves ``view`` (a view's name in the host registry,
+    :meth:`bee_contracts.hosts.HostEntry.every_view`) of ``checkout`` (resolved; the folder ``place``, see
+    :func:`folder_id`) with ``instance`` (resolved: :class:`bee_contracts.layout.Checkout`) to a front end with
+    ``environ``."""
     return {
         "view": view,
         "checkout": checkout,
@@ -469,9 +464,10 @@ def check_environ(raw: object) -> dict[str, str]:
     return raw
 
 
-def check_identity(raw: object) -> dict[str, str]:
-    """``raw`` when it is an identity a host could serve now: every key and no other, a known view and log level,
-    a resolved absolute checkout that is still the same folder, an instance that fits the view.
+def check_identity(raw: object, views: Collection[str]) -> dict[str, str]:
+    """``raw`` when it is an identity a host could serve now: every key and no other, one of ``views`` (those of the
+    stdio hosts installed) and a known log level, a resolved absolute checkout that is still the same folder, and an
+    absolute instance.
 
     Raises:
         Refusal: ``request``, saying which part is wrong.
@@ -479,8 +475,9 @@ def check_identity(raw: object) -> dict[str, str]:
     if not isinstance(raw, dict) or set(raw) != IDENTITY_KEYS or not all(isinstance(v, str) for v in raw.values()):
         raise Refusal("request", "the identity is malformed")
     identity: dict[str, str] = raw
-    if identity["view"] not in VIEWS:
-        raise Refusal("request", f"unknown view {identity['view']!r}")
+    if identity["view"] not in views:
+        known = ", ".join(sorted(views)) or "none"
+        raise Refusal("request", f"unknown view {identity['view']!r} (the stdio hosts installed serve {known})")
     if identity["logLevel"] not in LOG_LEVELS:
         raise Refusal("request", f"unknown log level {identity['logLevel']!r}")
     checkout = identity["checkout"]
@@ -492,14 +489,13 @@ def check_identity(raw: object) -> dict[str, str]:
         raise Refusal("request", str(exc)) from None
     if place != identity["place"]:
         raise Refusal("request", f"the checkout {checkout!r} is another folder now (it was deleted and created again)")
-    instance = identity["instance"]
-    if (identity["view"] == "design") != (instance == "") or (instance and not os.path.isabs(instance)):
-        raise Refusal("request", f"the instance root {instance!r} does not fit the view")
+    if not os.path.isabs(identity["instance"]):
+        raise Refusal("request", f"the instance root {identity['instance']!r} is not an absolute path")
     return identity
 
 
-def check_ensure(request: object) -> tuple[dict[str, str], dict[str, str]]:
-    """The identity and environment of a valid ensure request (the warm supervisor's check).
+def check_ensure(request: object, views: Collection[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The identity and environment of a valid ensure request for one of ``views`` (the warm supervisor's check).
 
     Raises:
         Refusal: ``wire`` for a wire this installation does not speak, ``request`` for anything malformed.
@@ -507,7 +503,7 @@ def check_ensure(request: object) -> tuple[dict[str, str], dict[str, str]]:
     if not isinstance(request, dict) or request.get("bee") != "ensure":
         raise Refusal("request", "not an ensure request")
     _wire(request)
-    identity = check_identity(request.get("identity"))
+    identity = check_identity(request.get("identity"), views)
     environ = check_environ(request.get("environ"))
     if environment_digest(environ) != identity["environment"]:
         raise Refusal("request", "the environment does not match the identity's digest")

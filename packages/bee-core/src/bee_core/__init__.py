@@ -5,11 +5,12 @@ handlers live in :mod:`bee_core.handlers`, one module per tool. Names load on fi
 (as the `bee` command does for its CLI) costs nothing.
 """
 
-from typing import TYPE_CHECKING
-
 from bee_contracts.lazy import lazy_exports
 from bee_core._version import __version__
 
+# Annotations only (mypy reads this name as True): the `bee` front end imports this package to read its
+# registry entry, and need not load typing for it.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from bee_core.context import CoreContext
     from bee_core.host import build_host

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bee_contracts.layout import Checkout
 from bee_core.instance import Instance
 from bee_core.packet.cache import ContentCache
 from bee_hostkit import ConfinedRoot
@@ -37,13 +39,19 @@ class CoreContext:
 
     @classmethod
     def open(cls, checkout: Path, instance_root: Path | None = None) -> CoreContext:
-        """Resolve ``checkout`` (it must be a directory), select its instance and open the checkout's files.
+        """The context for ``checkout`` (it must be a directory) with the instance it selects (``instance_root``,
+        else $BEE_INSTANCE_ROOT, else ``<checkout>/.bee``: :class:`~bee_contracts.layout.Checkout`).
 
         Raises:
-            NotADirectoryError: the checkout does not exist or is not a directory.
+            BeeError: ``invalid_argument`` for a checkout that does not exist or is not a directory;
+                ``outside_root`` for a ``.bee`` that is a symlink out of it.
         """
-        resolved = checkout.expanduser().resolve()
-        if not resolved.is_dir():
-            raise NotADirectoryError(f"checkout {str(checkout)!r} is not a directory")
-        instance = Instance.select(resolved, instance_root)
-        return cls(resolved, instance, ConfinedRoot(resolved, hidden=[instance.root]))
+        given = None if instance_root is None else str(instance_root)
+        return cls.serving(Checkout.select(str(checkout), given, os.environ))
+
+    @classmethod
+    def serving(cls, checkout: Checkout) -> CoreContext:
+        """The context of a host serving ``checkout``: its instance, and its files opened once."""
+        instance = Instance(Path(checkout.instance))
+        root = Path(checkout.path)
+        return cls(root, instance, ConfinedRoot(root, hidden=[instance.root]))

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bee_contracts import __version__
-from bee_contracts.layout import ENV_INSTANCE_ROOT, checkout_instance
+from bee_contracts.layout import select_instance
 from bee_hostkit.files import write_atomic
 
 INSTANCE_FILE = "instance.json"
@@ -26,16 +26,15 @@ class Instance:
 
     @classmethod
     def select(cls, checkout: Path, instance_root: Path | None = None) -> Instance:
-        """The instance for ``checkout``: ``instance_root``, else $BEE_INSTANCE_ROOT, else ``<checkout>/.bee``.
+        """The instance for ``checkout``: ``instance_root``, else $BEE_INSTANCE_ROOT, else ``<checkout>/.bee``
+        (:func:`bee_contracts.layout.select_instance`, the rule both stdio hosts and the front end follow).
 
         Raises:
             BeeError: ``outside_root`` when ``<checkout>/.bee`` is a symlink out of the checkout (its settings would
                 be another checkout's: :func:`bee_contracts.layout.checkout_instance`).
         """
-        if instance_root is None and os.environ.get(ENV_INSTANCE_ROOT):
-            instance_root = Path(os.environ[ENV_INSTANCE_ROOT])
-        root = instance_root if instance_root is not None else checkout_instance(checkout)
-        return cls(root.expanduser().resolve())
+        given = None if instance_root is None else str(instance_root)
+        return cls(Path(select_instance(str(checkout), given, os.environ)))
 
     @property
     def exists(self) -> bool:

@@ -7,11 +7,12 @@ host) → :mod:`bee_design.cli` (the CLI, which picks the transport). Names load
 package (as the `bee` command does for its CLI) costs nothing.
 """
 
-from typing import TYPE_CHECKING
-
 from bee_contracts.lazy import lazy_exports
 from bee_design._version import __version__
 
+# Annotations only (mypy reads this name as True): the `bee` front end imports this package to read its
+# registry entry, and need not load typing for it.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from bee_design.context import DesignContext
     from bee_design.host import build_host

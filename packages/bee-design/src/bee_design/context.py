@@ -1,42 +1,40 @@
-"""What the design host fixes at startup and hands to every handler: its root and the root's files."""
+"""What the design host fixes at startup and hands to every handler: its checkout, the instance and their files."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from bee_contracts import invalid
+from bee_contracts.layout import Checkout
 from bee_design.layout import DesignFiles
 
 
 @dataclass(frozen=True)
 class DesignContext:
-    """The root every path resolves inside (absolute and real: symlinks resolved once, here), and its files."""
+    """The checkout every path resolves inside (``root``: absolute and real, symlinks resolved once, here), the Bee
+    instance whose ``design`` folder holds the design state, and their files."""
 
     root: Path
+    instance: Path
     files: DesignFiles
 
     @classmethod
-    def open(cls, root: str | Path) -> DesignContext:
-        """The context for ``root``, which must be an absolute path to an existing directory.
+    def open(cls, checkout: str | Path, instance_root: str | Path | None = None) -> DesignContext:
+        """The context for ``checkout``, which must be an absolute path to an existing directory, with the instance
+        it selects (``instance_root``, else $BEE_INSTANCE_ROOT, else ``<checkout>/.bee``).
 
-        A relative root is refused rather than resolved: an editor starts the host from a directory nobody chose.
+        A relative checkout is refused rather than resolved: an editor starts the host from a directory nobody chose.
 
         Raises:
-            BeeError: ``invalid_argument`` naming what is wrong with the root.
+            BeeError: ``invalid_argument`` naming what is wrong with the checkout; ``outside_root`` for a ``.bee``
+                that is a symlink out of it (:class:`~bee_contracts.layout.Checkout`).
         """
-        given = str(root)
-        if not given:
-            raise invalid("the root is empty; pass --root /absolute/path/to/checkout")
-        path = Path(given)
-        if not path.is_absolute():
-            raise invalid(
-                f"the root {given!r} is relative; pass an absolute path (--root /absolute/path/to/checkout)",
-                root=given,
-            )
-        if not path.exists():
-            raise invalid(f"the root {given!r} does not exist; pass an existing directory", root=given)
-        if not path.is_dir():
-            raise invalid(f"the root {given!r} is not a directory; pass the checkout's directory", root=given)
-        files = DesignFiles(path)
-        return cls(files.root, files)
+        given = None if instance_root is None else str(instance_root)
+        return cls.serving(Checkout.select(str(checkout), given, os.environ, absolute=True))
+
+    @classmethod
+    def serving(cls, checkout: Checkout) -> DesignContext:
+        """The context of a host serving ``checkout``."""
+        files = DesignFiles(Path(checkout.path), Path(checkout.instance))
+        return cls(files.root, files.instance, files)

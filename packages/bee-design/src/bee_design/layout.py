@@ -2,16 +2,18 @@
 
 Two places, on purpose:
 
-- ``.bee/design/`` holds what `bee design import` and `bee design capture` write on this machine (bundle manifests,
-  content-addressed bundle files, evidence folders). It is Bee's local state, ignored by git.
+- the ``design`` folder of the root's Bee instance (``.bee/design/``, unless ``--instance-root`` or
+  $BEE_INSTANCE_ROOT selects another instance, as for the core host) holds what `bee design import` and
+  `bee design capture` write on this machine (bundle manifests, content-addressed bundle files, evidence folders).
+  It is Bee's local state, ignored by git. Answers name it ``.bee/design/…`` whichever instance holds it.
 - ``bee-design/`` holds what belongs to the repository and is committed with it: the mapping from design elements
   to source (``bee-design/map.json``) and the visual specs (``bee-design/specs/<name>/``).
 
 Every file a caller names (a mapped source, a spec, an evidence screenshot) is read through the checkout opened
-once as a :class:`bee_hostkit.ConfinedRoot`: race-free, inside the root, never ``.git`` or ``.bee``. Bee's design
-state is read through its own :class:`~bee_hostkit.ConfinedRoot` at ``.bee/design``, which must be a real
-directory inside the root (a ``.bee`` or ``.bee/design`` that is a symlink is refused), so the state cannot be
-redirected out of the root either.
+once as a :class:`bee_hostkit.ConfinedRoot`: race-free, inside the root, never ``.git``, ``.bee`` or the instance.
+Bee's design state is read through its own :class:`~bee_hostkit.ConfinedRoot` at ``<instance>/design``, which must
+be a real directory (no part of the way from the root to it, or from an instance chosen outside the root, may be a
+symlink), so the state cannot be redirected elsewhere either.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from pathlib import Path
 from typing import Final
 
 from bee_contracts import BeeError, ErrorCode
-from bee_contracts.layout import INSTANCE_DIRNAME
+from bee_contracts.layout import INSTANCE_DIRNAME, checkout_instance
 from bee_hostkit import ConfinedRoot
 from bee_hostkit.paths import ConfinedFile
 
-#: Local state (git-ignored) in the root's Bee directory, relative to the root; paths below are relative to it.
-STATE_DIR: Final = f"{INSTANCE_DIRNAME}/design"
+#: The design state's folder in an instance.
+STATE_FOLDER: Final = "design"
+#: Local state (git-ignored) in the root's Bee instance, as answers name it; paths below are relative to it.
+STATE_DIR: Final = f"{INSTANCE_DIRNAME}/{STATE_FOLDER}"
 BUNDLES_DIR: Final = "bundles"
 BLOBS_DIR: Final = "blobs"
 EVIDENCE_DIR: Final = "evidence"
@@ -66,15 +70,19 @@ def _outside(what: str, why: str) -> BeeError:
 
 
 class DesignFiles:
-    """One root's files: the checkout (confined, race-free reads) and Bee's design state under ``.bee/design``."""
+    """One root's files: the checkout (confined, race-free reads) and Bee's design state in the instance's
+    ``design`` folder (``instance``: the selected Bee instance; ``<root>/.bee`` when none is given)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, instance: Path | None = None) -> None:
+        """Raises: BeeError: ``outside_root`` when no instance is given and ``root/.bee`` is a symlink out of it
+        (:func:`bee_contracts.layout.checkout_instance`)."""
         self.root = root.resolve()
+        self.instance = checkout_instance(self.root).resolve() if instance is None else instance
 
     @cached_property
     def checkout(self) -> ConfinedRoot:
-        """The root opened once: every caller-named file is read through it."""
-        return ConfinedRoot(self.root)
+        """The root opened once: every caller-named file is read through it (never the instance)."""
+        return ConfinedRoot(self.root, hidden=[self.instance])
 
     def open(self, path: str) -> ConfinedFile:
         """Open a file a caller named (relative to the root) for reading.
@@ -90,22 +98,23 @@ class DesignFiles:
 
     # -- real directories inside the root ------------------------------------------------------------------------
 
-    def directory(self, relative: str, *, create: bool = False) -> Path:
-        """``root/relative`` after checking that no part of it is a symlink (or other non-directory).
+    def directory(self, relative: str, *, create: bool = False, base: Path | None = None) -> Path:
+        """``base/relative`` (``base``: the root by default) after checking that no part of ``relative`` is a
+        symlink (or other non-directory).
 
         With ``create``, missing directories are made. The result may not exist when ``create`` is false.
 
         Raises:
             BeeError: ``outside_root`` when a part of the path is a symlink or a file.
         """
-        current = self.root
+        current = start = self.root if base is None else base
         for part in relative.split("/"):
             current = current / part
             if current.is_symlink():
                 raise _outside(f"{relative} (at {part})", "is a symlink")
             if not current.exists():
                 if not create:
-                    return self.root / relative
+                    return start / relative
                 with contextlib.suppress(FileExistsError):  # made meanwhile: checked again below
                     current.mkdir()
                 if current.is_symlink():
@@ -115,8 +124,15 @@ class DesignFiles:
         return current
 
     def state_dir(self, *, create: bool = False) -> Path:
-        """``.bee/design`` (checked; made with ``create``, with a ``.gitignore`` that keeps it out of commits)."""
-        folder = self.directory(STATE_DIR, create=create)
+        """The instance's ``design`` folder (checked; made with ``create``, with a ``.gitignore`` that keeps it out
+        of commits)."""
+        if self.instance.is_relative_to(self.root):  # walked from the root: no symlink on the way to it
+            inside = self.instance.relative_to(self.root).as_posix()
+            folder = self.directory(f"{inside}/{STATE_FOLDER}", create=create)
+        else:  # an instance chosen outside the root, on purpose: walked from there
+            if create:
+                self.instance.mkdir(parents=True, exist_ok=True)
+            folder = self.directory(STATE_FOLDER, create=create, base=self.instance)
         if create:
             ignore = folder / ".gitignore"
             if not ignore.exists():

@@ -89,7 +89,6 @@ def discovery_host(inner: Host, *, instructions: str | None = None) -> Host:
         },
         instructions=instructions,
         deadlines={"bee_tool_invoke": longest + 2 * GRACE_SECONDS},
-        max_in_flight=inner.max_in_flight,
         caller_of=inner.caller_of,
         viewed=inner,
         dispatcher="bee_tool_invoke",

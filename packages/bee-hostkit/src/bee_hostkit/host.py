@@ -4,7 +4,8 @@ A :class:`Host` is the transport-free core of every Bee host: it lists the catal
 arguments against the tool's inputSchema, hands the handler one :class:`~bee_hostkit.call.Call` (typed arguments,
 deadline, caller) off the event loop, guards the result at the 256 KiB limit and maps every failure to the
 contracts' error envelope. :meth:`Host.build_server` wraps it in
-the SDK's low-level ``Server`` (both protocol eras); :func:`serve_stdio` runs that over capped stdio.
+the SDK's low-level ``Server`` (both protocol eras). No transport is named here: :mod:`bee_hostkit.stdio` serves a
+host over capped stdio (or warm, over a Unix socket), :mod:`bee_hostkit.http` over Streamable HTTP.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from typing import Any, cast
 
 import anyio
 import mcp_types as types
+from mcp.server import Server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 
-from bee_contracts import BeeError, ErrorCode, ToolSpec, version_info
+from bee_contracts import BeeError, ErrorCode, ToolSpec, version_info, wire
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
 from bee_contracts.wire import CONTRACT_META_KEY
 from bee_hostkit import results, threads
@@ -36,6 +37,9 @@ logger = logging.getLogger("bee.hostkit")
 Handler = Callable[[Call[Any]], Mapping[str, Any]] | Callable[[Call[Any]], Awaitable[Mapping[str, Any]]]
 _SyncHandler = Callable[[Call[Any]], Mapping[str, Any]]
 _AsyncHandler = Callable[[Call[Any]], Awaitable[Mapping[str, Any]]]
+#: Reads the verified caller of a request (for example the JWT's actor) from its ASGI scope: an HTTP request's, as
+#: its authentication middleware left it. A stdio request has no scope, and no caller.
+CallerOf = Callable[[Mapping[str, Any]], str | None]
 
 #: Extra time a handler thread gets past its deadline before the host answers without it.
 GRACE_SECONDS = 1.0
@@ -53,10 +57,8 @@ class Host:
     title: str | None = None
     instructions: str | None = None
     deadlines: Mapping[str, float] = field(default_factory=dict)
-    #: At most this many tool calls run at once; one more is answered ``busy`` at once (None: no limit).
-    max_in_flight: int | None = None
-    #: Derives the caller identity from the SDK request context (for example the verified JWT's actor).
-    caller_of: Callable[[ServerRequestContext[Any, Any]], str | None] | None = None
+    #: How :meth:`answer` reads the caller from a request's ASGI scope (None: calls have no caller).
+    caller_of: CallerOf | None = None
     #: For a view (the discovery view): the host it shows, and the tool that calls one of that host's tools by the
     #: name in its ``name`` argument. A warm host's front end reads them to tell a read in flight from a write.
     viewed: Host | None = None
@@ -72,7 +74,6 @@ class Host:
         self._specs = {spec.name: spec for spec in self.catalog}
         self._validators = {spec.name: SchemaValidator(spec.name, spec.input_schema) for spec in self.catalog}
         self._tools = [types.Tool.model_validate(spec.to_wire(), by_name=False) for spec in self.catalog]
-        self._in_flight = 0
 
     @property
     def version(self) -> dict[str, str]:
@@ -102,6 +103,20 @@ class Host:
         spec = self._specs.get(name)
         return spec.input_schema if spec else None
 
+    async def answer(
+        self, name: str, arguments: Mapping[str, Any] | None, scope: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The answer to one ``tools/call``: :meth:`call` for the caller read from ``scope``, marked complete.
+
+        The one way a ``tools/call`` is answered: the SDK's route (:meth:`build_server`) and the HTTP fast path
+        (:mod:`bee_hostkit.http.fast`) both call this, with the request's ASGI scope (None over stdio).
+
+        Raises:
+            MCPError: -32602 for a tool that is not in the catalog.
+        """
+        caller = self.caller_of(scope) if self.caller_of is not None and scope is not None else None
+        return wire.complete(await self.call(name, arguments, caller=caller))
+
     async def call(
         self, name: str, arguments: Mapping[str, Any] | None, *, caller: str | None = None
     ) -> dict[str, Any]:
@@ -115,20 +130,10 @@ class Host:
                 code=types.INVALID_PARAMS,
                 message=f"unknown tool {name!r}; this host serves: {', '.join(self._specs)}",
             )
-        if self.max_in_flight is not None and self._in_flight >= self.max_in_flight:
-            busy = BeeError(
-                ErrorCode.BUSY,
-                f"the host is at its limit of {self.max_in_flight} operations in flight; retry shortly",
-                details={"maxInFlight": self.max_in_flight},
-            )
-            return results.render_error(busy)
-        self._in_flight += 1
         try:
             return results.render(await self.execute(name, arguments, caller=caller))
         except BeeError as failure:
             return results.render_error(failure)
-        finally:
-            self._in_flight -= 1
 
     async def execute(
         self, name: str, arguments: Mapping[str, Any] | None, *, caller: str | None = None
@@ -190,13 +195,10 @@ class Host:
         async def on_call_tool(
             ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
         ) -> dict[str, Any]:
-            caller = self.caller_of(ctx) if self.caller_of is not None else None
             # The wire dict itself, not a CallToolResult: the SDK takes a request handler's dict as the result, so
-            # the structured content is not validated into pydantic models and dumped back out on every call.
-            wire = await self.call(params.name, params.arguments, caller=caller)
-            # Required on 2026-07-28 (the model filled it in); the SDK drops it from handshake-era results.
-            wire["resultType"] = "complete"
-            return wire
+            # the structured content is not validated into pydantic models and dumped back out on every call. Over
+            # HTTP the request is Starlette's, whose scope the authentication middleware wrote the caller into.
+            return await self.answer(params.name, params.arguments, getattr(ctx.request, "scope", None))
 
         info = self.server_info()
         server: Server[Any] = Server(
@@ -225,19 +227,3 @@ class ContractStamp:
             meta = result.get("_meta")
             result["_meta"] = {**(meta if isinstance(meta, dict) else {}), CONTRACT_META_KEY: dict(self.version)}
         return result
-
-
-async def serve_stdio_async(host: Host) -> None:
-    """Serve ``host`` over capped stdio until the client closes stdin."""
-    from bee_hostkit.stdio import capped_stdio_server
-
-    server = host.build_server()
-    async with capped_stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())  # type: ignore[arg-type]  # context streams, typed as the SDK's
-
-
-def serve_stdio(host: Host) -> None:
-    """Blocking entry point used by host commands; the process ends within about a second of stdin closing."""
-    from bee_hostkit.stdio import run_until_eof
-
-    run_until_eof(serve_stdio_async, host)

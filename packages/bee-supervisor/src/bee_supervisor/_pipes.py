@@ -16,8 +16,11 @@ import anyio
 from bee_supervisor.process import read_lines
 
 if TYPE_CHECKING:
-    from mcp.client._transport import TransportStreams
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
     from mcp.shared.message import SessionMessage
+
+    #: What the SDK's client takes from a transport (its own name for this, TransportStreams, is private).
+    Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 
 
 async def _write_all(fd: int, data: bytes) -> None:
@@ -32,7 +35,7 @@ async def _write_all(fd: int, data: bytes) -> None:
 
 
 @asynccontextmanager
-async def pipe_transport(read_fd: int, write_fd: int) -> AsyncIterator[TransportStreams]:
+async def pipe_transport(read_fd: int, write_fd: int) -> AsyncIterator[Streams]:
     """Read and write streams of :class:`~mcp.shared.message.SessionMessage` over two non-blocking pipe ends.
 
     The descriptors stay open when the transport closes; their owner (:class:`~bee_supervisor.process.Child`)

@@ -13,20 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import random
 import shlex
 import signal
-import socket
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import httpx
 
-from bee_supervisor.config import ServiceSpec
 from bee_supervisor.contract import VersionInfo, refusal
 from bee_supervisor.health import (
     Probe,
@@ -37,54 +30,15 @@ from bee_supervisor.health import (
     wait_http,
     warm_session,
 )
-from bee_supervisor.installed import Installed
 from bee_supervisor.logs import OutputLog
 from bee_supervisor.process import Child, read_lines, signal_group, terminate, wait_exit
-from bee_supervisor.starting import Started, start
+from bee_supervisor.service import Context, Prepared, Started
+from bee_supervisor.starting import start
 from bee_supervisor.starting import written as command_written
 from bee_supervisor.states import Event, State, Status, describe_exit, transition
 
 if TYPE_CHECKING:
     from mcp import Client
-
-    from bee_supervisor.spares import SparePool
-
-
-@dataclass
-class Context:
-    """What every replica of one supervisor shares."""
-
-    logger: logging.Logger
-    http: httpx.AsyncClient
-    installed: Installed
-    #: Each service's ``--version --json`` answer for the current installation (a message when there is none).
-    versions: dict[str, VersionInfo | str] = field(default_factory=dict)
-    #: Called whenever something published in the status changed.
-    publish: Callable[[], None] = lambda: None
-    clock: Callable[[], float] = time.monotonic
-    draw: Callable[[], float] = random.random
-
-
-@dataclass
-class Prepared:
-    """A service ready to run: its spec, with programs resolved, environment merged and address bound."""
-
-    spec: ServiceSpec
-    command: tuple[str, ...]
-    version_command: tuple[str, ...] | None
-    env: Mapping[str, str]
-    cwd: Path | None
-    listener: socket.socket | None = None
-    #: Services with the same key share one ``--version --json`` answer (default: the service's name).
-    version_key: str = ""
-    #: What status shows as the service's address when it has no ``listen`` (a warm host: its view and checkout).
-    serves: str | None = None
-    #: The spares kept for it (None: none are; see :mod:`bee_supervisor.spares`).
-    spares: SparePool | None = None
-
-    @property
-    def versions_key(self) -> str:
-        return self.version_key or self.spec.name
 
 
 class Replica:

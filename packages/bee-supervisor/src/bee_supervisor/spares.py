@@ -27,13 +27,14 @@ import anyio
 
 from bee_contracts.spare import READY, SERVE
 from bee_supervisor.process import read_lines, signal_group, wait_exit
-from bee_supervisor.starting import Started, start
+from bee_supervisor.service import Started
+from bee_supervisor.starting import start
 
 # Annotations only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from bee_supervisor.installed import Installed
-    from bee_supervisor.replica import Context, Prepared
+    from bee_supervisor.service import Context, Prepared
 
 #: The pause after a spare failed to start (or died) n times in a row: doubled each time, up to the maximum.
 PAUSE_SECONDS = 1.0

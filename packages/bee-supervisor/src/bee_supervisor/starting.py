@@ -9,35 +9,16 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-from dataclasses import dataclass
 
 from bee_contracts.spare import SPARE_OPTION, SPARE_PLACEHOLDER
-from bee_supervisor.process import Child, spawn
+from bee_supervisor.process import spawn
+from bee_supervisor.service import Started
 from bee_supervisor.sockets import bind_check, bind_probe, url_of
 
 # Annotations only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from bee_supervisor.replica import Prepared
-
-
-@dataclass
-class Started:
-    """A spawned process of a service, and where it is checked."""
-
-    child: Child
-    #: The command as written (``${NAME}`` unexpanded): what logs show.
-    written: str
-    #: ``GET /health`` on the process's own check socket (an HTTP service with ``listen``), else the spec's URL.
-    check_url: str | None
-    #: A warm host's own probe socket (unlinked by :meth:`forget`).
-    probe_path: str | None
-
-    def forget(self) -> None:
-        """The process has ended: its probe socket's file goes."""
-        if self.probe_path is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.probe_path)
+    from bee_supervisor.service import Prepared
 
 
 def fill(command: tuple[str, ...], values: dict[str, str]) -> list[str]:

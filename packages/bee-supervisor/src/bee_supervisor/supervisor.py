@@ -33,7 +33,8 @@ from bee_supervisor.installed import Installed, current_installed, fingerprint, 
 from bee_supervisor.lock import StateLock
 from bee_supervisor.logs import OutputLog, check_writable, close_logger, log_name, supervisor_logger
 from bee_supervisor.process import signal_group
-from bee_supervisor.replica import Context, Prepared, Replica
+from bee_supervisor.replica import Replica
+from bee_supervisor.service import Context, Prepared
 from bee_supervisor.sockets import bind_listener
 from bee_supervisor.spares import SparePool, spares_fit
 from bee_supervisor.states import RUNNING_STATES, STOPPED_STATES, Event, State
@@ -304,7 +305,8 @@ class Supervisor:
         self._tg.start_soon(keep)
 
     def _spare_pools(self) -> list[SparePool]:
-        return [slot.service.spares for slot in self.slots if slot.index == 0 and slot.service.spares is not None]
+        pools = (slot.service.spares for slot in self.slots if slot.index == 0)
+        return [pool for pool in pools if isinstance(pool, SparePool)]
 
     async def _add_replica(self, service: Prepared, index: int, log: OutputLog, restarts: int = 0) -> Replica:
         assert self._ctx is not None

@@ -3,15 +3,17 @@
 A `bee mcp serve` or `bee design mcp` front end (``bee_cli.frontend``) asks it, over the control socket in the
 user's private directory (:mod:`bee_contracts.warm`), to *ensure* the host of an identity. The supervisor:
 
-- checks the asker's uid (SO_PEERCRED) and the request: a wire it speaks, a view it knows and whose host package is
-  installed, an absolute checkout that is a directory, and an environment whose digest is the identity's;
+- checks the asker's uid (SO_PEERCRED) and the request: a wire it speaks, a view an installed stdio host serves (the
+  host registry's views, :func:`view_hosts`), an absolute checkout that is a directory, an absolute instance, and an
+  environment whose digest is the identity's;
 - names the host's socket by the identity's digest (never a path it was given), binds it in the private directory
   and holds it for the service's life, so a restarted host never closes it: a front end that reconnects meanwhile
   waits in its backlog;
-- starts the host (``python -m bee_cli mcp serve --checkout … --warm-fd N``, the same installation's `bee`, with the
-  front end's environment) as a service of the ordinary :class:`~bee_supervisor.supervisor.Supervisor`: checked by
-  an MCP handshake over the warm socket and its version and contract, restarted with backoff when it fails,
-  restarted one at a time when the installed Bee changes, listed by `bee supervise status --warm`;
+- starts the host (its registry entry's command, such as ``python -m bee_cli mcp serve --checkout …
+  --instance-root … --warm-fd N``: the same installation's `bee`, with the front end's environment) as a service of
+  the ordinary :class:`~bee_supervisor.supervisor.Supervisor`: checked by an MCP handshake over the warm socket and
+  its version and contract, restarted with backoff when it fails, restarted one at a time when the installed Bee
+  changes, listed by `bee supervise status --warm`;
 - answers once the host runs, with the socket and the installed version triple.
 
 A host with no session exits after its idle time (status 0, so it is not restarted) and its service is dropped; the
@@ -37,7 +39,8 @@ import anyio.abc
 from anyio.abc import SocketAttribute
 
 from bee_contracts import launch
-from bee_contracts.hosts import installed_hosts
+from bee_contracts.hosts import HostEntry, installed_hosts
+from bee_contracts.serving import WARM_CHECK_FD, WARM_FD
 from bee_contracts.warm import (
     ENV_SPARES,
     ENV_SUPERVISOR_IDLE,
@@ -57,7 +60,8 @@ from bee_contracts.warm import (
 )
 from bee_supervisor.config import HealthSpec, ServiceSpec, SupervisorSpec
 from bee_supervisor.contract import version_answer
-from bee_supervisor.replica import Prepared
+from bee_supervisor.service import Prepared
+from bee_supervisor.sockets import bind_unix
 from bee_supervisor.states import STOPPED_STATES, Event, RestartPolicy, State
 from bee_supervisor.supervisor import Slot, Supervisor
 
@@ -66,8 +70,8 @@ if TYPE_CHECKING:
 
 #: How the warm supervisor names its services' source in status.
 SOURCE = "the warm hosts"
-#: Each view: the registered host that serves it, and the arguments that select the view.
-VIEW_HOSTS = {"core": ("core", ()), "core-discovery": ("core", ("--discovery",)), "design": ("design", ())}
+#: A view's stdio host, and the arguments that select the view (:func:`view_hosts`).
+ViewHost = tuple[HostEntry, tuple[str, ...]]
 #: A warm host is restarted quickly and often: it is cheap, and an editor is waiting.
 WARM_RESTART = RestartPolicy(
     restart="on-failure", start_seconds=1.0, start_retries=3, start_timeout=60.0, backoff=0.5, backoff_max=5.0
@@ -80,15 +84,22 @@ UNRESPONSIVE_PROBE_SECONDS = 3.0
 _REQUEST_SECONDS = 10.0
 
 
-def host_command(identity: dict[str, str]) -> tuple[str, ...]:
-    """The command that starts the warm host of ``identity``: this installation's `bee`, never a program a request
-    names."""
-    host, extra = VIEW_HOSTS[identity["view"]]
-    entry = next(e for e in installed_hosts() if e.name == host)
-    argv = [*entry.argv(Path(identity["checkout"])), *extra]
-    if identity["instance"]:
-        argv += ["--instance-root", identity["instance"]]
-    fds = ("--warm-fd", "{listen_fd}", "--warm-check-fd", "{check_fd}")
+def view_hosts() -> dict[str, tuple[HostEntry, tuple[str, ...]]]:
+    """Each view the installed stdio hosts serve, by its name in the host registry: the host that serves it, and the
+    arguments that select it."""
+    return {
+        view: (entry, selecting)
+        for entry in installed_hosts()
+        if entry.transport == "stdio"
+        for view, selecting in entry.every_view()
+    }
+
+
+def host_command(entry: HostEntry, selecting: tuple[str, ...], identity: dict[str, str]) -> tuple[str, ...]:
+    """The command that starts ``entry``'s warm host of ``identity`` (its view selected by ``selecting``): this
+    installation's `bee`, never a program a request names."""
+    argv = [*entry.argv(identity["checkout"]), *selecting, "--instance-root", identity["instance"]]
+    fds = (WARM_FD, "{listen_fd}", WARM_CHECK_FD, "{check_fd}")
     return (*launch.bee(*argv, "--log-level", identity["logLevel"], *fds),)
 
 
@@ -125,8 +136,9 @@ class WarmServices:
                 if isinstance(request, dict) and request.get("bee") == "unresponsive":
                     answer = await self.unresponsive(supervisor, request)
                 else:
-                    identity, environ = check_ensure(request)
-                    answer = await self.ensure(supervisor, identity, environ)
+                    hosts = view_hosts()
+                    identity, environ = check_ensure(request, hosts)
+                    answer = await self.ensure(supervisor, identity, environ, hosts[identity["view"]])
             except Refusal as refused:
                 logger.warning("warm: refused a request (%s): %s", refused.code, refused.message)
                 answer = refused.answer()
@@ -150,24 +162,29 @@ class WarmServices:
         supervisor.context.logger.info("warm: %s reported unresponsive: probing it", replica.name)
         return {"bee": "checked", "answered": await replica.check_now(UNRESPONSIVE_PROBE_SECONDS)}
 
-    async def ensure(self, supervisor: Supervisor, identity: dict[str, str], environ: dict[str, str]) -> Ready:
-        """The host of ``identity``, started when there is none, once it runs: the ready answer.
+    async def ensure(
+        self, supervisor: Supervisor, identity: dict[str, str], environ: dict[str, str], host: ViewHost
+    ) -> Ready:
+        """The host of ``identity`` (``host``: the stdio host serving its view, and the arguments that select it),
+        started when there is none, once it runs: the ready answer.
 
         Raises:
-            Refusal: the host's package is not installed, or the host failed for good (its reason).
+            Refusal: the host failed for good (its reason), or its socket's path is too long.
         """
         self.asking += 1
         try:
-            return await self._ensure(supervisor, identity, environ)
+            return await self._ensure(supervisor, identity, environ, host)
         finally:
             self.asking -= 1
 
-    async def _ensure(self, supervisor: Supervisor, identity: dict[str, str], environ: dict[str, str]) -> Ready:
+    async def _ensure(
+        self, supervisor: Supervisor, identity: dict[str, str], environ: dict[str, str], host: ViewHost
+    ) -> Ready:
         digest = identity_digest(identity)
         async with self._create:
             slot = self.by_digest.get(digest)
             if slot is None:
-                slot = await self._start(supervisor, identity, environ, digest)
+                slot = await self._start(supervisor, identity, environ, digest, host)
             replica = slot.replica
             assert replica is not None
             if replica.status.state in STOPPED_STATES - {State.FATAL}:
@@ -181,11 +198,9 @@ class WarmServices:
         return ready_message(socket_path, supervisor.context.installed.info, pid)
 
     async def _start(
-        self, supervisor: Supervisor, identity: dict[str, str], environ: dict[str, str], digest: str
+        self, supervisor: Supervisor, identity: dict[str, str], environ: dict[str, str], digest: str, host: ViewHost
     ) -> Slot:
-        host, _ = VIEW_HOSTS[identity["view"]]
-        if host not in {entry.name for entry in installed_hosts()}:
-            raise Refusal("request", f"no {host} host is installed here")
+        entry, selecting = host
         try:
             path = host_socket(str(self.folder), digest)
         except WarmUnavailable as exc:
@@ -200,11 +215,11 @@ class WarmServices:
             )
             self._versions_for = ctx.installed
         name = f"{identity['view']}-{digest[:8]}"
-        command = host_command(identity)
+        command = host_command(entry, selecting, identity)
         spec = ServiceSpec(
             name=name,
             command=command,
-            host=host,
+            host=entry.name,
             contract=True,
             version_command=version_command,
             health=HealthSpec(check="warm", interval=5.0, timeout=10.0, socket=path, identity=identity),
@@ -276,16 +291,7 @@ def _bind(path: str) -> socket.socket:
     """A listening Unix socket at ``path`` (a file left there by a host gone is replaced), only the user's."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.bind(path)
-        os.chmod(path, 0o600)
-        sock.listen(128)
-    except BaseException:
-        sock.close()
-        raise
-    sock.set_inheritable(False)
-    return sock
+    return bind_unix(path, 128)
 
 
 def supervisor_idle(environ: Mapping[str, str]) -> float:

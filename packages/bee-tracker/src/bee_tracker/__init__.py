@@ -5,11 +5,12 @@ and a :class:`TrackerConfig`; the tools are :mod:`bee_tracker.handlers`, one mod
 importing the package (as the `bee` command does for its CLI) costs nothing.
 """
 
-from typing import TYPE_CHECKING
-
 from bee_contracts.lazy import lazy_exports
 from bee_tracker._version import __version__
 
+# Annotations only (mypy reads this name as True): the `bee` front end imports this package to read its
+# registry entry, and need not load typing for it.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from bee_tracker.config import TrackerConfig
     from bee_tracker.host import build_app

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from bee_contracts.words import counted
-from bee_hostkit.http_limits import (
+from bee_hostkit.http.limits import (
     DEFAULT_HEADER_TIMEOUT_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_PEER,
@@ -352,16 +352,37 @@ def open_(
 @tracker.command(name="import")
 @_home
 @_store
+@click.option(
+    "--discard-changes",
+    is_flag=True,
+    help="Replace (or delete, for a tombstone) issues the team changed in this tracker since their import: claims, "
+    "comments, edits, links and labels made since are discarded, and the report lists them. Without it such an "
+    "import is refused, naming the issues.",
+)
+@click.option(
+    "--allow-cycles",
+    is_flag=True,
+    help="Take dependency cycles (blocks, conditional-blocks, waits-for, parent-child) as they come, as Beads' own "
+    "import does, and list them in the report; their issues are never ready. Without it such an import is refused, "
+    "naming a cycle.",
+)
 @click.argument("source", type=click.Path(exists=True, allow_dash=True, path_type=Path))
-def import_(home: Path | None, store_url: str | None, source: Path) -> None:
+def import_(home: Path | None, store_url: str | None, discard_changes: bool, allow_cycles: bool, source: Path) -> None:
     """Import Beads data, all of it or nothing: a legacy issues.jsonl (or - for stdin), a bd backup directory
-    (.beads/backup), or a .beads directory (or the checkout holding one), whichever form it holds."""
+    (.beads/backup), or a .beads directory (or the checkout holding one), whichever form it holds. Refused, with
+    nothing imported, when it would discard the team's work on issues imported earlier (the issues it names are
+    written to standard output) or close a dependency cycle, unless the option saying so is given."""
+    from bee_contracts import BeeError
     from bee_tracker.store import sources
 
     choice = sources.stdin() if str(source) == "-" else sources.choose(source)
     store = _local_store(_config(home, store_url))
     try:
-        report = store.import_from(choice)
+        report = store.import_from(choice, discard_changes=discard_changes, allow_cycles=allow_cycles)
+    except BeeError as exc:
+        if exc.details and "changed" in exc.details:  # every issue and its work, beyond the message's few
+            click.echo(json.dumps({"refused": exc.message, "changed": exc.details["changed"]}, indent=2))
+        raise
     finally:
         store.close()
     click.echo(json.dumps(report, indent=2))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bee_contracts.layout import tracker_home
 from bee_contracts.limits import DEFAULT_DEADLINE_SECONDS
-from bee_hostkit.http_limits import (
+from bee_hostkit.http.limits import (
     DEFAULT_HEADER_TIMEOUT_SECONDS,
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_CONNECTIONS_PER_PEER,
@@ -66,7 +66,7 @@ class TrackerConfig:
     oidc_issuer: str | None = None
     oidc_client_id: str | None = None
     oidc_client_secret_file: Path | None = None
-    # The HTTP edge: admission of /mcp requests, connection caps, header caps and timeouts (bee_hostkit.http_edge).
+    # The HTTP edge: admission of /mcp requests, connection caps, header caps and timeouts (bee_hostkit.http.edge).
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
     max_queue_seconds: float = DEFAULT_MAX_QUEUE_SECONDS  # 0: admission by count alone
     min_in_flight: int = DEFAULT_MIN_IN_FLIGHT

@@ -6,7 +6,7 @@ runs the tool through :func:`bee_tracker.calls.run` for the call's verified acto
 accept ``actor`` only for compatibility and ignore it. The tools themselves are in :mod:`bee_tracker.handlers`.
 
 Importing this module costs little: the SDK (most of a second) and the board's libraries load in the background
-once the app has started (:mod:`bee_hostkit.deferred`), so a restarted tracker listens before they are loaded.
+once the app has started (:mod:`bee_hostkit.http.deferred`), so a restarted tracker listens before they are loaded.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -23,9 +24,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from bee_contracts import BeeError, ErrorCode, load_catalog, version_info
-from bee_hostkit.deferred import Built, Deferred
-from bee_hostkit.http_app import mcp_http_app
-from bee_hostkit.http_limits import EdgeLimits
+from bee_hostkit.http.app import mcp_http_app
+from bee_hostkit.http.deferred import Built, Deferred
+from bee_hostkit.http.limits import EdgeLimits
 from bee_tracker import skills
 from bee_tracker.auth import Verifier
 from bee_tracker.config import TrackerConfig
@@ -35,11 +36,11 @@ from bee_tracker.store import SqlStore
 
 if TYPE_CHECKING:
     import mcp_types as types
+    from mcp.server import Server
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-    from mcp.server.lowlevel.server import Server
 
     from bee_hostkit import Call, Handler, Host
-    from bee_hostkit.http_fast import HostServer
+    from bee_hostkit.http.fast import HostServer
 
 logger = logging.getLogger("bee.tracker")
 
@@ -56,14 +57,10 @@ INSTRUCTIONS = (
 )
 
 
-def _actor_in(scope: Any) -> str | None:
+def _actor_in(scope: Mapping[str, Any]) -> str | None:
     """The actor BearerAuth verified for the request whose ASGI scope this is."""
-    actor = scope.get(ACTOR_SCOPE_KEY) if isinstance(scope, dict) else None
+    actor = scope.get(ACTOR_SCOPE_KEY)
     return actor if isinstance(actor, str) else None
-
-
-def _actor_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    return _actor_in(getattr(ctx.request, "scope", None))
 
 
 def actor_of(call: Call[Any]) -> str:
@@ -102,8 +99,8 @@ def build_host(store: SqlStore, config: TrackerConfig) -> Host:
         catalog=load_catalog("tracker"),
         handlers=bound,
         instructions=INSTRUCTIONS,
-        max_in_flight=config.max_in_flight,
-        caller_of=_actor_of,
+        # Read on both routes of a tools/call (Host.answer): the SDK's and the fast path.
+        caller_of=_actor_in,
         deadlines=dict.fromkeys(bound, config.deadline_seconds),
     )
 
@@ -212,7 +209,7 @@ def preload() -> None:
     (:mod:`bee_contracts.spare`) does this while nobody waits, so its first answer after taking over does not."""
     import jwt  # noqa: F401 -- imported for its side effect, as below
 
-    from bee_hostkit import http_fast  # noqa: F401
+    from bee_hostkit.http import fast  # noqa: F401
     from bee_tracker import board  # noqa: F401
     from bee_tracker.board import board_routes  # noqa: F401
     from bee_tracker.oauth import routes  # noqa: F401 -- a sign-in mode's routes (the SDK's auth handlers)
@@ -239,13 +236,13 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
         # first, here in the background, rather than there.
         import jwt  # noqa: F401 -- imported for its side effect: loaded before any request needs it
 
-        from bee_hostkit.http_fast import HostServer
+        from bee_hostkit.http.fast import HostServer
 
         host = build_host(store, config)
         server = host.build_server()
         add_skills(server)
-        # tools/call and tools/list take the fast path: the same host, the caller from the same scope key.
-        return HostServer(server, host, _actor_in)
+        # tools/call and tools/list take the fast path: the same host, answering as it does on the SDK's route.
+        return HostServer(server, host)
 
     signin = assembly.resource_side(config, verifier, store)
 

@@ -103,6 +103,10 @@ GET_OVERHEAD_BYTES: Final = (
 )
 assert GET_OVERHEAD_BYTES >= 4 * KIB, "get's shares leave room for its fixed keys"
 
+#: Most labels one issue may carry, whoever writes them (the tools, either form of import): real Beads data has a few,
+#: and every list of issues returns each one's labels whole.
+LABELS_MAX: Final = 100
+
 #: How many history events `get` returns at most (the newest).
 HISTORY_LIMIT: Final = 20
 

@@ -21,7 +21,7 @@ from bee_tracker.config import TrackerConfig
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
-    from bee_hostkit.http_limits import EdgeLimits
+    from bee_hostkit.http.limits import EdgeLimits
     from bee_tracker.auth import Verifier
 
 #: Why several workers need PostgreSQL (the answer to --workers N on SQLite).
@@ -159,7 +159,7 @@ def serve(
 
     check(config)
     if workers == 1:
-        from bee_hostkit.http_serve import serve_http
+        from bee_hostkit.http.serve import serve_http
 
         limits = _limits(config)
         app = build(config, verifier_for(config))
@@ -181,7 +181,7 @@ def serve(
             fds=fds,
         )
         return
-    from bee_hostkit.http_workers import serve_http_workers
+    from bee_hostkit.http.workers import serve_http_workers
 
     share = worker_share(config, workers)
     limits = _limits(share)

@@ -3,7 +3,7 @@
 Modules, one concept each: :mod:`.records` (metadata, ids), :mod:`.content` (hashing, kinds), :mod:`.store`
 (layout, atomic ingestion), :mod:`.verify` (tamper detection), :mod:`.ripgrep` and :mod:`.search` (literal line
 search), :mod:`.query` and :mod:`.rows` (the query language over JSON rows), :mod:`.pages` (exact byte pages),
-:mod:`.cli` (`bee artifact …`). This package imports nothing heavy, so the CLI starts fast.
+:mod:`bee_core.cli.artifact` (`bee artifact …`). This package imports nothing heavy, so the CLI starts fast.
 """
 
 from typing import TYPE_CHECKING

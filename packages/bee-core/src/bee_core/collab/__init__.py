@@ -2,7 +2,8 @@
 
 :mod:`.binding` is the binding recorded in the instance; :mod:`.tracker` talks to the tracker over MCP (bee-core
 never imports the tracker); :mod:`.lease` asks the tracker whether the binding is live; :mod:`.plans` reads a plan
-and its steps. The CLI is :mod:`.cli` (`bee collab …`) and :mod:`.plan_cli` (`bee plan …`). Names load on first use.
+and its steps. The CLI is :mod:`bee_core.cli.collab` (`bee collab …`) and :mod:`bee_core.cli.plan` (`bee plan …`).
+Names load on first use.
 """
 
 from typing import TYPE_CHECKING

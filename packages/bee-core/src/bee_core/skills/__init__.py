@@ -3,7 +3,7 @@
 Providers are local Agent Skills directories (:mod:`bee_core.skills.local`) and MCP servers that serve the Skills
 extension (:mod:`bee_core.skills.remote`), behind one seam (:class:`~bee_core.skills.model.Provider`). The
 :class:`~bee_core.skills.bridge.Bridge` searches, reads and resolves them for bee_skill_search, bee_skill_get and
-bee_skill_resolve; :mod:`bee_core.skills.config` holds the configuration and :mod:`bee_core.skills.cli` the
+bee_skill_resolve; :mod:`bee_core.skills.config` holds the configuration and :mod:`bee_core.cli.skill` the
 commands. Names load on first use.
 """
 

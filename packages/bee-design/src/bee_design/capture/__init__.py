@@ -1,5 +1,6 @@
-"""Browser capture: the system Chromium driven by Playwright (:mod:`.runner`) with repeatable settings
-(:mod:`.settings`), and the evidence folder it writes (:mod:`.evidence`). Playwright loads only when a capture runs."""
+"""Browser capture: the system Chromium driven by Playwright (:mod:`.runner`) over the pages and viewports asked for
+(:mod:`.targets`) with repeatable settings (:mod:`.settings`), and the evidence folder it writes (:mod:`.evidence`).
+Playwright loads only when a capture runs."""
 
 from typing import TYPE_CHECKING
 
@@ -7,8 +8,9 @@ from bee_contracts.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from bee_design.capture.evidence import Evidence, parse_evidence
-    from bee_design.capture.runner import Target, capture
+    from bee_design.capture.runner import capture
     from bee_design.capture.settings import Settings, Viewport
+    from bee_design.capture.targets import Target
 
 __all__ = ["Evidence", "Settings", "Target", "Viewport", "capture", "parse_evidence"]
 
@@ -17,7 +19,7 @@ __getattr__, __dir__ = lazy_exports(
     {
         "Evidence": "bee_design.capture.evidence",
         "Settings": "bee_design.capture.settings",
-        "Target": "bee_design.capture.runner",
+        "Target": "bee_design.capture.targets",
         "Viewport": "bee_design.capture.settings",
         "capture": "bee_design.capture.runner",
         "parse_evidence": "bee_design.capture.evidence",

@@ -31,7 +31,7 @@ from bee_design.capture.steps import Steps
 if TYPE_CHECKING:
     from playwright.async_api import BrowserContext, Page, ViewportSize
 
-    from bee_design.capture.runner import Target
+    from bee_design.capture.targets import Target
 
 #: Distinct font styles probed per page for the fonts the browser matched (one element each).
 _FONT_PROBES: Final = 50

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import secrets
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -23,62 +21,17 @@ from bee_contracts import BeeError, ErrorCode, invalid
 from bee_contracts.files import write_atomic
 from bee_design._version import __version__
 from bee_design.capture.browser import CLOSE_GRACE, Chromium, launch
-from bee_design.capture.evidence import EVIDENCE_FILE, NAME, PRODUCER, VIEWPORT_NAME, Capture, Evidence, file_name
+from bee_design.capture.evidence import EVIDENCE_FILE, PRODUCER, Capture, Evidence, file_name
 from bee_design.capture.page import capture_page
-from bee_design.capture.settings import FIXED_TIME, Settings, Viewport, executable_exists
+from bee_design.capture.settings import FIXED_TIME, Settings, executable_exists
 from bee_design.capture.steps import collect
+from bee_design.capture.targets import Target
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, Playwright
 
 #: Seconds the browser may take to start (a busy machine can take many; a page's own deadline starts after).
 LAUNCH_SECONDS: Final = 60.0
-
-
-@dataclass(frozen=True)
-class Target:
-    """A page to capture and the name its screenshots go by."""
-
-    name: str
-    url: str
-
-
-def parse_target(text: str) -> Target:
-    """``NAME=URL`` or ``URL`` (the name is then the URL's path: ``/`` is ``index``, ``/a/b.html`` ``a/b.html``).
-
-    Raises:
-        BeeError: ``invalid_argument`` for a URL that is not http(s) or file, or a bad name.
-    """
-    name, sep, url = text.partition("=")
-    if not sep or "://" in name:
-        name, url = "", text
-    if not re.match(r"^(https?|file)://", url):
-        raise invalid(f"{url!r} is not an http(s):// or file:// URL; give URL or NAME=URL")
-    if not name:
-        path = re.sub(r"^[a-z]+://[^/]*", "", url).split("?", 1)[0].split("#", 1)[0].strip("/")
-        name = re.sub(r"[^A-Za-z0-9._:/-]+", "-", path) or "index"
-        if not re.match(r"[A-Za-z0-9_]", name):
-            name = "_" + name
-    if not NAME.match(name):
-        raise invalid(
-            f"capture name {name!r} is not valid; use letters, digits and . _ : / - (up to 255), e.g. home=URL"
-        )
-    return Target(name, url)
-
-
-def parse_viewport(text: str) -> Viewport:
-    """``NAME=WIDTHxHEIGHT``, e.g. ``desktop=1440x900``.
-
-    Raises:
-        BeeError: ``invalid_argument`` saying the expected form.
-    """
-    match = re.fullmatch(r"([^=]+)=(\d{1,5})x(\d{1,5})", text.strip())
-    if not match or not VIEWPORT_NAME.match(match.group(1)):
-        raise invalid(f"viewport {text!r} is not NAME=WIDTHxHEIGHT (e.g. desktop=1440x900, mobile=390x844)")
-    width, height = int(match.group(2)), int(match.group(3))
-    if not (1 <= width <= 16384 and 1 <= height <= 16384):
-        raise invalid(f"viewport {text!r}: width and height must be 1–16384 pixels")
-    return Viewport(match.group(1), width, height)
 
 
 Progress = Callable[[int, int, str], None]

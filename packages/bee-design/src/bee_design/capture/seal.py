@@ -23,7 +23,6 @@ import secrets
 from typing import Any, Final
 
 from bee_contracts import BeeError, ErrorCode
-from bee_contracts.layout import checkout_instance
 from bee_contracts.userconfig import UserSettings
 from bee_design.layout import DesignFiles
 
@@ -39,7 +38,7 @@ _KEY_ID_TEXT: Final = b"bee design evidence key id"
 
 
 def _settings(files: DesignFiles) -> UserSettings:
-    return UserSettings(checkout_instance(files.root))
+    return UserSettings(files.instance)
 
 
 def _parsed(raw: bytes, settings: UserSettings) -> bytes:
@@ -63,8 +62,8 @@ def read_key(files: DesignFiles) -> bytes | None:
 
     Raises:
         BeeError: ``forbidden`` for a key (or a folder above it) that is not the user's, that group or others may
-            read or write, that is a symlink or special file, or that is damaged; ``outside_root`` for a ``.bee``
-            that is a symlink out of the root.
+            read or write, that is a symlink or special file, or that is damaged. (A ``.bee`` that is a symlink out
+            of the root was refused when ``files`` was made.)
     """
     settings = _settings(files)
     raw = settings.read(KEY_SETTING, secret=True)

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
-import os
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +11,9 @@ from typing import TYPE_CHECKING
 import click
 
 from bee_contracts.words import counted
-from bee_design.cli._shared import echo_json, json_option, open_root, root_option
+from bee_design.cli._shared import checkout_option, echo_json, instance_option, json_option, open_checkout
+from bee_design.registry import DESIGN
+from bee_hostkit.options import ServeOptions, serve_options
 
 if TYPE_CHECKING:
     from bee_design.capture.runner import Progress
@@ -27,66 +26,32 @@ def design() -> None:
 
 @design.command()
 @click.option("--stdio", is_flag=True, help="Serve over stdio (the only transport; accepted for editor configs).")
-@click.option("--root", "root", required=True, help="The checkout to serve: an absolute path to a directory.")
-@click.option(
-    "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"]),
-    default=lambda: os.environ.get("BEE_LOG_LEVEL", "warning"),
-    show_default="warning, or $BEE_LOG_LEVEL",
-    help="Log level; logs go to stderr, never to the protocol stream.",
-)
-# The listening socket a warm host serves on, handed over by the warm supervisor (never typed by people: hidden).
-@click.option("--warm-fd", type=click.IntRange(0), default=None, hidden=True)
-@click.option("--warm-check-fd", type=click.IntRange(0), default=None, hidden=True)
-@click.option("--spare-fd", type=click.IntRange(0), default=None, hidden=True)
-def mcp(  # noqa: PLR0917 -- click hands every option over as a parameter
-    stdio: bool, root: str, log_level: str, warm_fd: int | None, warm_check_fd: int | None, spare_fd: int | None
-) -> None:
+@serve_options(DESIGN, "The checkout to serve: an absolute path to a directory.")
+def mcp(options: ServeOptions, stdio: bool) -> None:
     """Serve the four design tools over stdio for an editor or agent (both MCP protocol eras)."""
-    from bee_contracts import BeeError
-    from bee_design.context import DesignContext
-
     del stdio  # stdio is the only transport; the flag is accepted because editor configurations spell it out
-    try:
-        ctx = DesignContext.open(root)
-    except BeeError as exc:
-        raise click.BadParameter(exc.message, param_hint="--root") from None
-    logging.basicConfig(
-        stream=sys.stderr, level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    checkout = options.start()
+    from bee_design.context import DesignContext
     from bee_design.host import build_host
 
-    if warm_fd is None:
-        from bee_hostkit import serve_stdio
-
-        serve_stdio(build_host(ctx))
-        return
-    from bee_hostkit.warm import serve_warm_fd
-
-    serve_warm_fd(
-        build_host(ctx),
-        warm_fd,
-        view="design",
-        checkout=str(ctx.root),
-        instance="",
-        log_level=log_level,
-        check_fd=warm_check_fd,
-        spare_fd=spare_fd,
-    )
+    options.run(build_host(DesignContext.serving(checkout)), checkout, DESIGN.name)
 
 
 @design.command(name="import")
 @click.argument("bundle", type=click.Path(exists=True, path_type=Path))
 @click.option("--id", "bundle_id", default=None, help="The bundle id (default: from the folder or zip name).")
 @click.option("--replace", is_flag=True, help="Replace a bundle of this id that holds different content.")
-@root_option
+@checkout_option
+@instance_option
 @json_option
-def import_(bundle: Path, bundle_id: str | None, replace: bool, root: Path, as_json: bool) -> None:
+def import_(
+    bundle: Path, bundle_id: str | None, replace: bool, *, checkout: Path, instance_root: Path | None, as_json: bool
+) -> None:
     """Import BUNDLE (a folder, or a .zip of one, of HTML, CSS, fonts and images) under an immutable manifest."""
     from bee_design.bundle.reading import read_bundle
     from bee_design.bundle.store import BundleStore, default_id
 
-    ctx = open_root(root)
+    ctx = open_checkout(checkout, instance_root)
     raw = read_bundle(bundle.resolve())
     outcome = BundleStore(ctx.files).add(raw, bundle_id or default_id(raw.name), replace=replace)
     manifest = outcome.manifest
@@ -119,13 +84,14 @@ def import_(bundle: Path, bundle_id: str | None, replace: bool, root: Path, as_j
 @click.option(
     "--to", "targets", multiple=True, required=True, help="PATH or PATH#SYMBOL, relative to the root; repeat."
 )
-@root_option
-def map_(element: str, targets: tuple[str, ...], root: Path) -> None:
+@checkout_option
+@instance_option
+def map_(element: str, targets: tuple[str, ...], *, checkout: Path, instance_root: Path | None) -> None:
     """Map ELEMENT (bundle:element) to the source that implements it, recording hashes (bee-design/map.json)."""
     from bee_design.inventory import Inventory, split_id
     from bee_design.mapping import MapFile
 
-    ctx = open_root(root)
+    ctx = open_checkout(checkout, instance_root)
     manifest, found = Inventory.load(ctx.files, split_id(element)[0]).element(element)
     mapping = MapFile(ctx.files).map(manifest.qualified(found.id), found.digest, list(targets))
     sources = ", ".join(s.path + (f"#{s.symbol}" if s.symbol else "") for s in mapping.sources)
@@ -134,26 +100,28 @@ def map_(element: str, targets: tuple[str, ...], root: Path) -> None:
 
 @design.command()
 @click.argument("element")
-@root_option
-def unmap(element: str, root: Path) -> None:
+@checkout_option
+@instance_option
+def unmap(element: str, *, checkout: Path, instance_root: Path | None) -> None:
     """Remove the mapping of ELEMENT (also an orphan whose bundle is gone)."""
     from bee_design.mapping import MapFile
 
-    ctx = open_root(root)
+    ctx = open_checkout(checkout, instance_root)
     MapFile(ctx.files).unmap(element)
     click.echo(f"Unmapped {element}")
 
 
 @design.command(name="list")
 @click.option("--bundle", default=None, help="Only this bundle.")
-@root_option
+@checkout_option
+@instance_option
 @json_option
-def list_(bundle: str | None, root: Path, as_json: bool) -> None:
+def list_(bundle: str | None, *, checkout: Path, instance_root: Path | None, as_json: bool) -> None:
     """The imported elements and their computed states (what bee_design_list returns)."""
     from bee_design.handlers.design_list import bee_design_list
     from bee_hostkit import local_call
 
-    ctx = open_root(root)
+    ctx = open_checkout(checkout, instance_root)
     result = bee_design_list(ctx, local_call("bee_design_list", {"bundle": bundle} if bundle else {}))
     if as_json:
         echo_json(result)
@@ -169,13 +137,14 @@ def list_(bundle: str | None, root: Path, as_json: bool) -> None:
 
 @design.command()
 @click.option("--bundle", default=None, help="Only this bundle (and its mappings).")
-@root_option
+@checkout_option
+@instance_option
 @json_option
-def verify(bundle: str | None, root: Path, as_json: bool) -> None:
+def verify(bundle: str | None, *, checkout: Path, instance_root: Path | None, as_json: bool) -> None:
     """Check manifests, stored files, dependencies, mappings and specs; exit 1 on any failure."""
     from bee_design.verify import verify as run
 
-    ctx = open_root(root)
+    ctx = open_checkout(checkout, instance_root)
     result = run(ctx.files, bundle)
     data = result["data"]
     if as_json:
@@ -214,7 +183,7 @@ def verify(bundle: str | None, root: Path, as_json: bool) -> None:
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="The evidence folder (default: .bee/design/evidence/<UTC time> under the root).",
+    help="The evidence folder (default: <UTC time> in the design state's evidence folder, .bee/design/evidence/).",
 )
 @click.option("--wait-for", default=None, help="A CSS selector that must be visible before each screenshot.")
 @click.option("--full-page", is_flag=True, help="Capture the whole scrollable page, not just the viewport.")
@@ -234,7 +203,8 @@ def verify(bundle: str | None, root: Path, as_json: bool) -> None:
 )
 @click.option("--browser", default=None, help="The Chromium executable (default: $BEE_CHROMIUM or /usr/bin/chromium).")
 @click.option("--force", is_flag=True, help="Replace an existing --out folder.")
-@root_option
+@checkout_option
+@instance_option
 @json_option
 def capture(
     urls: tuple[str, ...],
@@ -247,17 +217,18 @@ def capture(
     allow_cross_origin: bool,
     browser: str | None,
     force: bool,
-    root: Path,
+    checkout: Path,
+    instance_root: Path | None,
     as_json: bool,
 ) -> None:
     """Screenshot each URL (or NAME=URL) at each viewport in Chromium, deterministically, into an evidence folder."""
     from bee_design import layout
     from bee_design.capture.runner import capture as run
-    from bee_design.capture.runner import parse_target, parse_viewport
     from bee_design.capture.seal import ensure_key
     from bee_design.capture.settings import Settings, browser_executable
+    from bee_design.capture.targets import parse_target, parse_viewport
 
-    ctx = open_root(root)
+    ctx = open_checkout(checkout, instance_root)
     targets = [parse_target(url) for url in urls]
     settings = Settings(
         executable=browser_executable(browser),

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from bee_design.cli._shared import Decorator, echo_json, json_option, open_root, root_option
+from bee_design.cli._shared import Decorator, checkout_option, echo_json, instance_option, json_option, open_checkout
 
 if TYPE_CHECKING:
     from bee_design.visual.spec import Spec, Tolerance
@@ -75,7 +75,8 @@ def spec() -> None:
 @click.option("--viewport", "viewports", multiple=True, help="Take only this viewport's screenshots; repeat.")
 @_tolerance_options(default=True)
 @click.option("--update", is_flag=True, help="Replace references of an existing spec (keeping its regions).")
-@root_option
+@checkout_option
+@instance_option
 def create(
     name: str,
     *,
@@ -87,13 +88,14 @@ def create(
     max_diff_pixels: int | None,
     max_diff_ratio: float | None,
     update: bool,
-    root: Path,
+    checkout: Path,
+    instance_root: Path | None,
 ) -> None:
     """Make spec NAME with reference images from an evidence folder and compare settings."""
     from bee_design.visual.authoring import create_spec
     from bee_design.visual.spec import Tolerance
 
-    ctx = open_root(root)
+    ctx = open_checkout(checkout, instance_root)
     pixels = 0 if max_diff_pixels is None and max_diff_ratio is None else max_diff_pixels
     tolerance = Tolerance(threshold, antialiasing, pixels, max_diff_ratio)  # type: ignore[arg-type]  # click's Choice gives the literal as str
     made = create_spec(
@@ -116,7 +118,8 @@ def create(
 @click.option("--viewport", default=None, help="Only for this viewport (default: every viewport).")
 @click.option("--ignore", is_flag=True, help="Mask the region: nothing in it is judged.")
 @_tolerance_options(default=False)
-@root_option
+@checkout_option
+@instance_option
 def region(
     name: str,
     region: str,
@@ -129,14 +132,15 @@ def region(
     antialiasing: str | None,
     max_diff_pixels: int | None,
     max_diff_ratio: float | None,
-    root: Path,
+    checkout: Path,
+    instance_root: Path | None,
 ) -> None:
     """Add (or replace) REGION of spec NAME: an ignore mask, or an area with its own tolerance."""
     from bee_contracts import invalid
     from bee_design.visual.authoring import set_region
     from bee_design.visual.spec import REGION_NAME, Region
 
-    ctx = open_root(root)
+    ctx = open_checkout(checkout, instance_root)
     overrides = {
         key: value
         for key, value in (
@@ -164,26 +168,28 @@ def region(
 @spec.command(name="remove-region")
 @click.argument("name")
 @click.argument("region")
-@root_option
-def remove_region(name: str, region: str, root: Path) -> None:
+@checkout_option
+@instance_option
+def remove_region(name: str, region: str, *, checkout: Path, instance_root: Path | None) -> None:
     """Remove REGION from spec NAME."""
     from bee_design.visual.authoring import remove_region as remove
 
-    ctx = open_root(root)
+    ctx = open_checkout(checkout, instance_root)
     _show(remove(ctx.files, name, region))
 
 
 @spec.command()
 @click.argument("name")
-@root_option
+@checkout_option
+@instance_option
 @json_option
-def show(name: str, root: Path, as_json: bool) -> None:
+def show(name: str, *, checkout: Path, instance_root: Path | None, as_json: bool) -> None:
     """Print spec NAME."""
     import json
 
     from bee_design.visual.spec import load_spec
 
-    ctx = open_root(root)
+    ctx = open_checkout(checkout, instance_root)
     loaded, _, _ = load_spec(ctx.files, name)
     if as_json:
         echo_json(json.loads(loaded.to_bytes()))
@@ -272,10 +278,18 @@ def diff(reference: Path, evidence: Path, threshold: float, count_aa: bool, as_j
 @click.argument("evidence")
 @click.option("--element", "elements", multiple=True, help="Only this element; repeat.")
 @click.option("--viewport", "viewports", multiple=True, help="Only this viewport; repeat.")
-@root_option
+@checkout_option
+@instance_option
 @json_option
 def report(
-    spec_name: str, evidence: str, *, elements: tuple[str, ...], viewports: tuple[str, ...], root: Path, as_json: bool
+    spec_name: str,
+    evidence: str,
+    *,
+    elements: tuple[str, ...],
+    viewports: tuple[str, ...],
+    checkout: Path,
+    instance_root: Path | None,
+    as_json: bool,
 ) -> None:
     """Compare EVIDENCE (a folder, relative to the root) with SPEC: what bee_visual_report returns.
 
@@ -283,7 +297,7 @@ def report(
     """
     from bee_design.visual.report import build_report
 
-    ctx = open_root(root)
+    ctx = open_checkout(checkout, instance_root)
     result = build_report(ctx.files, spec_name, evidence, list(elements) or None, list(viewports) or None)
     if as_json:
         echo_json(result)

@@ -27,8 +27,8 @@ from bee_tracker.board import idp as idp_signin
 from bee_tracker.board.base import CONCURRENT_STORE_CALLS, HERE, PREFIX, Board, BoardError, templates
 from bee_tracker.board.drawing import Drawer
 from bee_tracker.board.headers import BoardHeaders
-from bee_tracker.board.idp import RelyingParty
 from bee_tracker.board.sessions import Session, Sessions
+from bee_tracker.oauth.party import RelyingParty
 from bee_tracker.store import SqlStore
 from bee_tracker.store.grants import Grants
 

@@ -35,7 +35,7 @@ from bee_tracker.store import SqlStore
 from bee_tracker.store.grants import Grants
 
 if TYPE_CHECKING:
-    from bee_tracker.board.idp import RelyingParty
+    from bee_tracker.oauth.party import RelyingParty
 
 T = TypeVar("T")
 

@@ -1,4 +1,5 @@
-"""Signing people in to the board at the team's OpenID Provider: the tracker is its client (``--oidc-client-id``).
+"""Signing people in to the board at the team's OpenID Provider, whose client the tracker is (``--oidc-client-id``;
+the client itself is :class:`bee_tracker.oauth.party.RelyingParty`).
 
 The authorization code flow with PKCE (S256), a ``state`` and a ``nonce``: ``/board/signin/idp`` keeps the three
 in the store (under the state's digest, so any replica can finish the sign-in) and sends the browser to the
@@ -15,12 +16,8 @@ would not go with); it holds only the state, which is also in the address, and p
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import logging
 import secrets
-from dataclasses import dataclass
-from urllib.parse import urlencode, urlparse
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -31,70 +28,17 @@ from bee_tracker.board.base import PREFIX, Board, BoardError, local_next
 from bee_tracker.board.sessions import Session
 from bee_tracker.board.signin import open_session
 from bee_tracker.oauth import origin
-from bee_tracker.oauth.idp import OpenIdProvider, read_json
-from bee_tracker.store.grants import IDP_SIGNIN, Grants
+from bee_tracker.oauth.party import RelyingParty
+from bee_tracker.store.grants import IDP_SIGNIN
 
 logger = logging.getLogger("bee.tracker.board")
 
 #: How long a sign-in at the provider may take, in seconds.
 SIGNIN_SECONDS = 600
-SCOPE = "openid email profile"
 
 
 def _cookie(request: Request) -> str:
     return "__Host-bee-board-idp" if request.url.scheme == "https" else "bee-board-idp"
-
-
-@dataclass
-class RelyingParty:
-    """The tracker as a client of ``provider``; ``grants`` keeps the sign-ins under way."""
-
-    provider: OpenIdProvider
-    client_id: str
-    client_secret: str | None
-    grants: Grants
-    #: The tracker's ``--public-url``, when set: the provider sends people back there.
-    public_origin: str | None = None
-
-    @property
-    def name(self) -> str:
-        """What the sign-in button calls the provider: its host."""
-        return urlparse(self.provider.issuer).netloc or self.provider.issuer
-
-    def authorization_url(self, state: str, nonce: str, verifier: str, back: str) -> str:
-        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
-        query = {
-            "response_type": "code",
-            "client_id": self.client_id,
-            "redirect_uri": back,
-            "scope": SCOPE,
-            "state": state,
-            "nonce": nonce,
-            "code_challenge": challenge,
-            "code_challenge_method": "S256",
-        }
-        return f"{self.provider.configuration()['authorization_endpoint']}?{urlencode(query)}"
-
-    def actor(self, code: str, verifier: str, back: str, nonce: str) -> str:
-        """The actor of the ID token the provider gives for ``code``.
-
-        Raises:
-            AuthError: the exchange or the ID token is refused, saying why.
-        """
-        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": back, "code_verifier": verifier}
-        auth = None
-        if self.client_secret is not None:
-            auth = (self.client_id, self.client_secret)
-        else:
-            form["client_id"] = self.client_id
-        answer = read_json("POST", self.provider.configuration()["token_endpoint"], data=form, auth=auth)
-        id_token = answer.get("id_token")
-        if not isinstance(id_token, str):
-            raise AuthError("the identity provider gave no ID token (is openid among the client's scopes?)")
-        actor, claims = self.provider.verified(id_token, audience=self.client_id)
-        if not isinstance(claims.get("nonce"), str) or not csrf.same_token(claims["nonce"], nonce):
-            raise AuthError("the ID token's nonce is not this sign-in's")
-        return actor
 
 
 def _party(board: Board) -> RelyingParty:

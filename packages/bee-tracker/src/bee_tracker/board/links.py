@@ -7,7 +7,7 @@ and has a token id (``jti``). Only the link route takes it (:meth:`~bee_tracker.
 and the sign-in form refuse it, and the link route refuses every other token. The board records the id when the
 link is used, in the store (:meth:`~.sessions.Sessions.spend_link`), so it signs in once, on any replica; and then
 redirects, so the token does not stay in the address bar. No access log line holds it: the HTTP edge never logs a
-query string (:mod:`bee_hostkit.access_log`).
+query string (:mod:`bee_hostkit.http.access_log`).
 """
 
 from __future__ import annotations

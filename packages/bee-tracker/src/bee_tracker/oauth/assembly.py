@@ -20,7 +20,7 @@ from bee_tracker.store.grants import Grants
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
-    from bee_tracker.board.idp import RelyingParty
+    from bee_tracker.oauth.party import RelyingParty
     from bee_tracker.store import SqlStore
 
 _LOCAL = frozenset({"127.0.0.1", "localhost", "[::1]"})
@@ -97,8 +97,8 @@ def board_parts(
     team's provider (``--oidc-client-id``). With pasted tokens only, nothing (and the SDK is not imported)."""
     if not signin.advertises and not config.oidc_client_id:
         return [], None, None
-    from bee_tracker.board.idp import RelyingParty
     from bee_tracker.oauth.documents import Documents
+    from bee_tracker.oauth.party import RelyingParty
     from bee_tracker.oauth.provider import Lifetimes, Provider
     from bee_tracker.oauth.routes import signin_routes
 

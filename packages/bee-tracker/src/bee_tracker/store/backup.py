@@ -23,10 +23,14 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from bee_contracts import invalid
-from bee_tracker.model import TOMBSTONE
-from bee_tracker.store import bdjson, kept, linekinds
+from bee_hostkit.results import piece_bytes
+from bee_tracker.model import ISSUE_MAX_BYTES, LABELS_MAX, TOMBSTONE
+from bee_tracker.store import bdjson, bounds, kept, linekinds
+from bee_tracker.store.batched import in_batches, marks
+from bee_tracker.store.records import beads_record, load_issue
+from bee_tracker.store.rules import check_comment, check_id, check_issue, check_storable, refuse, suspicious
 from bee_tracker.store.sources import TABLES, Backup
-from bee_tracker.store.transfer import EVENTS, Run, check_id, check_issue, id_of, refuse
+from bee_tracker.store.transfer import EVENTS, Run, id_of
 
 #: Issue columns bd stores as 0/1 and exports as booleans (left out when false).
 _FLAGS: Final = frozenset({"ephemeral", "pinned", "is_template", "no_history", "crystallizes"})
@@ -41,6 +45,13 @@ _POINTERS: Final = frozenset({"estimated_minutes", "external_ref", "compacted_at
 _MEMORY_PREFIX: Final = "kv.memory."
 #: Longest text a history event keeps of a value (as the tracker's own events: the issue has the whole text).
 _EVENT_TEXT_CHARS: Final = 80
+#: An issue's size bound sits in the low bits of its packed entry, the number of its row above (see _Tables.sizes).
+_SIZE_BITS: Final = 32
+_SIZE_MASK: Final = (1 << _SIZE_BITS) - 1
+#: What a list of labels or dependencies adds to an issue beside its items: the key, brackets and a comma.
+_LIST_KEY: Final = piece_bytes({"dependencies": []}) - piece_bytes({}) + 2
+#: What a dependency may add beyond its row's own piece as the issue shows it (its metadata spelled differently).
+_DEPENDENCY_SLACK: Final = 64
 
 
 def issue_record(row: dict[str, Any]) -> dict[str, Any]:
@@ -113,6 +124,9 @@ class _Tables:
         self.label_at: dict[str, int] = {}
         self.dependency_at: dict[str, int] = {}
         self.config: dict[str, Any] = {}
+        #: Per live issue, its row's number above a bound of the bytes it takes in get with its labels and
+        #: dependencies (never less than what it takes): an issue whose bound passes the cap is measured exactly.
+        self.sizes: dict[str, int] = {}
 
     def rows(self, table: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
         """The rows of ``table`` with their line numbers and text; counts them into the report.
@@ -137,6 +151,8 @@ class _Tables:
                 raise refuse(where, number, "nests JSON too deeply") from None
             if not isinstance(row, dict):
                 raise refuse(where, number, "is not a JSON object")
+            if suspicious(text):  # whatever the table: a dump is held to a legacy file's rules
+                check_storable(row, where, number)
             count += 1
             yield number, text, row
         self.run.report.tables[table] = count
@@ -153,81 +169,133 @@ class _Tables:
     def _issues(self, rows: list[tuple[int, str, dict[str, Any]]]) -> None:
         run = self.run
         deleted = run.prior_tombstones(named for _, _, row in rows if (named := id_of(row)))
+        firsts: dict[str, int] = {}
+        for number, _, row in rows:
+            named = id_of(row)
+            if named and named not in deleted and named not in self.live:
+                firsts.setdefault(named, number)
+        had_issue = run.clear_prior(firsts)
+        for batch in in_batches(sorted(had_issue)):
+            # The history an earlier import of bd's events left goes too: this backup brings it again.
+            run.tx.run(f"DELETE FROM events WHERE substr(tool, 1, 3) = 'bd ' AND issue_id IN ({marks(batch)})", batch)
         for number, text, row in rows:
-            where = "issues.jsonl "
-            check_id(row.get("id"), where, number)
-            record = issue_record(row)
-            named = id_of(record)
-            try:
-                kind = linekinds.classify(record)
-            except linekinds.NotAnIssue as exc:
-                raise refuse(where, number, f"is {exc.looks_like}") from None
-            if named is None:
-                raise refuse(where, number, "is an issue without an id; every row of bd's issues table has one")
-            check_issue(record, text, where, number)
-            position = run.position()
-            run.named.add(named)
-            if named in deleted:
-                run.report.skipped_deleted.append((number, named))
-                continue
-            if named in self.live:  # the same id twice: the last row counts, as in a Beads import
-                run.bulk.flush()
-                run.tx.run("DELETE FROM issues WHERE id = ?", [named])
-                run.report.imported -= 1
-                self.live.discard(named)
-                self.label_at.pop(named, None)
-                self.dependency_at.pop(named, None)
-            elif run.clear_prior(named):
-                if kind == TOMBSTONE:
-                    run.report.deleted.append(named)
-                else:
-                    run.report.replaced += 1
-                # The history an earlier import of bd's events left goes too: this backup brings it again.
-                run.tx.run("DELETE FROM events WHERE issue_id = ? AND substr(tool, 1, 3) = ?", [named, "bd "])
-            if kind == TOMBSTONE:  # bd's Dolt era deletes rows instead, but a dump may still hold an old tombstone
-                run.keep(position, TOMBSTONE, named, kept.identity_of(record, ""), bdjson.dumps(record))
-                run.report.tombstones += 1
-                continue
-            run.insert_issue(record, named, position, raw_line=None)
-            self.live.add(named)
+            self._issue(number, text, row, deleted, had_issue)
+
+    def _issue(self, number: int, text: str, row: dict[str, Any], deleted: set[str], had_issue: set[str]) -> None:
+        run = self.run
+        where = "issues.jsonl "
+        check_id(row.get("id"), where, number)
+        record = issue_record(row)
+        named = id_of(record)
+        try:
+            kind = linekinds.classify(record)
+        except linekinds.NotAnIssue as exc:
+            raise refuse(where, number, f"is {exc.looks_like}") from None
+        if named is None:
+            raise refuse(where, number, "is an issue without an id; every row of bd's issues table has one")
+        check_issue(record, text, where, number)
+        position = run.position()
+        run.named.add(named)
+        if named in deleted:
+            run.report.skipped_deleted.append((number, named))
+            return
+        if named in self.live:  # the same id twice: the last row counts, as in a Beads import
+            run.bulk.flush()
+            run.tx.run("DELETE FROM issues WHERE id = ?", [named])
+            run.report.imported -= 1
+            self.live.discard(named)
+            self.label_at.pop(named, None)
+            self.dependency_at.pop(named, None)
+        elif named in had_issue:
+            had_issue.discard(named)  # its first row replaced it; a second one is the same id twice
+            if kind == TOMBSTONE:
+                run.report.deleted.append(named)
+            else:
+                run.report.replaced += 1
+        if kind == TOMBSTONE:  # bd's Dolt era deletes rows instead, but a dump may still hold an old tombstone
+            run.keep(position, TOMBSTONE, named, kept.identity_of(record, ""), bdjson.dumps(record))
+            run.report.tombstones += 1
+            return
+        run.insert_issue(record, named, position, raw_line=None)
+        self.live.add(named)
+        bound = bounds.issue_bytes(record) + 2 * _LIST_KEY
+        self.sizes[named] = number << _SIZE_BITS | min(bound, _SIZE_MASK)
+
+    def _grow(self, issue_id: str, more: int) -> None:
+        """Add ``more`` bytes to the size bound of ``issue_id`` (saturating: a full bound is over the cap anyway)."""
+        packed = self.sizes[issue_id]
+        self.sizes[issue_id] = packed & ~_SIZE_MASK | min((packed & _SIZE_MASK) + more, _SIZE_MASK)
 
     def labels(self) -> None:
-        for _, _, row in self.rows("labels"):
+        for number, _, row in self.rows("labels"):
             issue_id, label = row.get("issue_id"), row.get("label")
             if issue_id not in self.live or not isinstance(label, str) or not label:
                 self.run.report.skipped_rows["labels"] += 1
                 continue
             assert isinstance(issue_id, str)
             at = self.label_at.get(issue_id, 0)
+            if at >= LABELS_MAX:
+                raise refuse(
+                    "labels.jsonl ", number, f"gives {issue_id} more than the {LABELS_MAX} labels an issue may carry"
+                )
             self.label_at[issue_id] = at + 1
+            self._grow(issue_id, piece_bytes(label) + 2)
             self.run.add_label(issue_id, label, at)
 
     def dependencies(self) -> None:
         for _, _, row in self.rows("dependencies"):
-            issue_id = row.get("issue_id")
-            if issue_id not in self.live or not isinstance(row.get("depends_on_id"), str):
+            issue_id, target = row.get("issue_id"), row.get("depends_on_id")
+            if issue_id not in self.live or not isinstance(target, str):
                 self.run.report.skipped_rows["dependencies"] += 1
                 continue
             assert isinstance(issue_id, str)
             at = self.dependency_at.get(issue_id, 0)
             self.dependency_at[issue_id] = at + self.run.add_dependencies(issue_id, [row], first=at)
+            # the record in the issue's list, and its target among the ids that may block it
+            self._grow(issue_id, piece_bytes(row) + _DEPENDENCY_SLACK + piece_bytes(target) + 4)
+
+    def check_sizes(self) -> None:
+        """Raises: BeeError: ``invalid_argument`` naming the issues row of an issue that its labels and
+        dependencies take over the cap that keeps every issue readable by ``get``."""
+        run = self.run
+        over_bound = [
+            (issue_id, packed) for issue_id, packed in self.sizes.items() if packed & _SIZE_MASK > ISSUE_MAX_BYTES
+        ]
+        if over_bound:
+            run.bulk.flush()  # measured as the store holds it, as a tool's write is
+        for issue_id, packed in over_bound:
+            issue = load_issue(run.tx, issue_id)
+            assert issue is not None, "a live issue of this import"
+            over = bounds.issue_overshoot(beads_record(run.tx, issue, comments_last=0))
+            if over > 0:
+                raise refuse(
+                    "issues.jsonl ",
+                    packed >> _SIZE_BITS,
+                    f"is issue {issue_id}, which with its {self.label_at.get(issue_id, 0)} labels (labels.jsonl) and "
+                    f"{self.dependency_at.get(issue_id, 0)} dependencies (dependencies.jsonl) would be {over} bytes "
+                    "over the cap that keeps every issue readable by get",
+                )
 
     def comments(self) -> None:
-        for _, _, row in self.rows("comments"):
+        for number, text, row in self.rows("comments"):
             issue_id = row.get("issue_id")
             if issue_id not in self.live:
                 self.run.report.skipped_rows["comments"] += 1
                 continue
             assert isinstance(issue_id, str)
+            check_comment(row, text, "comments.jsonl ", number)
             self.run.add_comment(issue_id, row)
 
     def events(self) -> None:
-        for _, _, row in self.rows("events"):
+        for number, text, row in self.rows("events"):
             issue_id = row.get("issue_id")
             if issue_id not in self.live:
                 self.run.report.skipped_rows["events"] += 1
                 continue
             event_type = row.get("event_type")
+            changes = event_changes(row)
+            if suspicious(text):  # old and new values are JSON text: what they hold is decoded here
+                check_storable(changes, "events.jsonl ", number)
             self.run.bulk.add(
                 EVENTS,
                 (
@@ -235,7 +303,7 @@ class _Tables:
                     str(row.get("created_at") or ""),
                     str(row.get("actor") or ""),
                     f"bd {event_type if isinstance(event_type, str) else 'event'}",
-                    json.dumps(event_changes(row), ensure_ascii=False),
+                    json.dumps(changes, ensure_ascii=False),
                 ),
             )
 
@@ -292,6 +360,7 @@ def load(run: Run, backup: Backup) -> None:
     tables.issues()
     tables.labels()
     tables.dependencies()
+    tables.check_sizes()
     tables.comments()
     tables.events()
     tables.config_rows()

@@ -1,8 +1,8 @@
 """Writing many issues' kept readiness rows at once, in statements both SQLite and PostgreSQL read alike.
 
-A rebuild after an import writes a row for every issue; one statement per issue costs a round trip each on
-PostgreSQL (seconds at 100,000 issues). :func:`insert_rows` and :func:`set_columns` send a batch of rows as one
-``INSERT … VALUES`` or ``UPDATE … FROM (VALUES …)`` instead, which both dialects run (SQLite since 3.33). Ids go in
+A rebuild after an import writes a row for every issue (a bulk load, :meth:`.db.Tx.load`) and may update many; one
+statement per issue costs a round trip each on PostgreSQL (seconds at 100,000 issues). :func:`set_columns` sends a
+batch of rows as one ``UPDATE … FROM (VALUES …)`` instead, which both dialects run (SQLite since 3.33). Ids go in
 ``IN (…)`` lists of at most :data:`BATCH`.
 """
 
@@ -68,16 +68,6 @@ def set_columns(tx: Tx, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -
         tx.run(
             f"UPDATE readiness SET {sets} FROM (VALUES {_values(['issue_id', *columns], len(chunk))}) AS v "
             "WHERE readiness.issue_id = v.column1",
-            [value for row in chunk for value in row],
-        )
-
-
-def insert_rows(tx: Tx, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Insert readiness rows of these ``columns``."""
-    for start in range(0, len(rows), BATCH):
-        chunk = rows[start : start + BATCH]
-        tx.run(
-            f"INSERT INTO readiness ({', '.join(columns)}) VALUES {_values(columns, len(chunk))}",
             [value for row in chunk for value in row],
         )
 

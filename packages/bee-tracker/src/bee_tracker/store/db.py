@@ -56,8 +56,18 @@ class Tx(Protocol):
         index each insert again."""
         ...
 
+    def expect_growth(self) -> None:
+        """Plan every later statement of this transaction for the tables as they are when it runs: a bulk load is
+        about to grow them (PostgreSQL would otherwise reuse a plan made while they were small, such as a scan of a
+        table that held a few rows, for every statement that follows)."""
+        ...
+
     def lock_issue(self, issue_id: str) -> None:
         """Hold the issue's row until commit, so read-check-write on it is atomic."""
+        ...
+
+    def lock_issues(self, issue_ids: Sequence[str]) -> None:
+        """:meth:`lock_issue` for several issues in one statement."""
         ...
 
     def lock_graph(self) -> None:

@@ -1,5 +1,5 @@
 """What the built-in authorization server keeps, in the store every replica shares: keys, clients, waiting
-requests, grants, one-time codes and refresh tokens (tables of migration 6).
+requests, grants, one-time codes and refresh tokens (tables of migration 7).
 
 What grants access is kept only as a sha256 digest: an authorization code, a refresh token, a waiting request's id.
 So someone who reads the database or a backup cannot present any of them. A registered client's secret is kept as

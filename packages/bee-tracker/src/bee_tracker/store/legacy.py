@@ -24,8 +24,9 @@ from typing import Any, Final
 
 from bee_tracker.model import TOMBSTONE
 from bee_tracker.store import bdjson, kept, linekinds
+from bee_tracker.store.rules import check_id, check_issue, refuse
 from bee_tracker.store.sources import Legacy
-from bee_tracker.store.transfer import PENDING, Run, check_id, check_issue, id_of, refuse
+from bee_tracker.store.transfer import PENDING, Run, id_of
 
 #: Lines parsed before the store is asked, in one query, which of their ids it holds as deleted.
 _BATCH_LINES: Final = 500
@@ -65,6 +66,8 @@ class _Importer:
         self.skipped: dict[str, list[int]] = {}
         #: Line numbers of the lines without an id, by position.
         self.pending: dict[int, int] = {}
+        #: The ids of the batch at hand whose issue an earlier import left, now removed (:meth:`Run.clear_prior`).
+        self.had_issue: set[str] = set()
 
     def parse(self, number: int, raw: bytes | str) -> _Line | None:
         """Raises: BeeError: ``invalid_argument`` for a line that is not UTF-8, JSON, an object or a Beads record."""
@@ -94,13 +97,17 @@ class _Importer:
 
     def process(self, batch: list[_Line]) -> None:
         deleted: set[str] = set()
-        if self.run.prior:  # only ids an earlier import left can be held as deleted
-            fresh = {
-                named
-                for line in batch
-                if line.kind in (None, TOMBSTONE) and (named := id_of(line.record)) and named not in self.seen
-            }
-            deleted = self.run.prior_tombstones(fresh)
+        if self.run.prior:  # only ids an earlier import left can be held as deleted, or be replaced
+            firsts: dict[str, _Line] = {}
+            for line in batch:
+                named = id_of(line.record)
+                if line.kind in (None, TOMBSTONE) and named and named not in self.seen:
+                    firsts.setdefault(named, line)
+            deleted = self.run.prior_tombstones(firsts)
+            # What the file's first line for an id replaces: anything, unless it is a live line for a deleted id.
+            self.had_issue = self.run.clear_prior(
+                {named: line.number for named, line in firsts.items() if line.kind == TOMBSTONE or named not in deleted}
+            )
         for line in batch:
             self.line(line, deleted)
 
@@ -147,7 +154,7 @@ class _Importer:
         """This file's first line for ``named``."""
         run = self.run
         if line.kind == TOMBSTONE:
-            if run.clear_prior(named):
+            if named in self.had_issue:
                 run.report.deleted.append(named)
             self.keep_tombstone(line, named)
             self.seen[named] = _entry(_DELETED, line.number)
@@ -157,7 +164,7 @@ class _Importer:
             self.skipped[named] = [line.number]
             self.seen[named] = _entry(_SKIPPED, line.number)
         else:
-            replaced = run.clear_prior(named)
+            replaced = named in self.had_issue
             run.report.replaced += replaced
             run.insert_issue(line.record, named, line.position, raw_line=line.text)
             self.seen[named] = _entry(_LIVE, line.number, _REPLACED if replaced else 0)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, NotRequired, TypedDict
 
 from bee_contracts import BeeError, ErrorCode, invalid
-from bee_tracker.model import epoch
+from bee_tracker.model import LABELS_MAX, epoch
 from bee_tracker.store import bounds, kept, readiness, reads
 from bee_tracker.store.db import Tx
 from bee_tracker.store.records import IssueRow, beads_record, labels_of, load_issue
@@ -216,11 +216,23 @@ class Write(Read):
         return True
 
     def set_labels(self, issue: IssueRow, labels: Sequence[str]) -> bool:
-        """Replace the labels of ``issue`` (a state change); return whether they changed."""
+        """Replace the labels of ``issue`` (a state change); return whether they changed.
+
+        Raises:
+            BeeError: ``invalid_argument`` when the issue would carry more than :data:`~bee_tracker.model.LABELS_MAX`.
+        """
         before = labels_of(self.tx, issue.id)
         after = list(dict.fromkeys(labels))
         if after == before:
             return False
+        if len(after) > LABELS_MAX:
+            raise invalid(
+                f"this would give issue {issue.id} {len(after)} labels; an issue may carry at most {LABELS_MAX} "
+                "(remove some first, or put the list in its description)",
+                id=issue.id,
+                labels=len(after),
+                limit=LABELS_MAX,
+            )
         self.tx.run("DELETE FROM labels WHERE issue_id = ?", [issue.id])
         for position, label in enumerate(after):
             self.tx.run("INSERT INTO labels (issue_id, label, position) VALUES (?, ?, ?)", [issue.id, label, position])

@@ -150,7 +150,11 @@ def _migration_5(real: str, newest_first: str) -> list[str]:
     ]
 
 
-# Migration 6: signing in the way MCP clients expect (bee_tracker.signin): the built-in authorization server's
+# Migration 6: an import finds the issues it wrote (and no others) by their position: to index them for search, to
+# build their readiness and check their dependencies for cycles, at a cost that follows the import, not the store.
+_MIGRATION_6 = ["CREATE INDEX issues_position ON issues (position)"]
+
+# Migration 7: signing in the way MCP clients expect (bee_tracker.oauth): the built-in authorization server's
 # signing keys, the clients it knows (registered, or fetched Client ID Metadata Documents), the requests waiting in
 # a browser (a consent to give, a sign-in at the team's identity provider), the grants a person gave a client, the
 # one-time authorization codes and the refresh tokens of each grant. Codes, refresh tokens and waiting requests are
@@ -205,7 +209,7 @@ _OAUTH = [
 ]
 
 
-def _migration_6(real: str) -> list[str]:
+def _migration_7(real: str) -> list[str]:
     return [statement.format(real=real) for statement in _OAUTH]
 
 
@@ -243,7 +247,8 @@ END""",
     [_LEASES.format(real="REAL"), *_MIGRATION_3],
     [_BOARD_SESSIONS.format(real="REAL"), _BOARD_LINKS.format(real="REAL"), *_MIGRATION_4],
     _migration_5("REAL", "DESC"),
-    _migration_6("REAL"),
+    _MIGRATION_6,
+    _migration_7("REAL"),
 ]
 
 POSTGRES: list[list[str]] = [
@@ -270,7 +275,8 @@ POSTGRES: list[list[str]] = [
     [_LEASES.format(real="DOUBLE PRECISION"), *_MIGRATION_3],
     [_BOARD_SESSIONS.format(real="DOUBLE PRECISION"), _BOARD_LINKS.format(real="DOUBLE PRECISION"), *_MIGRATION_4],
     _migration_5("DOUBLE PRECISION", "DESC NULLS LAST"),
-    _migration_6("DOUBLE PRECISION"),
+    _MIGRATION_6,
+    _migration_7("DOUBLE PRECISION"),
 ]
 
 LATEST = len(SQLITE)

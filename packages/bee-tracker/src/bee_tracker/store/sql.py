@@ -154,12 +154,22 @@ class SqlStore:
         """
         return self.import_from(sources.from_lines(lines))
 
-    def import_from(self, choice: sources.Choice) -> dict[str, Any]:
-        """Import what ``choice`` names in one write transaction (see :mod:`.importing`)."""
+    def import_from(
+        self, choice: sources.Choice, *, discard_changes: bool = False, allow_cycles: bool = False
+    ) -> dict[str, Any]:
+        """Import what ``choice`` names in one write transaction (see :mod:`.importing`); return the report.
+
+        ``discard_changes`` lets it replace issues the team worked on since their import (listing what it
+        discarded), ``allow_cycles`` lets it close dependency cycles (listing them).
+
+        Raises:
+            BeeError: ``invalid_argument`` naming the first bad line or a cycle; ``conflict`` naming the issues it
+                would discard the work of; nothing is written then.
+        """
+        options = transfer.Options(discard_changes=discard_changes, allow_cycles=allow_cycles)
         with self.db.write() as tx:
-            tx.lock_graph()  # readiness is rebuilt below; writers that read neighbours wait (see store.readiness)
-            report = importing.run_import(tx, choice, configured_prefix=self._prefix)
-            readiness.rebuild(tx)
+            tx.lock_graph()  # readiness is brought up to date at the end; writers that read neighbours wait
+            report = importing.run_import(tx, choice, configured_prefix=self._prefix, options=options)
         # A bulk load changes the data's shape: without fresh statistics the planner can pick a full sort for ready.
         self.db.analyze()
         return report

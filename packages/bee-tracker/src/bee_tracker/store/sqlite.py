@@ -78,8 +78,14 @@ class _SqliteTx:
         )
         self.conn.execute(schema.SQLITE_FTS_INSERT_TRIGGER)
 
+    def expect_growth(self) -> None:
+        """Nothing to do: SQLite plans each statement from its indexes, whatever the tables' size."""
+
     def lock_issue(self, issue_id: str) -> None:
         """Nothing to do: BEGIN IMMEDIATE already holds the database's single write lock."""
+
+    def lock_issues(self, issue_ids: Sequence[str]) -> None:
+        """Nothing to do, for the same reason."""
 
     def lock_graph(self) -> None:
         """Nothing to do, for the same reason."""

@@ -1,38 +1,27 @@
 """Beads data in: one import, in one transaction, whatever form it comes in (see :mod:`.sources`).
 
 :class:`Run` is what every form's importer shares: positions (an export writes issues and kept lines back in the
-order they came), the report, batched inserts (:mod:`.bulk`), the checks every issue passes, and the end of the
-import — ids for issues that came without one, the id prefix, the custom statuses and types, the comment ids. The
-legacy file is read by :mod:`.legacy`, the backup's tables by :mod:`.backup`, and :mod:`.importing` chooses between
-them; nothing is held in memory beyond a batch of rows and a small entry per id.
+order they came), the report, batched inserts (:mod:`.bulk`), the removal of what earlier imports left for the ids
+it brings, and the end of the import — ids for issues that came without one, the id prefix, the custom statuses and
+types, the comment ids. Every line is held to :mod:`.rules`. The legacy file is read by :mod:`.legacy`, the backup's
+tables by :mod:`.backup`, and :mod:`.importing` chooses between them; nothing is held in memory beyond a batch of
+rows and a small entry per id.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from bee_contracts import BeeError, invalid
-from bee_tracker.model import (
-    BUILTIN_STATUSES,
-    BUILTIN_TYPES,
-    COLUMNS,
-    COMMENTS_MAX_BYTES,
-    ISSUE_MAX_BYTES,
-    TOMBSTONE,
-    epoch,
-    now,
-)
-from bee_tracker.store import bdjson, bounds, ids
+from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, COLUMNS, PARENT_CHILD, TOMBSTONE, epoch, now
+from bee_tracker.store import bdjson, ids, worked
+from bee_tracker.store.batched import in_batches, marks
 from bee_tracker.store.bulk import Bulk, Target
 from bee_tracker.store.db import Tx
-from bee_tracker.store.text import MAX_DEPTH, unstorable
 
-#: Longest id the tools can address (their ``id`` arguments allow 200 characters).
-MAX_ID_CHARS: Final = 200
 _RELATIONS = ("labels", "dependencies", "comments")
 #: Columns that always hold a value, and the value an issue gets when its line has none (or null). A missing
 #: priority is 0, as in Beads (Go reads an absent number as zero).
@@ -40,8 +29,6 @@ _REQUIRED: Final = {"title": "", "status": "open", "issue_type": "task"}
 _NO_PRIORITY: Final = 0
 #: ``kind`` of a kept line standing in for an issue that came without an id until the import gives it one.
 PENDING: Final = "pending"
-#: A line at most this long cannot hold an issue or a comment over its cap (get counts text about three times).
-_SMALL_LINE_CHARS: Final = min(ISSUE_MAX_BYTES, COMMENTS_MAX_BYTES) // 4
 
 _ISSUES = Target(
     "issues",
@@ -71,6 +58,40 @@ _DEPENDENCY_KEYS = frozenset({"issue_id", "depends_on_id", "type", "created_at",
 _COMMENT_KEYS = frozenset({"id", "issue_id", "author", "text", "created_at"})
 
 
+@dataclass(frozen=True)
+class Options:
+    """What an import may do beyond its rules (``bee tracker import``'s flags)."""
+
+    #: Replace (or delete) issues the team worked on since their import, listing what was discarded (else refused).
+    discard_changes: bool = False
+    #: Take dependency cycles through the readiness types as they come, listing them (else refused).
+    allow_cycles: bool = False
+
+
+def _columns(record: dict[str, Any], issue_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The issue columns of ``record`` (required ones defaulted) and what stays verbatim in ``extra``."""
+    get = record.get
+    # text_of, inline: this runs for every column of every issue
+    values: dict[str, Any] = {c: v if (v := get(c)) is None or type(v) is str else _ENCODE(v) for c in COLUMNS}
+    values["id"] = issue_id
+    priority = get("priority")
+    wide = type(priority) is int and -(2**31) <= priority < 2**31
+    values["priority"] = priority if wide else _NO_PRIORITY
+    for column, default in _REQUIRED.items():
+        if values[column] is None:
+            values[column] = default
+    # Keys the tracker cannot use as they are stay verbatim in extra: a priority that is not a (32-bit) integer,
+    # relations that are not lists. They are written back as they came.
+    extra = {
+        k: v
+        for k, v in record.items()
+        if (k not in values and k not in _RELATIONS) or (k in _RELATIONS and type(v) is not list)
+    }
+    if "priority" in record and not wide:
+        extra["priority"] = priority
+    return values, extra
+
+
 @dataclass
 class ImportReport:
     """What an import did, line by line."""
@@ -89,6 +110,10 @@ class ImportReport:
     tables: dict[str, int] = field(default_factory=dict)
     #: Rows of a backup left out, per table, because the issue they belong to was not imported.
     skipped_rows: Counter[str] = field(default_factory=Counter)
+    #: What the team had done to the issues this import replaced or deleted (:mod:`.worked`), with discard_changes.
+    discarded: list[dict[str, Any]] = field(default_factory=list)
+    #: Dependency cycles this import closed, with allow_cycles (:func:`.graph.import_cycles`).
+    cycles: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         report: dict[str, Any] = {"source": self.source} if self.source else {}
@@ -107,14 +132,11 @@ class ImportReport:
         if self.tables:
             report["tables"] = self.tables
             report["skippedRows"] = dict(self.skipped_rows)
+        if self.discarded:
+            report["discarded"] = self.discarded
+        if self.cycles:
+            report["cycles"] = self.cycles
         return report
-
-
-def refuse(where: str, number: int, problem: str) -> BeeError:
-    """The error for a bad line: it names the line (and the file of a backup), and says nothing was imported."""
-    return invalid(
-        f"{where}line {number} {problem}; fix or remove it, then import again (nothing was imported)", line=number
-    )
 
 
 #: JSON text of a value kept as text, with one encoder for the whole import (json.dumps makes one per call).
@@ -124,36 +146,6 @@ _ENCODE: Final = json.JSONEncoder(ensure_ascii=False).encode
 def text_of(value: Any) -> Any:
     """A value for a text column: text or null as it is, anything else as its JSON."""
     return value if value is None or type(value) is str else _ENCODE(value)
-
-
-def check_issue(record: dict[str, Any], line: str, where: str, number: int) -> None:
-    """Raises: BeeError: ``invalid_argument`` when the issue holds text the store cannot keep or is over a cap."""
-    # The full walks cost more than the rest of an import; a line that cannot hold a NUL, a lone surrogate, deep
-    # nesting or an oversized issue (NUL and surrogates reach a decoded line only as \\u escapes) skips them.
-    suspicious = "\\u0000" in line or "\\ud" in line or "\\uD" in line or line.count("{") + line.count("[") >= MAX_DEPTH
-    if suspicious:
-        problem = unstorable(record)
-        if problem:
-            raise refuse(where, number, f"holds {problem}, which the store cannot keep")
-    if len(line) <= _SMALL_LINE_CHARS:
-        return
-    over = bounds.issue_overshoot(record)
-    if over > 0:
-        raise refuse(where, number, f"is an issue {over} bytes over the cap that keeps every issue readable by get")
-    comments = record.get("comments")
-    for comment in comments if isinstance(comments, list) else ():
-        over = bounds.comment_overshoot(comment) if isinstance(comment, dict) else 0
-        if over > 0:
-            raise refuse(where, number, f"has a comment {over} bytes over the cap that keeps it readable by get")
-
-
-def check_id(issue_id: Any, where: str, number: int) -> None:
-    """Raises: BeeError: ``invalid_argument`` for an id no tool could address."""
-    if type(issue_id) is not str:
-        return
-    # An ASCII id without NUL is storable: the full check only for the others.
-    if len(issue_id) > MAX_ID_CHARS or ((not issue_id.isascii() or "\x00" in issue_id) and unstorable(issue_id)):
-        raise refuse(where, number, f"has an id the tools could never address ({len(issue_id)} characters)")
 
 
 def id_of(record: dict[str, Any]) -> str | None:
@@ -171,9 +163,11 @@ def _stem(issue_id: str) -> str | None:
 class Run:
     """One import in one transaction: positions, the report, batched inserts and the end of the import."""
 
-    def __init__(self, tx: Tx, *, configured_prefix: str | None) -> None:
+    def __init__(self, tx: Tx, *, configured_prefix: str | None, options: Options | None = None) -> None:
         self.tx = tx
         self.configured_prefix = configured_prefix
+        self.options = options or Options()
+        tx.expect_growth()
         found = tx.row(
             "SELECT MAX(p) FROM (SELECT MAX(position) AS p FROM issues "
             "UNION ALL SELECT MAX(position) AS p FROM kept_records) positions"
@@ -199,6 +193,13 @@ class Run:
         self.named: set[str] = set()
         self._key_orders: dict[tuple[str, ...], str] = {}
         self._records: set[tuple[str, str]] = set()
+        #: Issues earlier imports (or the tools) left that this import replaced or deleted, and their parents:
+        #: what the kept readiness of the rest of the store may depend on (:func:`.readiness.after_import`).
+        self.removed: set[str] = set()
+        self.removed_parents: set[str] = set()
+        #: The team's work on issues this import replaced or deleted (:mod:`.worked`), and how each issue read.
+        self.worked: list[dict[str, Any]] = []
+        self.worked_before: dict[str, str] = {}
         tx.pause_search_index()  # indexed at once in finish()
 
     def position(self) -> int:
@@ -236,25 +237,7 @@ class Run:
         key_order: list[str] | None = None,
     ) -> None:
         """Queue the issue ``record`` (a Beads issue object) with its labels, dependencies and comments."""
-        get = record.get
-        # text_of, inline: this runs for every column of every issue
-        values: dict[str, Any] = {c: v if (v := get(c)) is None or type(v) is str else _ENCODE(v) for c in COLUMNS}
-        values["id"] = issue_id
-        priority = get("priority")
-        wide = type(priority) is int and -(2**31) <= priority < 2**31
-        values["priority"] = priority if wide else _NO_PRIORITY
-        for column, default in _REQUIRED.items():
-            if values[column] is None:
-                values[column] = default
-        # Keys the tracker cannot use as they are stay verbatim in extra: a priority that is not a (32-bit) integer,
-        # relations that are not lists. They are written back as they came.
-        extra = {
-            k: v
-            for k, v in record.items()
-            if (k not in values and k not in _RELATIONS) or (k in _RELATIONS and type(v) is not list)
-        }
-        if "priority" in record and not wide:
-            extra["priority"] = priority
+        values, extra = _columns(record, issue_id)
         self.statuses.add(values["status"])
         self.types.add(values["issue_type"])
         self.bulk.add(
@@ -271,6 +254,14 @@ class Run:
                 values["updated_at"] or values["created_at"] or now(),
             ),
         )
+        self._insert_relations(record, issue_id)
+        stem = _stem(issue_id)
+        if stem:
+            self.stems[stem] += 1
+        self.report.imported += 1
+
+    def _insert_relations(self, record: dict[str, Any], issue_id: str) -> None:
+        """Queue the labels, dependencies and comments ``record`` lists (what is not a list stays in extra)."""
         labels = record.get("labels")
         if isinstance(labels, list):
             for at, label in enumerate(dict.fromkeys(str(label) for label in labels)):
@@ -283,10 +274,6 @@ class Run:
             for comment in comments:
                 if isinstance(comment, dict):
                     self.add_comment(issue_id, comment)
-        stem = _stem(issue_id)
-        if stem:
-            self.stems[stem] += 1
-        self.report.imported += 1
 
     def _key_order(self, keys: list[str]) -> str:
         """``keys`` as JSON text; most lines of a file share a few key orders, each encoded once."""
@@ -374,15 +361,55 @@ class Run:
             )
         return found
 
-    def clear_prior(self, issue_id: str) -> bool:
-        """Drop what earlier imports left for ``issue_id`` (its issue, its kept lines), on this import's first line
-        for it; return whether there was an issue."""
-        if not self.prior:
-            return False
-        self.tx.run("DELETE FROM kept_records WHERE issue_id = ?", [issue_id])
-        return bool(self.tx.run("DELETE FROM issues WHERE id = ?", [issue_id]))
+    def clear_prior(self, firsts: Mapping[str, int]) -> set[str]:
+        """Drop what earlier imports left for the ids of ``firsts`` (their issues, their kept lines) before this
+        import writes its first line for each (``firsts`` maps each id to that line's number); return the ids that
+        had an issue.
+
+        A few statements for many ids: one per line would also be planned for the table as it was (see
+        :meth:`.db.Tx.expect_growth`). The issues are locked before they are read, so no write of the tools slips
+        in between; the team's work on one (:mod:`.worked`) is described before it goes (its comments go with it).
+        """
+        if not self.prior or not firsts:
+            return set()
+        found: list[worked.Prior] = []
+        for batch in in_batches(sorted(firsts)):
+            self.tx.lock_issues(batch)
+            issues, parents = self.tx.batch(
+                [
+                    (f"SELECT {worked.STATE} FROM issues WHERE id IN ({marks(batch)})", batch),
+                    (
+                        f"SELECT depends_on_id FROM dependencies WHERE type = '{PARENT_CHILD}' "
+                        f"AND issue_id IN ({marks(batch)})",
+                        batch,
+                    ),
+                ]
+            )
+            found += [worked.Prior(*row) for row in issues]
+            self.removed_parents.update(row[0] for row in parents)
+            self.tx.run(
+                f"DELETE FROM kept_records WHERE position < ? AND issue_id IN ({marks(batch)})", [self.base, *batch]
+            )
+        busy = [prior for prior in found if prior.writes > 0]
+        if busy:
+            self.worked += worked.describe(self.tx, busy, firsts)
+            self.worked_before.update(worked.fingerprints(self.tx, [prior.id for prior in busy]))
+        had = {prior.id for prior in found}
+        for batch in in_batches(sorted(had)):
+            self.tx.run(f"DELETE FROM issues WHERE id IN ({marks(batch)})", batch)
+        self.removed |= had
+        return had
 
     # -- the end ----------------------------------------------------------------------------------------------
+
+    def discarded(self) -> list[dict[str, Any]]:
+        """The team's work this import discards: on the issues it replaced or deleted, unless one now reads exactly
+        as it did (its own export imported back loses nothing)."""
+        if not self.worked:
+            return []
+        self.bulk.flush()
+        after = worked.fingerprints(self.tx, self.worked_before)
+        return [entry for entry in self.worked if after.get(entry["id"]) != self.worked_before[entry["id"]]]
 
     def prefix(self) -> str:
         """The prefix for new ids: configured, else recorded, else the backup's, else the import's commonest."""
