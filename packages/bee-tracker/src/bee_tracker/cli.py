@@ -25,33 +25,17 @@ from bee_hostkit.http.limits import (
     DEFAULT_MIN_IN_FLIGHT,
     DEFAULT_REQUEST_TIMEOUT_SECONDS,
 )
-from bee_tracker.cli_log import add_commands
-from bee_tracker.config import (
-    DEFAULT_MAX_IN_FLIGHT,
-    DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
-    DEFAULT_PORT,
-    TrackerConfig,
-    default_home,
-)
+from bee_tracker.cli_common import config_of as _config
+from bee_tracker.cli_common import home_option as _home
+from bee_tracker.cli_common import local_store as _local_store
+from bee_tracker.cli_common import store_option as _store
+from bee_tracker.cli_log import claims, log
+from bee_tracker.cli_signin import signin_options, tokens
+from bee_tracker.config import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, DEFAULT_PORT
 from bee_tracker.model import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
 
 if TYPE_CHECKING:
     from bee_tracker.store import SqlStore
-
-_home = click.option(
-    "--home",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Tracker home (embedded database and signing key). Default $BEE_TRACKER_HOME, else <instance>/tracker "
-    "for $BEE_INSTANCE_ROOT or the nearest .bee directory above the working directory, else ./.bee/tracker.",
-)
-_store = click.option(
-    "--store",
-    "store_url",
-    default=None,
-    help="Store URL: postgresql://… for a shared database, or a SQLite path. "
-    "Default $BEE_TRACKER_STORE or <home>/tracker.db.",
-)
 
 
 def register(cli: click.Group) -> None:
@@ -60,7 +44,12 @@ def register(cli: click.Group) -> None:
 
 @click.group()
 def tracker() -> None:
-    """The Beads-compatible team tracker (Streamable HTTP + JWT)."""
+    """The Beads-compatible team tracker (Streamable HTTP + JWT, or OAuth sign-in)."""
+
+
+tracker.add_command(tokens)
+tracker.add_command(log)
+tracker.add_command(claims)
 
 
 def _check_actor(actor: str) -> None:
@@ -77,28 +66,13 @@ def _check_actor(actor: str) -> None:
         ) from None
 
 
-def tracker_config(home: Path | None, store_url: str | None, **values: Any) -> TrackerConfig:
-    """The settings of a ``bee tracker`` command from its ``--home`` and ``--store``."""
-    return TrackerConfig(home=home or default_home(), store_url=store_url, **values)
-
-
-def local_store(config: TrackerConfig) -> SqlStore:
-    """The store a local command works on; an embedded one lives in the (private) home, created if needed."""
-    from bee_tracker.home import init_home
-    from bee_tracker.store import open_store
-
-    if config.store_in_home:
-        init_home(config.home)
-    return open_store(config.store)
-
-
 @tracker.command()
 @_home
 def init(home: Path | None) -> None:
     """Create the tracker home (mode 0700, with a .gitignore) and its signing key (mode 0600); idempotent."""
     from bee_tracker.home import KEY_FILE, ensure_key
 
-    config = tracker_config(home, None)
+    config = _config(home, None)
     _, created = ensure_key(config.home)
     state = "created" if created else "already there"
     click.echo(f"tracker home {config.home}: signing key {config.home / KEY_FILE} {state}")
@@ -144,6 +118,7 @@ def init(home: Path | None) -> None:
     help="Longest token lifetime accepted, in seconds (604800 is 7 days): exp further than this from now, or from "
     "iat, is refused.",
 )
+@signin_options
 @click.option(
     "--max-in-flight",
     default=DEFAULT_MAX_IN_FLIGHT,
@@ -289,7 +264,8 @@ def serve(
     values["allowed_hosts"] = tuple(values["allowed_hosts"])
     values["custom_statuses"] = tuple(values["custom_statuses"])
     values["custom_types"] = tuple(values["custom_types"])
-    config = tracker_config(home, store_url, **values)
+    values["client_metadata_hosts"] = tuple(values["client_metadata_hosts"])
+    config = _config(home, store_url, **values)
     try:
         run(config, workers=workers, log_level=log_level, access_log=access_log, fds=fds, spare_fd=spare_fd)
     except ValueError as exc:
@@ -326,7 +302,7 @@ def token(home: Path | None, actor: str, ttl_seconds: int, issuer: str | None, a
     from bee_tracker.auth import mint
     from bee_tracker.home import read_key
 
-    config = tracker_config(home, None)
+    config = _config(home, None)
     _check_actor(actor)
     secret = read_key(config.home)
     click.echo(mint(secret, actor, ttl_seconds=ttl_seconds, issuer=issuer, audience=audience))
@@ -344,7 +320,22 @@ def token(home: Path | None, actor: str, ttl_seconds: int, issuer: str | None, a
 @click.option("--issuer", default=None, help="The `iss` the server requires, if any.")
 @click.option("--audience", default=None, help="The `aud` the server requires, if any.")
 @click.option("--browser", is_flag=True, help="Also open the link in the default web browser.")
-def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audience: str | None, browser: bool) -> None:
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Sign in with the tracker:read scope only: the board shows everything but refuses writes, and a consent "
+    "given from this session grants a client reading only.",
+)
+def open_(
+    home: Path | None,
+    actor: str,
+    url: str,
+    *,
+    issuer: str | None,
+    audience: str | None,
+    browser: bool,
+    read_only: bool,
+) -> None:
     """Print a link that signs ACTOR in to the web board: it works once, within 60 seconds. Uses the home's signing
     key, like `bee tracker token`."""
     from urllib.parse import urlencode
@@ -355,8 +346,15 @@ def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audien
     if not url.startswith(("http://", "https://")):
         raise click.UsageError("--url must start with http:// or https://")
     _check_actor(actor)
-    secret = read_key(tracker_config(home, None).home)
-    token = mint_link_token(secret, actor, issuer=issuer, audience=audience, lifetime=LINK_MAX_SECONDS)
+    secret = read_key(_config(home, None).home)
+    token = mint_link_token(
+        secret,
+        actor,
+        issuer=issuer,
+        audience=audience,
+        lifetime=LINK_MAX_SECONDS,
+        scope="tracker:read" if read_only else None,
+    )
     link = f"{url.rstrip('/')}/board/link?{urlencode({'token': token})}"
     click.echo(link)
     click.echo(f"(signs {actor} in once, within {LINK_MAX_SECONDS} seconds)", err=True)
@@ -421,7 +419,7 @@ def import_(
                 "events.jsonl brings its history"
             )
         choice.events = sources.events_file(events_path)
-    store = local_store(tracker_config(home, store_url))
+    store = _local_store(_config(home, store_url))
     try:
         report = store.import_from(choice, discard_changes=discard_changes, allow_cycles=allow_cycles)
     except BeeError as exc:
@@ -447,7 +445,7 @@ def import_(
 @click.argument("target", required=False, type=click.Path(dir_okay=False, path_type=Path))
 def export(home: Path | None, store_url: str | None, events_path: Path | None, target: Path | None) -> None:
     """Export every issue as Beads JSONL (the legacy issues.jsonl form) to TARGET (written atomically) or stdout."""
-    store = local_store(tracker_config(home, store_url))
+    store = _local_store(_config(home, store_url))
     try:
         if events_path is not None:
             _write_events(store, events_path.resolve())
@@ -532,7 +530,7 @@ def release(
         raise click.UsageError("--reason must say why the claim is released")
     from bee_tracker import calls
 
-    store = local_store(tracker_config(home, store_url))
+    store = _local_store(_config(home, store_url))
     try:
         released = calls.release_forced(store, issue_id, actor=actor or _operator(), reason=reason)
     finally:
@@ -555,7 +553,7 @@ def rule(home: Path | None, store_url: str | None, *, transitive: bool | None) -
     transaction, for every tracker serving the store."""
     from bee_tracker.store.readiness import Rule
 
-    store = local_store(tracker_config(home, store_url))
+    store = _local_store(_config(home, store_url))
     try:
         if transitive is not None:
             changed = store.set_rule(Rule(transitive=transitive))
@@ -564,10 +562,3 @@ def rule(home: Path | None, store_url: str | None, *, transitive: bool | None) -
     finally:
         store.close()
     click.echo(json.dumps({"transitive": current.transitive}))
-
-
-def _open_local(home: Path | None, store_url: str | None) -> SqlStore:
-    return local_store(tracker_config(home, store_url))
-
-
-add_commands(tracker, _home, _store, _open_local)

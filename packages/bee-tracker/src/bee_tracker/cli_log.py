@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import click
 
-if TYPE_CHECKING:
-    from bee_tracker.store import SqlStore
+from bee_tracker.cli_common import config_of, home_option, local_store, store_option
 
 #: A relative ``--since``: a number and a unit.
 _AGO: Final = re.compile(r"^(\d{1,9})([smhd])$")
@@ -60,76 +58,69 @@ def claim_line(claim: dict[str, Any]) -> str:
     return f"{claim['id']}  {claim['holder']}  {until}  {claim['title']}"
 
 
-#: A click option as a decorator (``--home``, ``--store``).
-Option = Callable[[Callable[..., Any]], Callable[..., Any]]
+@click.command(name="log")
+@home_option
+@store_option
+@click.option("--actor", default=None, help="Only what this actor did.")
+@click.option("--issue", "issue_id", default=None, help="Only what was done to this issue.")
+@click.option("--tool", default=None, help="Only what this tool did (claim, update, release --force, …).")
+@click.option(
+    "--since",
+    default=None,
+    help="Only what was done at or after this time: RFC 3339 (2026-05-01T09:00:00Z) or how long ago (30s, 15m, "
+    "2h, 7d).",
+)
+@click.option(
+    "--limit",
+    default=100,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="The newest this many entries, printed oldest first.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of the entries.")
+def log(
+    home: Path | None,
+    store_url: str | None,
+    *,
+    actor: str | None,
+    issue_id: str | None,
+    tool: str | None,
+    since: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """Read the store-wide audit log: every write, with who did it, with which tool, to which issue, what
+    changed, when, and which tracker replica wrote it."""
+    from bee_tracker.store.audit import Filters
+
+    filters = Filters(actor=actor, issue=issue_id, tool=tool, since=since_value(since) if since else None)
+    opened = local_store(config_of(home, store_url))
+    try:
+        entries = opened.log(filters, limit=limit)
+    finally:
+        opened.close()
+    if as_json:
+        click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
+        return
+    for entry in entries:
+        click.echo(log_line(entry))
 
 
-def add_commands(tracker: click.Group, home: Option, store: Option, opener: Callable[..., SqlStore]) -> None:
-    """Add ``log`` and ``claims`` to the ``bee tracker`` group: ``home`` and ``store`` are its shared options, and
-    ``opener(home, store_url)`` opens the store they name, as its other local commands do."""
-
-    @tracker.command(name="log")
-    @home
-    @store
-    @click.option("--actor", default=None, help="Only what this actor did.")
-    @click.option("--issue", "issue_id", default=None, help="Only what was done to this issue.")
-    @click.option("--tool", default=None, help="Only what this tool did (claim, update, release --force, …).")
-    @click.option(
-        "--since",
-        default=None,
-        help="Only what was done at or after this time: RFC 3339 (2026-05-01T09:00:00Z) or how long ago (30s, 15m, "
-        "2h, 7d).",
-    )
-    @click.option(
-        "--limit",
-        default=100,
-        show_default=True,
-        type=click.IntRange(1, 10_000),
-        help="The newest this many entries, printed oldest first.",
-    )
-    @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of the entries.")
-    def log(
-        home: Path | None,
-        store_url: str | None,
-        *,
-        actor: str | None,
-        issue_id: str | None,
-        tool: str | None,
-        since: str | None,
-        limit: int,
-        as_json: bool,
-    ) -> None:
-        """Read the store-wide audit log: every write, with who did it, with which tool, to which issue, what
-        changed, when, and which tracker replica wrote it."""
-        from bee_tracker.store.audit import Filters
-
-        filters = Filters(actor=actor, issue=issue_id, tool=tool, since=since_value(since) if since else None)
-        opened = opener(home, store_url)
-        try:
-            entries = opened.log(filters, limit=limit)
-        finally:
-            opened.close()
-        if as_json:
-            click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
-            return
-        for entry in entries:
-            click.echo(log_line(entry))
-
-    @tracker.command()
-    @home
-    @store
-    @click.option("--stale", is_flag=True, help="Only the claims whose lease has expired (the next claim takes them).")
-    @click.option("--json", "as_json", is_flag=True, help="Print a JSON array of the claims.")
-    def claims(home: Path | None, store_url: str | None, *, stale: bool, as_json: bool) -> None:
-        """List every claim: the issue, who holds it, and until when its lease holds (by the database's clock), or
-        that it expired; those that expire soonest first, claims without a lease last."""
-        opened = opener(home, store_url)
-        try:
-            found = opened.claims(stale_only=stale)
-        finally:
-            opened.close()
-        if as_json:
-            click.echo(json.dumps(found, indent=2, ensure_ascii=False))
-            return
-        for claim in found:
-            click.echo(claim_line(claim))
+@click.command()
+@home_option
+@store_option
+@click.option("--stale", is_flag=True, help="Only the claims whose lease has expired (the next claim takes them).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array of the claims.")
+def claims(home: Path | None, store_url: str | None, *, stale: bool, as_json: bool) -> None:
+    """List every claim: the issue, who holds it, and until when its lease holds (by the database's clock), or
+    that it expired; those that expire soonest first, claims without a lease last."""
+    opened = local_store(config_of(home, store_url))
+    try:
+        found = opened.claims(stale_only=stale)
+    finally:
+        opened.close()
+    if as_json:
+        click.echo(json.dumps(found, indent=2, ensure_ascii=False))
+        return
+    for claim in found:
+        click.echo(claim_line(claim))

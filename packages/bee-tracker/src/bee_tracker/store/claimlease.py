@@ -2,7 +2,7 @@
 
 A claim carries a lease when the claim asks for one (``lease_seconds``) or the tracker has a default
 (``--claim-ttl``); by default it has none and never expires (the design's first rule). A leased claim lives in one row
-of ``claim_leases`` (schema migration 7) beside its issue's ``assignee`` and ``status``, which stay the claim's
+of ``claim_leases`` (schema migration 8) beside its issue's ``assignee`` and ``status``, which stay the claim's
 visible state as Beads writes it. The holder keeps it alive by claiming again and by any write of its own on the
 issue (:meth:`~.ops.Write.issue`); each renewal lasts ``ttl_seconds`` from the database's clock (``Tx.clock``), so
 every replica sharing the database judges it alike, whatever its own clock says.

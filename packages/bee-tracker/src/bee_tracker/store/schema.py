@@ -154,7 +154,66 @@ def _migration_5(real: str, newest_first: str) -> list[str]:
 # build their readiness and check their dependencies for cycles, at a cost that follows the import, not the store.
 _MIGRATION_6 = ["CREATE INDEX issues_position ON issues (position)"]
 
-# Migration 7 (the fleet's work loop; a branch adding its own migration meanwhile takes the next number): a claim's
+# Migration 7: signing in the way MCP clients expect (bee_tracker.oauth): the built-in authorization server's
+# signing keys, the clients it knows (registered, or fetched Client ID Metadata Documents), the requests waiting in
+# a browser (a consent to give, a sign-in at the team's identity provider), the grants a person gave a client, the
+# one-time authorization codes and the refresh tokens of each grant. Codes, refresh tokens and waiting requests are
+# found by their sha256 (the values themselves are never stored); used_epoch marks one spent, so a second use is
+# seen, on any replica. A board session now carries the scopes it was opened with (NULL: every scope, as before).
+_OAUTH = [
+    """CREATE TABLE oauth_keys (
+  kid TEXT PRIMARY KEY,
+  secret TEXT NOT NULL,
+  created_epoch {real} NOT NULL)""",
+    """CREATE TABLE oauth_clients (
+  client_id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  secret TEXT,
+  created_epoch {real} NOT NULL,
+  fetched_epoch {real})""",
+    """CREATE TABLE signin_requests (
+  id_sha TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  expires_epoch {real} NOT NULL)""",
+    """CREATE TABLE oauth_grants (
+  grant_id TEXT PRIMARY KEY,
+  actor TEXT NOT NULL,
+  client_id TEXT NOT NULL,
+  client_name TEXT,
+  scopes TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  created_epoch {real} NOT NULL,
+  refreshed_epoch {real},
+  revoked_epoch {real},
+  revoked_reason TEXT)""",
+    """CREATE TABLE oauth_codes (
+  code_sha TEXT PRIMARY KEY,
+  grant_id TEXT NOT NULL,
+  client_id TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  expires_epoch {real} NOT NULL,
+  used_epoch {real})""",
+    """CREATE TABLE oauth_refresh (
+  token_sha TEXT PRIMARY KEY,
+  grant_id TEXT NOT NULL,
+  expires_epoch {real} NOT NULL,
+  used_epoch {real})""",
+    "CREATE INDEX oauth_grants_actor ON oauth_grants (actor, created_epoch)",
+    "CREATE INDEX oauth_refresh_grant ON oauth_refresh (grant_id)",
+    "CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_epoch)",
+    "CREATE INDEX signin_requests_expiry ON signin_requests (expires_epoch)",
+    "ALTER TABLE board_sessions ADD COLUMN scopes TEXT",
+]
+
+
+def _migration_7(real: str) -> list[str]:
+    return [statement.format(real=real) for statement in _OAUTH]
+
+
+# Migration 8 (the fleet's work loop): a claim's
 # lease (bee_tracker.store.claimlease), one row per claimed issue that has one, judged by the database's clock:
 # the holder, how long each renewal lasts (NULL: it never expires, a row kept only to fence out the holder whose
 # expired claim this one took), when it was granted and last renewed and when it expires (as written, and as
@@ -175,7 +234,7 @@ _CLAIM_LEASES = """CREATE TABLE claim_leases (
   lost_at TEXT)"""
 
 
-def _migration_7(real: str, newest_first: str) -> list[str]:
+def _migration_8(real: str, newest_first: str) -> list[str]:
     return [
         _CLAIM_LEASES.format(real=real),
         "CREATE INDEX claim_leases_expiry ON claim_leases (expires_epoch)",
@@ -225,7 +284,8 @@ END""",
     [_BOARD_SESSIONS.format(real="REAL"), _BOARD_LINKS.format(real="REAL"), *_MIGRATION_4],
     _migration_5("REAL", "DESC"),
     _MIGRATION_6,
-    _migration_7("REAL", "DESC"),
+    _migration_7("REAL"),
+    _migration_8("REAL", "DESC"),
 ]
 
 POSTGRES: list[list[str]] = [
@@ -253,7 +313,8 @@ POSTGRES: list[list[str]] = [
     [_BOARD_SESSIONS.format(real="DOUBLE PRECISION"), _BOARD_LINKS.format(real="DOUBLE PRECISION"), *_MIGRATION_4],
     _migration_5("DOUBLE PRECISION", "DESC NULLS LAST"),
     _MIGRATION_6,
-    _migration_7("DOUBLE PRECISION", "DESC NULLS LAST"),
+    _migration_7("DOUBLE PRECISION"),
+    _migration_8("DOUBLE PRECISION", "DESC NULLS LAST"),
 ]
 
 LATEST = len(SQLITE)
