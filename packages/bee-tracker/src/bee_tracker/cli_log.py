@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 
 from bee_tracker.cli_common import config_of, home_option, local_store, store_option
+
+if TYPE_CHECKING:
+    from bee_tracker.store import SqlStore
 
 #: A relative ``--since``: a number and a unit.
 _AGO: Final = re.compile(r"^(\d{1,9})([smhd])$")
@@ -94,16 +98,7 @@ def log(
     from bee_tracker.store.audit import Filters
 
     filters = Filters(actor=actor, issue=issue_id, tool=tool, since=since_value(since) if since else None)
-    opened = local_store(config_of(home, store_url))
-    try:
-        entries = opened.log(filters, limit=limit)
-    finally:
-        opened.close()
-    if as_json:
-        click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
-        return
-    for entry in entries:
-        click.echo(log_line(entry))
+    _print(_read(home, store_url, lambda store: store.log(filters, limit=limit)), log_line, as_json=as_json)
 
 
 @click.command()
@@ -114,13 +109,23 @@ def log(
 def claims(home: Path | None, store_url: str | None, *, stale: bool, as_json: bool) -> None:
     """List every claim: the issue, who holds it, and until when its lease holds (by the database's clock), or
     that it expired; those that expire soonest first, claims without a lease last."""
+    _print(_read(home, store_url, lambda store: store.claims(stale_only=stale)), claim_line, as_json=as_json)
+
+
+def _read(
+    home: Path | None, store_url: str | None, read: Callable[[SqlStore], list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
     opened = local_store(config_of(home, store_url))
     try:
-        found = opened.claims(stale_only=stale)
+        return read(opened)
     finally:
         opened.close()
+
+
+def _print(rows: list[dict[str, Any]], line: Callable[[dict[str, Any]], str], *, as_json: bool) -> None:
+    """Rows as a JSON array (``--json``), else a line each."""
     if as_json:
-        click.echo(json.dumps(found, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    for claim in found:
-        click.echo(claim_line(claim))
+    for row in rows:
+        click.echo(line(row))
