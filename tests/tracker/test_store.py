@@ -5,8 +5,9 @@ from typing import Any
 import pytest
 
 from bee_contracts import ErrorCode
+from bee_tracker.model import epoch
 from bee_tracker.store import SqlStore
-from bee_tracker.store.readiness import Rule
+from bee_tracker.store.readiness import Rule, whole_second
 from tests.tracker.calls import ALICE, BOB, call, new, refused
 
 
@@ -79,12 +80,22 @@ def test_dependency_on_a_missing_id_does_not_block(store: SqlStore) -> None:
     assert "t-x" in ready_ids(store)
 
 
+def _created(store: SqlStore, issue_id: str) -> float:
+    """The issue's creation time in the whole seconds Beads orders by."""
+    created = whole_second(epoch(call(store, "get", id=issue_id)["issue"]["created_at"]))
+    assert created is not None
+    return created
+
+
 def test_ready_filters_and_order(store: SqlStore) -> None:
     low = new(store, "low", priority=3)
     high = new(store, "high", priority=0)
     tagged = new(store, "tagged", priority=3, labels=["backend", "api"])
     assert ready_ids(store)[0] == high
-    assert ready_ids(store, priority=3) == [tagged, low]  # newest first within a priority, as bd ready
+    # Newest first within a priority, by the whole second Beads keeps, then id, as bd ready (both were created now).
+    assert ready_ids(store, priority=3) == sorted(
+        [tagged, low], key=lambda issue_id: (-_created(store, issue_id), issue_id)
+    )
     assert ready_ids(store, labels=["backend", "api"]) == [tagged]
     assert ready_ids(store, labels=["backend", "nope"]) == []
     page = call(store, "ready", limit=1)
