@@ -1,5 +1,5 @@
 """`bee tracker …`: serve the tracker host, create its home, move Beads JSONL in and out, mint local tokens, and
-release a claim on an operator's word.
+release a claim on an operator's word; and `bee bd …` (:mod:`bee_tracker.bd`), registered beside it.
 
 Registered through the ``bee.commands`` entry point; heavy imports happen inside the commands.
 """
@@ -53,7 +53,10 @@ _store = click.option(
 
 
 def register(cli: click.Group) -> None:
+    from bee_tracker.bd.cli import register as register_bd
+
     cli.add_command(tracker)
+    register_bd(cli)  # `bee bd …`, Beads' command line on this tracker
 
 
 @click.group()
