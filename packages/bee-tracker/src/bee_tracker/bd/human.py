@@ -1,12 +1,14 @@
 """bd's output for people: its status icons, priority tags and line layouts, coloured only on a terminal.
 
 Lines are written with :func:`say`, which is click's echo: ANSI colours are dropped when the output is not a terminal
-(a pipe, a file, a test), and everywhere when ``NO_COLOR`` is set, so scripts read plain text.
+(a pipe, a file, a test), and everywhere when ``NO_COLOR`` is set, so scripts read plain text; and the tracker's text
+never reaches a terminal with control characters in it (``--json`` escapes them, as bd's does).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -31,9 +33,15 @@ _STATUS_COLOURS = {"in_progress": "yellow", "blocked": "red", "closed": "bright_
 _PRIORITY_COLOURS = {0: "red", 1: "yellow"}
 
 
+#: Control characters a line must not carry to a terminal (they could move the cursor, retitle the window or hide
+#: text): every C0 and C1 control but newline and tab, and every escape that does not start a colour (SGR) sequence.
+_UNSAFE = re.compile(r"\x1b(?!\[[0-9;]*m)|[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f-\x9f]")
+
+
 def say(text: str = "", *, err: bool = False) -> None:
-    """One line to stdout (or stderr), colours only on a terminal and never under ``NO_COLOR``."""
-    click.echo(text, err=err, color=False if os.environ.get("NO_COLOR") else None)
+    """One line to stdout (or stderr), colours only on a terminal and never under ``NO_COLOR``; control characters
+    from the tracker's text (a title is anyone's) shown as U+FFFD."""
+    click.echo(_UNSAFE.sub("\ufffd", text), err=err, color=False if os.environ.get("NO_COLOR") else None)
 
 
 def muted(text: str) -> str:
