@@ -4,7 +4,7 @@
 fails when it drifts, like the CLI reference. A module's docstring is therefore where it says what it holds, and a
 module without one shows up as such here.
 
-    python -m tests.module_map [--check]
+    python -m tests.module_map
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 import sys
 from pathlib import Path
+
+from tests import generated
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "development.md"
@@ -62,22 +64,13 @@ def rewritten(text: str, map_text: str) -> str:
     Raises:
         ValueError: the guide lacks the markers.
     """
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
-        raise ValueError(f"{DOC} has no module map markers ({BEGIN!r} … {END!r})")
-    return text[:start] + map_text + text[end + len(END) :]
+    return generated.rewritten(text, BEGIN, END, map_text, DOC)
 
 
-def main(args: list[str]) -> int:
-    text = DOC.read_text(encoding="utf-8")
-    new = rewritten(text, render())
-    if "--check" in args:
-        return 0 if new == text else 1
-    if new != text:
-        DOC.write_text(new, encoding="utf-8")
-        print(DOC)
+def main() -> int:
+    generated.write(DOC, BEGIN, END, render())
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -19,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from bee_contracts import load_catalog
+from tests import generated
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "development.md"
@@ -87,18 +88,11 @@ def rewritten(text: str, map_text: str) -> str:
     Raises:
         ValueError: the guide lacks the markers.
     """
-    start, end = text.find(BEGIN), text.find(END)
-    if start < 0 or end < start:
-        raise ValueError(f"{DOC} has no tool map markers ({BEGIN!r} … {END!r})")
-    return text[:start] + map_text + text[end + len(END) :]
+    return generated.rewritten(text, BEGIN, END, map_text, DOC)
 
 
 def main() -> int:
-    text = DOC.read_text(encoding="utf-8")
-    new = rewritten(text, render())
-    if new != text:
-        DOC.write_text(new, encoding="utf-8")
-        print(DOC)
+    generated.write(DOC, BEGIN, END, render())
     return 0
 
 

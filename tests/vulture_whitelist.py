@@ -17,6 +17,7 @@ from bee_hostkit.http.descriptors import EdgeLoop, edge_loop
 from bee_hostkit.http.fast import FastPath, _ListingContext
 from bee_tracker.board.columns import Board, Card, Column, Options
 from bee_tracker.board.epics import Progress
+from bee_tracker.oauth.provider import Provider
 from bee_tracker.store.sql import SqlStore
 
 _Page.model_config  # pydantic reads model_config: these skills/list and skills/get answers keep unknown keys
@@ -45,6 +46,16 @@ Options.assignees
 Progress.epic
 Progress.in_progress
 Progress.percent
+# The SDK's authorization server handlers (mcp.server.auth.handlers) call the provider interface's methods.
+Provider.get_client
+Provider.register_client
+Provider.authorize
+Provider.load_authorization_code
+Provider.exchange_authorization_code
+Provider.load_refresh_token
+Provider.exchange_refresh_token
+Provider.load_access_token
+Provider.revoke_token
 # The SDK's request runner reads these from the dispatch context the fast path hands it (its DispatchContext protocol).
 _ListingContext.message_metadata
 _ListingContext.cancel_requested

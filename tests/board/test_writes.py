@@ -198,3 +198,25 @@ def test_every_write_form_on_every_page_carries_the_csrf_token(web: TestClient, 
         page = web.get(path).text
         assert page.count('name="csrf"') + page.count('name="form_token"') >= len(posting), path
         assert f'value="{csrf}"' in page
+
+
+def test_a_session_without_the_board_admin_scope_reads_but_cannot_write(web: TestClient, lite: SqlStore) -> None:
+    import time
+
+    import jwt
+
+    from tests.board.helpers import SECRET
+
+    issue = created(lite, "read only")
+    now = int(time.time())
+    reader = jwt.encode({"sub": BOB, "exp": now + 600, "scope": "tracker:read"}, SECRET, algorithm="HS256")
+    csrf = sign_in(web, BOB, token=reader)
+    assert web.get("/board/").status_code == 200
+    answer = post(web, "/board/write/claim", {"csrf": csrf, "id": issue})
+    assert answer.status_code == 403 and "writes need the board:admin scope" in answer.text
+    assert get(lite, issue)["issue"]["status"] == "open" and history(lite, issue)[-1][1] == "create"
+    # A token with the scope (or, as before, with no scope at all) writes.
+    admin = jwt.encode({"sub": BOB, "exp": now + 600, "scope": "tracker:read board:admin"}, SECRET, algorithm="HS256")
+    web.cookies.clear()  # another browser
+    csrf = sign_in(web, BOB, token=admin)
+    assert post(web, "/board/write/claim", {"csrf": csrf, "id": issue}).status_code == 303

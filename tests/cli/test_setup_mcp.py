@@ -44,6 +44,14 @@ def core_entry(tool: str, project: Path) -> dict[str, Any]:
     return {"type": "stdio", **entry} if tool in ("claude", "vscode") else entry
 
 
+#: What each editor gets by default: an entry that signs in through OAuth (no header, no token).
+EXPECTED_OAUTH = {
+    "claude": {"type": "http", "url": URL},
+    "cursor": {"url": URL},
+    "windsurf": {"serverUrl": URL},
+    "vscode": {"type": "http", "url": URL},
+}
+#: What each editor gets with --tracker-auth token: a header referring to the token.
 EXPECTED_TRACKER = {
     "claude": {"type": "http", "url": URL, "headers": {"Authorization": "Bearer ${BEE_TRACKER_TOKEN}"}},
     "cursor": {"url": URL, "headers": {"Authorization": "Bearer ${env:BEE_TRACKER_TOKEN}"}},
@@ -53,8 +61,46 @@ EXPECTED_TRACKER = {
 
 
 @pytest.mark.parametrize("tool", EDITORS)
-def test_each_editor_gets_its_own_format(tool: str, project: Path, home: Path) -> None:
+def test_each_editor_gets_an_entry_that_signs_in_through_oauth(tool: str, project: Path, home: Path) -> None:
     result = run("--tool", tool, "--project", str(project), "--tracker-url", URL)
+    assert result.exit_code == 0, result.output
+    written = json.loads(config_path(tool, project, home).read_text())
+    key = "servers" if tool == "vscode" else "mcpServers"
+    assert list(written) == [key]  # no token prompt either
+    assert written[key] == {"bee-core": core_entry(tool, project), "bee-tracker": EXPECTED_OAUTH[tool]}
+    assert "signs in to bee-tracker through your browser the first time it connects" in result.output
+    # An earlier header entry (and VS Code's prompt for its token) gives way to it; the user's own header stays.
+    run("--tool", tool, "--project", str(project), "--tracker-url", URL, "--tracker-auth", "token")
+    path = config_path(tool, project, home)
+    document = json.loads(path.read_text())
+    document[key]["bee-tracker"]["headers"]["X-Team"] = "blue"
+    path.write_text(json.dumps(document))
+    again = run("--tool", tool, "--project", str(project), "--tracker-url", URL)
+    assert again.exit_code == 0, again.output
+    rewritten = json.loads(path.read_text())
+    assert rewritten[key]["bee-tracker"] == {**EXPECTED_OAUTH[tool], "headers": {"X-Team": "blue"}}
+    assert "inputs" not in rewritten
+    assert ("removed   input bee-tracker-token" in again.output) == (tool == "vscode")
+
+
+def test_an_editor_that_cannot_sign_in_gets_the_header(project: Path, home: Path) -> None:
+    from dataclasses import replace
+
+    from bee_cli.setup_mcp import EDITORS as ALL
+    from bee_cli.setup_mcp import TrackerAccess, apply
+    from bee_contracts.hosts import installed_hosts
+
+    editor = replace(ALL["cursor"], oauth=False)
+    access = {"tracker": TrackerAccess(URL, oauth=True)}
+    apply(editor, installed_hosts(), project=project, home=home, command=bee_command(), urls=access)
+    entry = json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["bee-tracker"]
+    assert entry == EXPECTED_TRACKER["cursor"]
+    assert access["tracker"].for_editor(ALL["cursor"]).oauth and not access["tracker"].for_editor(editor).oauth
+
+
+@pytest.mark.parametrize("tool", EDITORS)
+def test_each_editor_gets_its_own_header_format(tool: str, project: Path, home: Path) -> None:
+    result = run("--tool", tool, "--project", str(project), "--tracker-url", URL, "--tracker-auth", "token")
     assert result.exit_code == 0, result.output
     written = json.loads(config_path(tool, project, home).read_text())
     key = "servers" if tool == "vscode" else "mcpServers"
@@ -101,7 +147,7 @@ def test_merging_keeps_other_servers_unknown_keys_their_order_and_the_indentatio
     if tool == "vscode":
         theirs["inputs"] = [{"type": "promptString", "id": "gh", "password": True}]
     path.write_text(json.dumps(theirs, indent=4) + "\n")
-    result = run("--tool", tool, "--project", str(project), "--tracker-url", URL)
+    result = run("--tool", tool, "--project", str(project), "--tracker-url", URL, "--tracker-auth", "token")
     assert result.exit_code == 0, result.output
     text = path.read_text()
     assert text.startswith('{\n    "zeta": 1,\n    "')  # four spaces, as it was
@@ -125,7 +171,10 @@ def test_a_header_the_user_added_to_the_tracker_entry_stays(project: Path, home:
     path = project / ".mcp.json"
     entry = {"type": "http", "url": "http://old/mcp", "headers": {"X-Team": "blue", "Authorization": "Bearer x"}}
     path.write_text(json.dumps({"mcpServers": {"bee-tracker": entry}}))
-    assert run("--tool", "claude", "--project", str(project), "--tracker-url", URL).exit_code == 0
+    assert (
+        run("--tool", "claude", "--project", str(project), "--tracker-url", URL, "--tracker-auth", "token").exit_code
+        == 0
+    )
     headers = json.loads(path.read_text())["mcpServers"]["bee-tracker"]["headers"]
     assert headers == {"X-Team": "blue", "Authorization": "Bearer ${BEE_TRACKER_TOKEN}"}
 
@@ -196,7 +245,7 @@ def test_vscode_files_with_comments_are_edited_around_them(project: Path, home: 
         '{\n  // team servers\n  "servers": {\n    /* shared */\n    "github": {"command": "npx",}, // ours\n  },\n}\n'
     )
     path.write_text(text)
-    result = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL)
+    result = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL, "--tracker-auth", "token")
     assert result.exit_code == 0, result.output
     written = path.read_text()
     # Every comment and trailing comma is where it was, and Bee's entries follow the file's trailing commas.
@@ -393,7 +442,7 @@ def test_a_checkout_without_an_instance_is_warned_with_the_command_that_creates_
 
 def test_the_token_hint_leaves_no_empty_token_exported_when_minting_fails(project: Path, home: Path) -> None:
     bee = " ".join(bee_command())
-    result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL)
+    result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL, "--tracker-auth", "token")
     hint = f"BEE_TRACKER_TOKEN=$({bee} tracker token --actor you@example.com) && export BEE_TRACKER_TOKEN"
     assert hint in result.output
 
@@ -407,7 +456,7 @@ def test_the_token_hint_names_the_projects_tracker_home_when_it_has_one(
     tracker_home = project / ".bee" / "tracker"
     tracker_home.mkdir(parents=True)
     (tracker_home / "signing-key").write_bytes(b"k" * 32)
-    result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL)
+    result = run("--tool", "claude", "--project", str(project), "--tracker-url", URL, "--tracker-auth", "token")
     bee = " ".join(bee_command())
     assert f"$({bee} tracker token --home {tracker_home.resolve()} --actor you@example.com)" in result.output
 
@@ -422,7 +471,7 @@ def test_vscodes_token_prompt_names_the_same_full_command_as_the_printed_hint(
     tracker_home = project / ".bee" / "tracker"
     tracker_home.mkdir(parents=True)
     (tracker_home / "signing-key").write_bytes(b"k" * 32)
-    result = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL)
+    result = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL, "--tracker-auth", "token")
     assert result.exit_code == 0, result.output
     mint = f"{' '.join(bee_command())} tracker token --home {tracker_home.resolve()} --actor you@example.com"
     [prompt] = json.loads((project / ".vscode" / "mcp.json").read_text())["inputs"]
@@ -431,9 +480,9 @@ def test_vscodes_token_prompt_names_the_same_full_command_as_the_printed_hint(
 
     # A prompt written by an earlier setup-mcp (or another bee) is brought up to date, and then left alone.
     monkeypatch.setenv("BEE_TRACKER_HOME", str(project / "elsewhere"))
-    moved = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL)
+    moved = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL, "--tracker-auth", "token")
     assert "updated   input bee-tracker-token" in moved.output
     [prompt] = json.loads((project / ".vscode" / "mcp.json").read_text())["inputs"]
     assert f"--home {(project / 'elsewhere').resolve()} --actor" in prompt["description"]
-    again = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL)
+    again = run("--tool", "vscode", "--project", str(project), "--tracker-url", URL, "--tracker-auth", "token")
     assert "already up to date" in again.output and "input bee-tracker-token" not in again.output

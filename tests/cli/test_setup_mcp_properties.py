@@ -160,7 +160,7 @@ def test_setting_up_adds_only_bees_text_and_removing_gives_back_every_byte(
         path = editor.path(project, home)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(original.encode("utf-8", "surrogatepass"))
-        args = ["setup-mcp", "--tool", tool, "--project", str(project), "--tracker-url", URL]
+        args = ["setup-mcp", "--tool", tool, "--project", str(project), "--tracker-url", URL, "--tracker-auth", "token"]
         cli = make_cli([register_cli])
         env = {"HOME": str(home), "BEE_TRACKER_URL": None, "BEE_TRACKER_TOKEN": None}
         result = CliRunner().invoke(cli, args, env=env)

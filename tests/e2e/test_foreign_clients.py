@@ -164,7 +164,7 @@ def test_the_written_editor_file_drives_the_inspector_with_config_and_server(
     tracker = tracker_factory()
     command = [str(bee_executable()), "setup-mcp", "--tool", tool, "--project", str(initialised_checkout)]
     setup = subprocess.run(
-        [*command, "--tracker-url", tracker.url],
+        [*command, "--tracker-url", tracker.url, "--tracker-auth", "token"],  # a tracker of pasted tokens
         capture_output=True,
         text=True,
         timeout=60,

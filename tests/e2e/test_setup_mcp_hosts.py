@@ -1,5 +1,6 @@
-"""The entries `bee setup-mcp` writes work: each editor's stdio entries start the installed hosts, and its tracker
-entry, with the Authorization header expanded the way that editor expands it, reaches a real tracker."""
+"""The entries `bee setup-mcp` writes work: each editor's stdio entries start the installed hosts; its tracker entry
+with the Authorization header expanded the way that editor expands it reaches a real tracker; and its default
+tracker entry (URL only) leads a client to the tracker's sign-in, as the MCP authorization specification says."""
 
 import json
 import os
@@ -50,7 +51,7 @@ async def test_every_editors_entries_start_the_stdio_hosts_and_reach_the_tracker
     tracker_tools = [tool.name for tool in load_catalog("tracker")]
     for tool, (file, key, url_key) in EDITORS.items():
         completed = subprocess.run(
-            [str(bee_executable()), "setup-mcp", "--tool", tool, "--project", str(checkout)],
+            [str(bee_executable()), "setup-mcp", "--tool", tool, "--project", str(checkout), "--tracker-auth", "token"],
             env=env,
             capture_output=True,
             text=True,
@@ -100,3 +101,44 @@ def pasted(cwd: Path, command: str) -> str:
     )
     assert completed.returncode == 0, (command, completed.stdout, completed.stderr)
     return completed.stdout.strip()
+
+
+def test_every_editors_default_tracker_entry_leads_to_the_trackers_sign_in(
+    checkout: Path, tmp_path: Path, tracker_factory: Callable[..., TrackerProcess]
+) -> None:
+    import httpx
+
+    tracker = tracker_factory(None, "--sign-in", "builtin")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BEE_")} | {"HOME": str(home)}
+    for tool, (file, key, url_key) in EDITORS.items():
+        completed = subprocess.run(
+            [
+                str(bee_executable()),
+                "setup-mcp",
+                "--tool",
+                tool,
+                "--project",
+                str(checkout),
+                "--tracker-url",
+                tracker.url,
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+        remote = json.loads(((home if tool == "windsurf" else checkout) / file).read_text())[key]["bee-tracker"]
+        assert "headers" not in remote and remote[url_key] == tracker.url
+        # What every one of these editors does first: connect without a token, read the challenge, follow it.
+        answer = httpx.post(remote[url_key], json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=30)
+        assert answer.status_code == 401
+        found = re.search(r'resource_metadata="([^"]+)"', answer.headers["www-authenticate"])
+        assert found, answer.headers
+        metadata = httpx.get(found.group(1), timeout=30).json()
+        assert metadata["resource"] == remote[url_key]  # the resource is the entry's own URL (RFC 8707, RFC 9728)
+        server = httpx.get(metadata["authorization_servers"][0] + "/.well-known/oauth-authorization-server", timeout=30)
+        assert server.json()["registration_endpoint"].startswith(metadata["authorization_servers"][0])

@@ -403,13 +403,11 @@ def test_bee_up_initialises_the_checkout_and_supervises_the_tracker_until_ctrl_c
 
         editor = pasted(elsewhere, printed["set up your editor"])
         entry = json.loads((checkout / ".mcp.json").read_text())["mcpServers"]
-        assert entry["bee-tracker"]["url"] == f"http://127.0.0.1:{port}/mcp"
-        # The token command that setup-mcp suggests works pasted the same way.
-        hint = editor.stdout.split("e.g. ", 1)[1].split(" for a local tracker", 1)[0]
-        token = pasted(elsewhere, hint + ' && printf %s "$BEE_TRACKER_TOKEN"').stdout.strip()
-        headers["Authorization"] = f"Bearer {token}"
-        listed = httpx.post(f"http://127.0.0.1:{port}/mcp", json=request, headers=headers, timeout=30, trust_env=False)
-        assert listed.status_code == 200 and listed.json()["result"]["tools"]
+        # The entry signs in through the browser (tests/e2e/test_first_signin.py follows it there): no token in it.
+        assert entry["bee-tracker"] == {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}
+        assert "signs in to bee-tracker through your browser" in editor.stdout
+        challenge = httpx.post(f"http://127.0.0.1:{port}/mcp", json=request, timeout=30, trust_env=False)
+        assert challenge.status_code == 401 and "resource_metadata=" in challenge.headers["www-authenticate"]
 
         status = pasted(elsewhere, printed["status"])
         assert "tracker" in status.stdout and "running" in status.stdout, status.stdout

@@ -38,6 +38,11 @@ class TrackerProcess:
         self.log = home / "server.log"
         #: The server's file-descriptor limit (soft and hard), when a test sets one (None: this process's).
         self.nofile: int | None = None
+        #: Listening sockets it serves on instead of binding its port (``--fd``, as the supervisor hands replicas
+        #: one shared address); ``port`` is then where its health is asked (one of them).
+        self.fds: tuple[int, ...] = ()
+        #: What its environment adds to this process's.
+        self.env: dict[str, str] = {}
 
     @property
     def url(self) -> str:
@@ -49,8 +54,7 @@ class TrackerProcess:
             "tracker",
             "serve",
             *(["--home", str(self.home)] if self.pass_home else []),
-            "--port",
-            str(self.port),
+            *([arg for fd in self.fds for arg in ("--fd", str(fd))] if self.fds else ["--port", str(self.port)]),
             *self.extra,
         ]
         if self.store:
@@ -63,7 +67,12 @@ class TrackerProcess:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         log = self.log.open("ab")
         self.process = subprocess.Popen(
-            self.argv(), stdout=log, stderr=subprocess.STDOUT, env={**os.environ}, cwd=self.cwd
+            self.argv(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **self.env},
+            cwd=self.cwd,
+            pass_fds=self.fds,
         )
         log.close()
         deadline = time.monotonic() + timeout

@@ -13,7 +13,9 @@ from bee_supervisor.states import RestartPolicy
 ROOT = Path(__file__).resolve().parents[2]
 HOSTS = [
     HostEntry("core", "stdio", ("mcp", "serve", "--checkout", "{checkout}"), "mcp"),
-    HostEntry("tracker", "http", ("tracker", "serve"), "health", port=8765, fd_args=("--fd", "{fd}")),
+    HostEntry(
+        "tracker", "http", ("tracker", "serve", "--sign-in", "builtin"), "health", port=8765, fd_args=("--fd", "{fd}")
+    ),
 ]
 TEAM_ENV = {"BEE_TRACKER_STORE": "postgresql://bee@db/bee", "BEE_TRACKER_JWT_SECRET_FILE": "/run/secrets/key"}
 
@@ -32,7 +34,13 @@ def test_services_tracker_toml_is_the_built_in_default(tmp_path: Path) -> None:
     from_file = load_config(ROOT / "services" / "tracker.toml", cwd=tmp_path, environ={}, hosts=HOSTS)
     assert from_file == default_config(tmp_path, hosts=HOSTS)
     [tracker] = from_file.services
-    assert tracker.command == ("bee", "tracker", "serve", "--fd", "{listen_fd}", "--fd", "{check_fd}")
+    assert tracker.command == (
+        *("bee", "tracker", "serve", "--sign-in", "builtin"),
+        *("--fd", "{listen_fd}", "--fd", "{check_fd}"),
+    )
+    from bee_tracker.registry import TRACKER
+
+    assert HOSTS[1].args == TRACKER.args  # what the registry says `bee up` runs
     assert tracker.version_command == ("bee", "--version", "--json") and tracker.contract
 
 

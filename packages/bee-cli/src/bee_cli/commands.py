@@ -88,6 +88,15 @@ def doctor(checkout: Path, as_json: bool) -> None:
     "entry is written.",
 )
 @click.option(
+    "--tracker-auth",
+    type=click.Choice(["oauth", "token"]),
+    default=None,
+    help="How the editor gets into the tracker: oauth (it signs in through your browser the first time, from the "
+    "tracker's own sign-in or your team's identity provider; no header, no token in the file) or token (an "
+    "Authorization header with a pasted token). Default oauth, or token with --tracker-token-env or --literal-token. "
+    "A tracker run with --sign-in token needs token.",
+)
+@click.option(
     "--tracker-token-env",
     default=None,
     help=f"Environment variable the editor reads the tracker token from when it connects (default {TOKEN_ENV}). "
@@ -105,6 +114,7 @@ def setup_mcp(
     project: Path,
     removing: bool,
     tracker_url: str | None,
+    tracker_auth: str | None,
     tracker_token_env: str | None,
     literal_token: bool,
 ) -> None:
@@ -121,7 +131,9 @@ def setup_mcp(
     editor = EDITORS[tool]
     project = project.resolve()
     try:
-        urls = _tracker_access(editor, tracker_url, tracker_token_env, literal_token=literal_token, removing=removing)
+        urls = _tracker_access(
+            editor, tracker_url, tracker_token_env, auth=tracker_auth, literal_token=literal_token, removing=removing
+        )
         outcome = apply(
             editor,
             installed_hosts(),
@@ -147,7 +159,7 @@ def setup_mcp(
     _warn_without_instance(project)
     access = urls.get("tracker")
     if access is not None:
-        _say_where_the_token_comes_from(editor, project, access)
+        _say_how_it_signs_in(editor, project, access)
 
 
 def _tracker_access(
@@ -155,14 +167,26 @@ def _tracker_access(
     tracker_url: str | None,
     tracker_token_env: str | None,
     *,
+    auth: str | None,
     literal_token: bool,
     removing: bool,
 ) -> dict[str, TrackerAccess]:
     """The tracker entry to write, checked: none without a URL, and none when removing.
 
     Raises:
-        ValueError: a bad variable name, URL or token, or --literal-token without a URL to use it with.
+        ValueError: a bad variable name, URL or token, --literal-token without a URL to use it with, or a token
+            option with --tracker-auth oauth.
     """
+    if auth is None:
+        auth = "token" if tracker_token_env or literal_token else "oauth"
+    if auth == "oauth" and (tracker_token_env or literal_token):
+        raise ValueError(
+            "--tracker-auth oauth signs in without a token: leave out --tracker-token-env and --literal-token"
+        )
+    if auth == "oauth":
+        if removing or not tracker_url:
+            return {}
+        return {"tracker": TrackerAccess(check_url(tracker_url), oauth=True)}
     # An editor that prompts for the token (VS Code) keeps it in its own secret storage unless told otherwise.
     env_name = tracker_token_env or (None if editor.token_prompt and not literal_token else TOKEN_ENV)
     if env_name is not None:
@@ -186,8 +210,22 @@ def _report_changes(editor: Editor, outcome: Outcome) -> None:
         click.echo(f"  {'skipped':<9} {name} (give --tracker-url to add it)")
 
 
-def _say_where_the_token_comes_from(editor: Editor, project: Path, access: TrackerAccess) -> None:
-    """Tell the user how the editor will get the tracker token: from the file, a prompt, or a variable."""
+def _say_how_it_signs_in(editor: Editor, project: Path, access: TrackerAccess) -> None:
+    """Tell the user how the editor will get into the tracker: it signs in, or its token comes from the file, a
+    prompt, or a variable."""
+    if access.oauth and editor.oauth:
+        click.echo(
+            f"{editor.title} signs in to bee-tracker through your browser the first time it connects (OAuth: no "
+            "token in the file). The tracker must run with --sign-in builtin (bee up runs it so) or --sign-in idp; "
+            "for one that takes pasted tokens only, run this again with --tracker-auth token."
+        )
+        return
+    if access.oauth:
+        click.echo(
+            f"{editor.title} cannot sign in to a remote MCP server through OAuth, so its entry sends a pasted token "
+            "instead:"
+        )
+        access = access.for_editor(editor)
     if access.literal is not None:
         click.echo("The file holds the tracker token: it is readable by you only; keep it out of version control.")
     elif access.token_env is None:

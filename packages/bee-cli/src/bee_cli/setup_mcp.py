@@ -1,8 +1,12 @@
 """`bee setup-mcp`: the entries that start the installed hosts, in each editor's own configuration format.
 
 The hosts come from the ``bee.hosts`` registry (:mod:`bee_contracts.hosts`): every stdio host gets an entry that
-starts it in the checkout, and an HTTP host (the tracker) gets one when its URL is given, with an ``Authorization``
-header that refers to the token rather than holding it, in the syntax each editor expands:
+starts it in the checkout, and an HTTP host (the tracker) gets one when its URL is given. That entry signs in
+through OAuth (the MCP authorization specification): only the URL, no header and no token in the file; the editor
+finds where to sign in from the tracker's 401 and opens the browser (a tracker run with ``--sign-in builtin`` or
+``idp``; ``bee up`` runs one). For a tracker that takes pasted tokens only, or an editor that cannot sign in
+(:attr:`Editor.oauth`), the entry carries an ``Authorization`` header that refers to the token rather than holding
+it, in the syntax each editor expands:
 
 ============  =========================================  ==============  ===========================
 editor        file                                       servers under   token reference
@@ -67,6 +71,8 @@ class Editor:
     jsonc: bool = False
     #: Whether the file is the user's, for every project (then entries still start the hosts in one checkout).
     per_user: bool = False
+    #: Whether the editor signs in to a remote server through OAuth by itself (from the server's 401 challenge).
+    oauth: bool = True
 
     def place(self, project: Path, home: Path) -> Place:
         if self.per_user:
@@ -120,14 +126,22 @@ EDITORS: dict[str, Editor] = {
 class TrackerAccess:
     """How an editor reaches the tracker: its URL and where its bearer token comes from.
 
-    ``token_env`` names the environment variable the editor expands when it connects (None: the editor's own
-    secret prompt, VS Code's input). ``literal`` is the token itself, written into the file only when the user
-    asked for it.
+    ``oauth``: the editor signs in itself (no header). Otherwise ``token_env`` names the environment variable the
+    editor expands when it connects (None: the editor's own secret prompt, VS Code's input), and ``literal`` is the
+    token itself, written into the file only when the user asked for it.
     """
 
     url: str
     token_env: str | None = None
     literal: str | None = field(default=None, repr=False)
+    oauth: bool = False
+
+    def for_editor(self, editor: Editor) -> TrackerAccess:
+        """What ``editor`` can use: OAuth only where it signs in itself (else the header, from ``$BEE_TRACKER_TOKEN``
+        or VS Code's prompt)."""
+        if self.oauth and not editor.oauth:
+            return TrackerAccess(self.url, token_env=None if editor.token_prompt else TOKEN_ENV)
+        return self
 
 
 def check_url(url: str) -> str:
@@ -180,7 +194,7 @@ def entry_name(host: HostEntry) -> str:
 
 
 def _prompted(tracker: TrackerAccess) -> bool:
-    return tracker.literal is None and tracker.token_env is None
+    return not tracker.oauth and tracker.literal is None and tracker.token_env is None
 
 
 def _authorization(editor: Editor, tracker: TrackerAccess) -> str:
@@ -212,11 +226,12 @@ def entries(
             entry["command"] = command[0]
             entry["args"] = [*command[1:], *host.argv(checkout)]
         elif host.name in urls:
-            access = urls[host.name]
+            access = urls[host.name].for_editor(editor)
             if editor.http_type:
                 entry["type"] = editor.http_type
             entry[editor.url_key] = access.url
-            entry["headers"] = {"Authorization": _authorization(editor, access)}
+            # Signing in through OAuth, the entry carries no header: the editor finds where from the 401.
+            entry["headers"] = {} if access.oauth else {"Authorization": _authorization(editor, access)}
         else:
             continue
         found[entry_name(host)] = entry
@@ -281,14 +296,21 @@ def _is_token_input(item: Any) -> bool:
 
 
 def _merge_entry(document: JsonText, where: Where, ours: dict[str, Any]) -> bool:
-    """Set Bee's keys in the entry at ``where``; keys the user added stay, and so do headers Bee does not set.
-    Whether anything changed."""
+    """Set Bee's keys in the entry at ``where``; keys the user added stay, and so do headers Bee does not set. An
+    entry that signs in through OAuth (``headers`` empty) loses the ``Authorization`` header an earlier setup wrote
+    (and ``headers`` when nothing else is left in it). Whether anything changed."""
     changed = False
     for key, value in ours.items():
         inner = (*where, key)
         if key == "headers" and document.has(inner) and isinstance(document.get(inner), dict):
             for header, text in value.items():
                 changed = document.put((*inner, header), text) or changed
+            if not value:
+                changed = document.delete((*inner, "Authorization")) or changed
+                if not document.get(inner):
+                    changed = document.delete(inner) or changed
+        elif key == "headers" and not value:
+            continue  # nothing to add
         else:
             changed = document.put(inner, value) or changed
     return changed
@@ -303,7 +325,8 @@ def merge(
     prompt: dict[str, Any] | None = None,
 ) -> list[Change]:
     """Set Bee's entries in ``document``, and ``prompt`` as the input that prompts for the token (VS Code's
-    :func:`token_input`).
+    :func:`token_input`); once the tracker's entry signs in through OAuth, the input Bee added earlier for it is taken
+    out (nothing asks for it now).
 
     Raises:
         ConfigFileError: the servers (or inputs) are not an object (array), or an entry Bee owns is not an object.
@@ -313,7 +336,7 @@ def merge(
     for name, ours in wanted.items():
         where = (editor.servers_key, name)
         if not document.has(where):
-            document.put(where, ours)
+            document.put(where, {key: value for key, value in ours.items() if value != {}})
             changes.append(Change(name, "added"))
             continue
         existing = document.get(where)
@@ -330,6 +353,8 @@ def merge(
             changes.append(Change(f"input {TOKEN_INPUT_ID}", "added"))
         elif _merge_entry(document, ("inputs", at), prompt):
             changes.append(Change(f"input {TOKEN_INPUT_ID}", "updated"))
+    elif any(entry.get("headers") == {} for entry in wanted.values()):  # the tracker now signs in by itself
+        changes += _remove_inputs(document)
     return changes
 
 
@@ -340,16 +365,22 @@ def remove(document: JsonText, editor: Editor, names: Sequence[str]) -> list[Cha
         for name in names:
             if document.delete((editor.servers_key, name)):
                 changes.append(Change(name, "removed"))
+    return changes + _remove_inputs(document)
+
+
+def _remove_inputs(document: JsonText) -> list[Change]:
+    """Take Bee's token input out of ``document`` (and ``inputs`` when that empties it)."""
     inputs = document.get(("inputs",)) if document.has(("inputs",)) else None
-    if isinstance(inputs, list):
-        ours = [k for k, item in enumerate(inputs) if _is_token_input(item)]
-        for at in reversed(ours):
-            document.delete(("inputs", at))
-        if ours:
-            if not document.get(("inputs",)):  # emptied by taking Bee's input out: an empty list says nothing
-                document.delete(("inputs",))
-            changes.append(Change(f"input {TOKEN_INPUT_ID}", "removed"))
-    return changes
+    if not isinstance(inputs, list):
+        return []
+    ours = [k for k, item in enumerate(inputs) if _is_token_input(item)]
+    for at in reversed(ours):
+        document.delete(("inputs", at))
+    if not ours:
+        return []
+    if not document.get(("inputs",)):  # emptied by taking Bee's input out: an empty list says nothing
+        document.delete(("inputs",))
+    return [Change(f"input {TOKEN_INPUT_ID}", "removed")]
 
 
 @dataclass
@@ -402,7 +433,8 @@ def apply(
             ) from None
     place = editor.place(project, home)
     wanted = entries(editor, hosts, checkout=project, command=command, urls=urls)
-    prompt = token_input(mint_command(command, project)) if any(map(_prompted, urls.values())) else None
+    shown = [access.for_editor(editor) for access in urls.values()]
+    prompt = token_input(mint_command(command, project)) if any(map(_prompted, shown)) else None
     changes: list[Change] = []
 
     def edit(document: JsonText | None) -> JsonText | None:

@@ -255,13 +255,6 @@ def next_steps(checkout: Path, urls: dict[str, str], state: Path) -> list[str]:
     q = shlex.quote
     home = q(str(_tracker_home(checkout)))
     lines: list[str] = []
-    if "tracker" in urls:
-        # `X=$(…) && export X`: a failing command leaves no empty token exported (`export X=$(…)` hides the failure).
-        # The editor entry reads the token from $BEE_TRACKER_TOKEN; setup-mcp never writes the token itself.
-        lines.append(
-            f"  mint a token:        BEE_TRACKER_TOKEN=$({bee} tracker token --home {home} --actor you@example.com)"
-            " && export BEE_TRACKER_TOKEN"
-        )
     tracker = f" --tracker-url {q(urls['tracker'])}" if "tracker" in urls else ""
     lines.append(f"  set up your editor:  {bee} setup-mcp --tool claude --project {q(str(checkout))}{tracker}")
     if "tracker" in urls:
@@ -269,6 +262,18 @@ def next_steps(checkout: Path, urls: dict[str, str], state: Path) -> list[str]:
         lines.append(
             f"  open the web board:  {bee} tracker open --home {home} --actor you@example.com --url {board} --browser"
         )
+        # The editor signs in through the browser (the tracker's own sign-in): its consent page asks the person to
+        # sign in to the board first, with the link the command above prints. No token is pasted anywhere.
+        lines.append(
+            "  (your editor signs in to the tracker through the browser the first time it connects: sign in to the "
+            "board with that link when the page asks, then allow it; no token is pasted anywhere)"
+        )
+        # `X=$(…) && export X`: a failing command leaves no empty token exported (`export X=$(…)` hides the failure).
+        lines.append(
+            f"  mint a token:        BEE_TRACKER_TOKEN=$({bee} tracker token --home {home} --actor you@example.com)"
+            " && export BEE_TRACKER_TOKEN"
+        )
+        lines.append("  (a token is for scripts and curl: editors sign in instead)")
     lines.append(f"  status:              {bee} supervise status --state {q(str(state))}")
     if note:
         lines.append(f"  ({note})")

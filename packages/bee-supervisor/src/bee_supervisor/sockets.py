@@ -74,17 +74,24 @@ def bind_probe(beside: str) -> tuple[socket.socket, str]:
     host, during a rolling restart, which then closes it). This one reaches only the replica it is handed to.
     """
     path = f"{beside.removesuffix('.sock')}.{secrets.token_hex(4)}.probe"
+    return bind_unix(path, 16), path
+
+
+def bind_unix(path: str, backlog: int) -> socket.socket:
+    """A listening Unix socket at ``path``, only the user's (0600, in a private folder), never inherited by accident;
+    on failure nothing is left at ``path``."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.bind(path)
         os.chmod(path, 0o600)
-        sock.listen(16)
+        sock.listen(backlog)
     except BaseException:
         sock.close()
         with contextlib.suppress(OSError):
             os.unlink(path)
         raise
-    return sock, path
+    sock.set_inheritable(False)
+    return sock
 
 
 def url_of(sock: socket.socket, path: str) -> str:

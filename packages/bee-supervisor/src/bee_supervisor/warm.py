@@ -61,6 +61,7 @@ from bee_contracts.warm import (
 from bee_supervisor.config import HealthSpec, ServiceSpec, SupervisorSpec
 from bee_supervisor.contract import version_answer
 from bee_supervisor.service import Prepared
+from bee_supervisor.sockets import bind_unix
 from bee_supervisor.states import STOPPED_STATES, Event, RestartPolicy, State
 from bee_supervisor.supervisor import Slot, Supervisor
 
@@ -290,16 +291,7 @@ def _bind(path: str) -> socket.socket:
     """A listening Unix socket at ``path`` (a file left there by a host gone is replaced), only the user's."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.bind(path)
-        os.chmod(path, 0o600)
-        sock.listen(128)
-    except BaseException:
-        sock.close()
-        raise
-    sock.set_inheritable(False)
-    return sock
+    return bind_unix(path, 128)
 
 
 def supervisor_idle(environ: Mapping[str, str]) -> float:

@@ -99,7 +99,19 @@ class Verifier:
                 "this is a one-time sign-in link's token, which works only by opening its link once; use a token "
                 "from `bee tracker token` (or your identity provider) here"
             )
-        return self._verified_actor(token, header)
+        return self._verified(token, header, self.audience)[0]
+
+    def verified(self, token: str, *, audience: str | None) -> tuple[str, dict[str, Any]]:
+        """The actor and the claims of a valid token (not a sign-in link's) whose ``aud`` names ``audience`` (None:
+        no audience is required), checked as :meth:`actor` checks any token otherwise.
+
+        Raises:
+            AuthError: :meth:`actor` would refuse it, or its audience is not ``audience``.
+        """
+        header = _header(token)
+        if _is_link(header):
+            raise AuthError("this is a one-time sign-in link's token, which works only by opening its link once")
+        return self._verified(token, header, audience)
 
     def link_actor(self, token: str) -> str:
         """The actor of a valid one-time sign-in link's token (typed :data:`LINK_TOKEN_TYPE`), checked exactly as
@@ -111,9 +123,9 @@ class Verifier:
         header = _header(token)
         if not _is_link(header):
             raise AuthError("this is not a sign-in link's token; get a link with `bee tracker open`")
-        return self._verified_actor(token, header)
+        return self._verified(token, header, self.audience)[0]
 
-    def _verified_actor(self, token: str, header: dict[str, Any]) -> str:
+    def _verified(self, token: str, header: dict[str, Any], audience: str | None) -> tuple[str, dict[str, Any]]:
         import jwt
 
         algorithm = header.get("alg")
@@ -131,11 +143,11 @@ class Verifier:
             "verify_exp": False,
             "verify_iat": False,
             "verify_nbf": False,
-            "verify_aud": self.audience is not None,
+            "verify_aud": audience is not None,
         }
         try:
             claims = jwt.decode(
-                token, key, algorithms=[algorithm], issuer=self.issuer, audience=self.audience, options=options
+                token, key, algorithms=[algorithm], issuer=self.issuer, audience=audience, options=options
             )
         except jwt.MissingRequiredClaimError as exc:
             raise AuthError(f"token lacks the {exc.claim} claim") from None
@@ -155,7 +167,7 @@ class Verifier:
             # Only spaces are trimmed: any other character at either end (a tab, a paragraph separator) is refused
             # below rather than quietly removed, so two different claims never become one actor.
             if value.strip(" "):
-                return checked_actor(value.strip(" "), claim)
+                return checked_actor(value.strip(" "), claim), claims
         raise AuthError(f"token names no actor (no {shown(self.actor_claim)} or sub claim)")
 
     def _check_times(self, claims: dict[str, Any], now: float) -> None:
@@ -199,6 +211,30 @@ class Verifier:
         # A key of another family would make the library fail in ways of its own (or, for HMAC, verify with
         # public key bytes as the secret): refuse here, by name.
         raise AuthError(f"the JWKS key for this token cannot verify {algorithm}")
+
+
+def unverified_claims(token: str) -> dict[str, Any]:
+    """The claims of a token read without checking anything (to choose how to verify it), or ``{}``."""
+    import base64
+    import json
+
+    parts = token.split(".")
+    if len(parts) != 3 or len(parts[1]) > 64 * 1024:
+        return {}
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, RecursionError):
+        return {}
+    return claims if isinstance(claims, dict) else {}
+
+
+def header_of(token: str) -> dict[str, Any]:
+    """The token's header, unverified.
+
+    Raises:
+        AuthError: it is not a JWT with a JSON object header, saying what is wrong.
+    """
+    return _header(token)
 
 
 def _header(token: str) -> dict[str, Any]:

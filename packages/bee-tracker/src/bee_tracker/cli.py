@@ -10,7 +10,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -25,31 +25,12 @@ from bee_hostkit.http.limits import (
     DEFAULT_MIN_IN_FLIGHT,
     DEFAULT_REQUEST_TIMEOUT_SECONDS,
 )
-from bee_tracker.config import (
-    DEFAULT_MAX_IN_FLIGHT,
-    DEFAULT_MAX_TOKEN_LIFETIME_SECONDS,
-    DEFAULT_PORT,
-    TrackerConfig,
-    default_home,
-)
-
-if TYPE_CHECKING:
-    from bee_tracker.store import SqlStore
-
-_home = click.option(
-    "--home",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Tracker home (embedded database and signing key). Default $BEE_TRACKER_HOME, else <instance>/tracker "
-    "for $BEE_INSTANCE_ROOT or the nearest .bee directory above the working directory, else ./.bee/tracker.",
-)
-_store = click.option(
-    "--store",
-    "store_url",
-    default=None,
-    help="Store URL: postgresql://… for a shared database, or a SQLite path. "
-    "Default $BEE_TRACKER_STORE or <home>/tracker.db.",
-)
+from bee_tracker.cli_common import config_of as _config
+from bee_tracker.cli_common import home_option as _home
+from bee_tracker.cli_common import local_store as _local_store
+from bee_tracker.cli_common import store_option as _store
+from bee_tracker.cli_signin import signin_options, tokens
+from bee_tracker.config import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, DEFAULT_PORT
 
 
 def register(cli: click.Group) -> None:
@@ -61,7 +42,10 @@ def register(cli: click.Group) -> None:
 
 @click.group()
 def tracker() -> None:
-    """The Beads-compatible team tracker (Streamable HTTP + JWT)."""
+    """The Beads-compatible team tracker (Streamable HTTP + JWT, or OAuth sign-in)."""
+
+
+tracker.add_command(tokens)
 
 
 def _check_actor(actor: str) -> None:
@@ -76,20 +60,6 @@ def _check_actor(actor: str) -> None:
             "lone surrogates or line breaks), such as an e-mail address",
             param_hint="--actor",
         ) from None
-
-
-def _config(home: Path | None, store_url: str | None, **values: Any) -> TrackerConfig:
-    return TrackerConfig(home=home or default_home(), store_url=store_url, **values)
-
-
-def _local_store(config: TrackerConfig) -> SqlStore:
-    """The store a local command works on; an embedded one lives in the (private) home, created if needed."""
-    from bee_tracker.home import init_home
-    from bee_tracker.store import open_store
-
-    if config.store_in_home:
-        init_home(config.home)
-    return open_store(config.store)
 
 
 @tracker.command()
@@ -144,6 +114,7 @@ def init(home: Path | None) -> None:
     help="Longest token lifetime accepted, in seconds (604800 is 7 days): exp further than this from now, or from "
     "iat, is refused.",
 )
+@signin_options
 @click.option(
     "--max-in-flight",
     default=DEFAULT_MAX_IN_FLIGHT,
@@ -276,6 +247,7 @@ def serve(
     values["allowed_hosts"] = tuple(values["allowed_hosts"])
     values["custom_statuses"] = tuple(values["custom_statuses"])
     values["custom_types"] = tuple(values["custom_types"])
+    values["client_metadata_hosts"] = tuple(values["client_metadata_hosts"])
     config = _config(home, store_url, **values)
     try:
         run(config, workers=workers, log_level=log_level, access_log=access_log, fds=fds, spare_fd=spare_fd)
@@ -331,7 +303,22 @@ def token(home: Path | None, actor: str, ttl_seconds: int, issuer: str | None, a
 @click.option("--issuer", default=None, help="The `iss` the server requires, if any.")
 @click.option("--audience", default=None, help="The `aud` the server requires, if any.")
 @click.option("--browser", is_flag=True, help="Also open the link in the default web browser.")
-def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audience: str | None, browser: bool) -> None:
+@click.option(
+    "--read-only",
+    is_flag=True,
+    help="Sign in with the tracker:read scope only: the board shows everything but refuses writes, and a consent "
+    "given from this session grants a client reading only.",
+)
+def open_(
+    home: Path | None,
+    actor: str,
+    url: str,
+    *,
+    issuer: str | None,
+    audience: str | None,
+    browser: bool,
+    read_only: bool,
+) -> None:
     """Print a link that signs ACTOR in to the web board: it works once, within 60 seconds. Uses the home's signing
     key, like `bee tracker token`."""
     from urllib.parse import urlencode
@@ -343,7 +330,14 @@ def open_(home: Path | None, actor: str, url: str, *, issuer: str | None, audien
         raise click.UsageError("--url must start with http:// or https://")
     _check_actor(actor)
     secret = read_key(_config(home, None).home)
-    token = mint_link_token(secret, actor, issuer=issuer, audience=audience, lifetime=LINK_MAX_SECONDS)
+    token = mint_link_token(
+        secret,
+        actor,
+        issuer=issuer,
+        audience=audience,
+        lifetime=LINK_MAX_SECONDS,
+        scope="tracker:read" if read_only else None,
+    )
     link = f"{url.rstrip('/')}/board/link?{urlencode({'token': token})}"
     click.echo(link)
     click.echo(f"(signs {actor} in once, within {LINK_MAX_SECONDS} seconds)", err=True)

@@ -25,6 +25,10 @@ DEFAULT_PORT = 8765
 DEFAULT_MAX_IN_FLIGHT = 100
 #: The longest token lifetime accepted (exp from now, or exp - iat), and the most `bee tracker token --ttl` mints.
 DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 7 * 86400
+#: How long an access token of the built-in authorization server lives: revoking its grant ends it within this.
+DEFAULT_ACCESS_TOKEN_SECONDS = 600
+#: How long a refresh token of the built-in authorization server lives unused (each use gives a new one).
+DEFAULT_REFRESH_TOKEN_SECONDS = 30 * 86400
 
 
 def default_home(cwd: Path | None = None) -> Path:
@@ -50,6 +54,18 @@ class TrackerConfig:
     audience: str | None = None
     actor_claim: str = "email"
     max_token_lifetime_seconds: int = DEFAULT_MAX_TOKEN_LIFETIME_SECONDS
+    # Sign-in (bee_tracker.oauth): pasted tokens only, the built-in authorization server, or the team's OpenID
+    # Provider; where clients reach the tracker; the built-in server's lifetimes and the hosts of client metadata
+    # documents it may fetch although they are private; the OpenID Provider and the board's client there.
+    sign_in: str = "token"
+    public_url: str | None = None
+    pasted_tokens: bool = True
+    access_token_lifetime_seconds: int = DEFAULT_ACCESS_TOKEN_SECONDS
+    refresh_token_lifetime_seconds: int = DEFAULT_REFRESH_TOKEN_SECONDS
+    client_metadata_hosts: tuple[str, ...] = ()
+    oidc_issuer: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret_file: Path | None = None
     # The HTTP edge: admission of /mcp requests, connection caps, header caps and timeouts (bee_hostkit.http.edge).
     max_in_flight: int = DEFAULT_MAX_IN_FLIGHT
     max_queue_seconds: float = DEFAULT_MAX_QUEUE_SECONDS  # 0: admission by count alone

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from bee_tracker import skills
 from bee_tracker.auth import Verifier
 from bee_tracker.config import TrackerConfig
 from bee_tracker.middleware import ACTOR_SCOPE_KEY, BearerAuth
+from bee_tracker.oauth import assembly
 from bee_tracker.store import SqlStore
 
 if TYPE_CHECKING:
@@ -44,6 +46,8 @@ logger = logging.getLogger("bee.tracker")
 
 #: How long ``/health`` waits for the MCP server and the board to be built before it answers ``starting``.
 HEALTH_WAIT_SECONDS = 10.0
+#: How long the board's build waits for the MCP endpoint's to have imported the SDK (a sign-in mode's routes use it).
+SDK_WAIT_SECONDS = 60.0
 
 INSTRUCTIONS = (
     "Bee tracker: the team's shared Beads backlog. Find unblocked work with ready, search before you create, claim "
@@ -208,10 +212,13 @@ def preload() -> None:
     from bee_hostkit.http import fast  # noqa: F401
     from bee_tracker import board  # noqa: F401
     from bee_tracker.board import board_routes  # noqa: F401
+    from bee_tracker.oauth import routes  # noqa: F401 -- a sign-in mode's routes (the SDK's auth handlers)
 
 
 def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Starlette:
-    """The tracker's ASGI app: POST /mcp (JWT required), GET /health, and the web board at /board/ (sessions).
+    """The tracker's ASGI app: POST /mcp (a bearer token required), GET /health, the web board at /board/
+    (sessions), and in a sign-in mode the protected resource metadata and the built-in authorization server
+    (:mod:`bee_tracker.oauth`). ``verifier`` checks pasted tokens.
 
     The app listens as soon as the store is checked. The MCP server and the board are built in the background right
     after start-up, and a request for either that comes sooner waits for it; until both are built ``/health``
@@ -219,7 +226,12 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
     it answer 503 ``failed`` with the reason (and is logged), so a supervisor restarts the tracker.
     """
 
+    sdk_loaded = threading.Event()
+
     def build_server() -> HostServer:
+        # The SDK is imported by now (the endpoint's build imports it before calling this): the board's build may
+        # import it too.
+        sdk_loaded.set()
         # The token check of the first request (on the event loop, before it waits for this) needs PyJWT: load it
         # first, here in the background, rather than there.
         import jwt  # noqa: F401 -- imported for its side effect: loaded before any request needs it
@@ -232,12 +244,22 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
         # tools/call and tools/list take the fast path: the same host, answering as it does on the SDK's route.
         return HostServer(server, host)
 
+    signin = assembly.resource_side(config, verifier, store)
+
     def build_board() -> Built:
         from bee_tracker.board import board_routes
 
+        if signin.advertises or config.oidc_client_id:
+            # The sign-in's routes import the SDK. Two threads importing its modules at once can deadlock on
+            # Python's per-module import locks (each holding a submodule the other needs), so this build waits
+            # for the MCP endpoint's, which imports it first.
+            sdk_loaded.wait(SDK_WAIT_SECONDS)
         allowed = (config.host, *config.allowed_hosts)
-        routes = board_routes(store, verifier, allowed_hosts=allowed, deadline_seconds=config.deadline_seconds)
-        return Starlette(routes=routes), None
+        extra, grants, idp = assembly.board_parts(config, signin, store)
+        routes = board_routes(
+            store, verifier, allowed_hosts=allowed, deadline_seconds=config.deadline_seconds, grants=grants, idp=idp
+        )
+        return Starlette(routes=[*extra, *routes]), None
 
     board = Deferred("the board", build_board)
     info = version_info()
@@ -268,12 +290,14 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
         store.check()
         if config.custom_statuses or config.custom_types:
             store.register(statuses=config.custom_statuses, types=config.custom_types)
+        if signin.access is not None:
+            signin.access.keys.load()  # the access-token keys, read (or made) before any token is checked
         logger.info("tracker store ready (%s)", store.db.dialect)
 
     return mcp_http_app(
         build_server,
         hosts=(config.host, *config.allowed_hosts),
-        wrappers=[lambda app: BearerAuth(app, verifier)],
+        wrappers=[lambda app: BearerAuth(app, signin)],
         routes=[
             Route("/health", health, methods=["GET"]),
             # Every other path is the board's once it is built (its pages under /board, / leading there, the

@@ -155,6 +155,9 @@ def serve(
         BeeError: with several workers, the store cannot be opened, migrated or read.
     """
     configure_logging(log_level)
+    from bee_tracker.oauth.assembly import check
+
+    check(config)
     if workers == 1:
         from bee_hostkit.http.serve import serve_http
 

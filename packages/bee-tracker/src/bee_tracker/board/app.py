@@ -22,12 +22,15 @@ from starlette.staticfiles import StaticFiles
 
 from bee_contracts import BeeError
 from bee_tracker.auth import Verifier
-from bee_tracker.board import pages, signin, writes
+from bee_tracker.board import consent, pages, signin, writes
+from bee_tracker.board import idp as idp_signin
 from bee_tracker.board.base import CONCURRENT_STORE_CALLS, HERE, PREFIX, Board, BoardError, templates
 from bee_tracker.board.drawing import Drawer
 from bee_tracker.board.headers import BoardHeaders
 from bee_tracker.board.sessions import Session, Sessions
+from bee_tracker.oauth.party import RelyingParty
 from bee_tracker.store import SqlStore
+from bee_tracker.store.grants import Grants
 
 #: A handler of a page that needs a signed-in person.
 SignedIn = Callable[[Board, Request, Session], Awaitable[Response]]
@@ -114,8 +117,11 @@ def board_routes(
     *,
     allowed_hosts: tuple[str, ...],
     deadline_seconds: float = 30.0,
+    grants: Grants | None = None,
+    idp: RelyingParty | None = None,
 ) -> list[BaseRoute]:
-    """The routes the tracker app adds for the board: ``/board/…``, and ``/`` leading there."""
+    """The routes the tracker app adds for the board: ``/board/…``, and ``/`` leading there; with ``grants`` the
+    built-in authorization server's consent page, with ``idp`` signing in at the team's identity provider."""
     board = Board(
         store=store,
         verifier=verifier,
@@ -124,6 +130,8 @@ def board_routes(
         limiter=anyio.CapacityLimiter(CONCURRENT_STORE_CALLS),
         deadline_seconds=deadline_seconds,
         drawer=Drawer(),
+        grants=grants,
+        idp=idp,
     )
 
     def route(path: str, kind: Kind, handler: SignedIn, method: str = "GET", *, before: Before | None = None) -> Route:
@@ -153,6 +161,22 @@ def board_routes(
             open_route("/signin", SIGNIN, signin.signin, "POST"),
             open_route("/link", SIGNIN, signin.link),
             open_route("/signout", PAGE, signin.signout, "POST"),
+            *(
+                [
+                    route("/consent", PAGE, consent.consent_page),
+                    route("/consent", WRITE, consent.consent_answer, "POST"),
+                ]
+                if grants is not None
+                else []
+            ),
+            *(
+                [
+                    open_route("/signin/idp", SIGNIN, idp_signin.start),
+                    open_route("/signin/idp/back", SIGNIN, idp_signin.back),
+                ]
+                if idp is not None
+                else []
+            ),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],
         exception_handlers={404: not_found, 405: not_found},

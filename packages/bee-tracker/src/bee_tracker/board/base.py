@@ -16,7 +16,7 @@ import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 import anyio
@@ -32,6 +32,10 @@ from bee_tracker.auth import Verifier
 from bee_tracker.board.drawing import Drawer
 from bee_tracker.board.sessions import Session, Sessions
 from bee_tracker.store import SqlStore
+from bee_tracker.store.grants import Grants
+
+if TYPE_CHECKING:
+    from bee_tracker.oauth.party import RelyingParty
 
 T = TypeVar("T")
 
@@ -45,6 +49,8 @@ POLL_SECONDS = 5
 MAX_TOKEN_CHARS = 16 * 1024
 #: How long the sign-in form's double-submit cookie lives, in seconds.
 SIGNIN_FORM_SECONDS = 3600
+#: How long the board remembers where signing in began (a consent page waiting), in seconds.
+RESUME_SECONDS = 600
 
 HERE = Path(__file__).parent
 
@@ -159,6 +165,11 @@ def signin_cookie(request: Request) -> str:
     return "__Host-bee-board-signin" if _secure(request) else "bee-board-signin"
 
 
+def resume_cookie(request: Request) -> str:
+    """The name of the cookie that remembers the board path a sign-in began at (a one-time link returns there)."""
+    return "__Host-bee-board-resume" if _secure(request) else "bee-board-resume"
+
+
 def set_cookie(response: Response, request: Request, name: str, value: str, max_age: int) -> None:
     """Set one of the board's cookies: HttpOnly, SameSite=Strict, Secure over HTTPS."""
     response.set_cookie(
@@ -182,6 +193,10 @@ class Board:
     limiter: anyio.CapacityLimiter
     deadline_seconds: float
     drawer: Drawer
+    #: The built-in authorization server's state, when it runs (the consent page needs it).
+    grants: Grants | None = None
+    #: The team's identity provider, when the board signs people in there.
+    idp: RelyingParty | None = None
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """Run a store call in a worker thread.
@@ -229,6 +244,7 @@ class Board:
     ) -> Response:
         """The sign-in page, with a fresh double-submit token in its form and cookie."""
         token = secrets.token_urlsafe(32)
+        next_url = local_next(next_url, PREFIX + "/")
         response = self.page(
             request,
             "signin.html",
@@ -236,9 +252,13 @@ class Board:
             status_code,
             form_token=token,
             message=message,
-            next_url=local_next(next_url, PREFIX + "/"),
+            next_url=next_url,
+            idp=self.idp.name if self.idp is not None else None,
         )
         set_cookie(response, request, signin_cookie(request), token, SIGNIN_FORM_SECONDS)
+        if next_url not in (PREFIX, PREFIX + "/"):
+            # A one-time link opened in this browser returns here (a consent page that is waiting, say).
+            set_cookie(response, request, resume_cookie(request), next_url, RESUME_SECONDS)
         if request.cookies.get(session_cookie(request)):
             forget_cookie(response, request, session_cookie(request))  # a cookie that led here is dead: drop it
         return response

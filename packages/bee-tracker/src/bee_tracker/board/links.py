@@ -36,10 +36,17 @@ class LinkClaims:
 
 
 def mint_link_token(
-    secret: bytes, actor: str, *, issuer: str | None = None, audience: str | None = None, lifetime: int = 30
+    secret: bytes,
+    actor: str,
+    *,
+    issuer: str | None = None,
+    audience: str | None = None,
+    lifetime: int = 30,
+    scope: str | None = None,
 ) -> str:
     """An HS256 token for ``actor``, typed as a link's, that a board accepts once, as a sign-in link, within
-    ``lifetime`` seconds (and that nothing else accepts).
+    ``lifetime`` seconds (and that nothing else accepts); with ``scope``, the session it opens has only those
+    scopes.
 
     Raises:
         ValueError: ``lifetime`` is not between 1 and :data:`LINK_MAX_SECONDS`.
@@ -58,6 +65,8 @@ def mint_link_token(
         claims["iss"] = issuer
     if audience:
         claims["aud"] = audience
+    if scope:
+        claims["scope"] = scope
     return jwt.encode(claims, secret, algorithm="HS256", headers={"typ": LINK_TOKEN_TYPE})
 
 

@@ -34,11 +34,16 @@ def _sha(value: str) -> str:
 
 @dataclass(frozen=True)
 class Session:
-    """A live session: who is signed in, the CSRF token every write form must carry, and when it ends."""
+    """A live session: who is signed in, the CSRF token every write form must carry, when it ends, and the scopes it
+    was opened with (None: every scope, as a session opened by a link or a token without a ``scope`` has)."""
 
     actor: str
     csrf: str
     expires_epoch: float
+    scopes: frozenset[str] | None = None
+
+    def allows(self, scope: str) -> bool:
+        return self.scopes is None or scope in self.scopes
 
 
 @dataclass(frozen=True)
@@ -60,8 +65,9 @@ class Sessions:
         """The time sessions are measured by (seconds since the epoch)."""
         return self._clock()
 
-    def open(self, actor: str, *, ends_by: float | None = None) -> Opened:
-        """Open a session for ``actor`` lasting :data:`SESSION_MAX_SECONDS`, or until ``ends_by`` when sooner.
+    def open(self, actor: str, *, ends_by: float | None = None, scopes: frozenset[str] | None = None) -> Opened:
+        """Open a session for ``actor`` lasting :data:`SESSION_MAX_SECONDS`, or until ``ends_by`` when sooner, with
+        ``scopes`` (None: every scope).
 
         Expired sessions and links are deleted on the way, so the tables hold only live rows and a few stale ones.
 
@@ -76,10 +82,18 @@ class Sessions:
             tx.run("DELETE FROM board_sessions WHERE expires_epoch <= ?", [now])
             tx.run("DELETE FROM board_links WHERE expires_epoch <= ?", [now])
             tx.run(
-                "INSERT INTO board_sessions (id_sha, actor, csrf, created_at, expires_epoch) VALUES (?, ?, ?, ?, ?)",
-                [_sha(cookie), actor, csrf, timestamp(now), expires],
+                "INSERT INTO board_sessions (id_sha, actor, csrf, created_at, expires_epoch, scopes) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    _sha(cookie),
+                    actor,
+                    csrf,
+                    timestamp(now),
+                    expires,
+                    None if scopes is None else " ".join(sorted(scopes)),
+                ],
             )
-        return Opened(cookie, Session(actor, csrf, expires))
+        return Opened(cookie, Session(actor, csrf, expires, scopes))
 
     def find(self, cookie: str | None) -> Session | None:
         """The live session whose cookie is ``cookie``, or None (no cookie, unknown, forged or expired)."""
@@ -87,10 +101,12 @@ class Sessions:
             return None
         with self.db.read() as tx:
             found = tx.row(
-                "SELECT actor, csrf, expires_epoch FROM board_sessions WHERE id_sha = ? AND expires_epoch > ?",
+                "SELECT actor, csrf, expires_epoch, scopes FROM board_sessions WHERE id_sha = ? AND expires_epoch > ?",
                 [_sha(cookie), self._clock()],
             )
-        return Session(found[0], found[1], float(found[2])) if found else None
+        if not found:
+            return None
+        return Session(found[0], found[1], float(found[2]), None if found[3] is None else frozenset(found[3].split()))
 
     def close(self, cookie: str | None) -> bool:
         """End the session of ``cookie`` for good; return whether there was one."""

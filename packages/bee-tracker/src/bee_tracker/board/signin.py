@@ -23,13 +23,15 @@ from bee_tracker.board.base import (
     BoardError,
     forget_cookie,
     local_next,
+    resume_cookie,
     session_cookie,
     set_cookie,
     signin_cookie,
 )
 from bee_tracker.board.forms import read_form
-from bee_tracker.board.links import link_claims, session_end
+from bee_tracker.board.links import claims_of, link_claims, session_end
 from bee_tracker.board.sessions import Session
+from bee_tracker.oauth import scopes as known_scopes
 
 logger = logging.getLogger("bee.tracker.board")
 
@@ -81,7 +83,18 @@ async def signin(board: Board, request: Request, session: Session | None) -> Res
         actor = await _verified(board, token)
     except AuthError as exc:
         return board.signin_form(request, status_code=401, message=f"That token was refused: {exc}.", next_url=next_url)
-    return await _open(board, request, actor, ends_by=session_end(token), next_url=next_url)
+    return await open_session(
+        board, request, actor, ends_by=session_end(token), next_url=next_url, scopes=scopes_of(claims_of(token))
+    )
+
+
+def scopes_of(claims: dict[str, object]) -> frozenset[str] | None:
+    """The scopes a session opened with a token gets: those its ``scope`` claim names (of the tracker's), or every
+    scope when it has none (a token from `bee tracker token`, a link from `bee tracker open`)."""
+    scope = claims.get("scope")
+    if not isinstance(scope, str):
+        return None
+    return known_scopes.parse(scope) & frozenset(known_scopes.ALL)
 
 
 async def link(board: Board, request: Request, session: Session | None) -> Response:
@@ -107,15 +120,29 @@ async def link(board: Board, request: Request, session: Session | None) -> Respo
             status_code=401,
             message="That sign-in link was already used; each works once. Run `bee tracker open` for a new one.",
         )
-    return await _open(board, request, actor, ends_by=None, next_url=PREFIX + "/")
+    # Back to where signing in began (a consent page waiting for this person), else the board.
+    resume = request.cookies.get(resume_cookie(request))
+    return await open_session(
+        board, request, actor, ends_by=None, next_url=resume or PREFIX + "/", scopes=scopes_of(claims_of(token))
+    )
 
 
-async def _open(board: Board, request: Request, actor: str, *, ends_by: float | None, next_url: str) -> Response:
-    opened = await board.run(lambda: board.sessions.open(actor, ends_by=ends_by))
+async def open_session(
+    board: Board,
+    request: Request,
+    actor: str,
+    *,
+    ends_by: float | None,
+    next_url: str,
+    scopes: frozenset[str] | None = None,
+) -> Response:
+    """Open a session for ``actor`` and redirect to ``next_url`` (a board path) with its cookie set."""
+    opened = await board.run(lambda: board.sessions.open(actor, ends_by=ends_by, scopes=scopes))
     response = RedirectResponse(local_next(next_url, PREFIX + "/"), status_code=303)
     lifetime = max(1, int(opened.session.expires_epoch - board.sessions.now()))
     set_cookie(response, request, session_cookie(request), opened.cookie, lifetime)
     forget_cookie(response, request, signin_cookie(request))
+    forget_cookie(response, request, resume_cookie(request))
     return response
 
 

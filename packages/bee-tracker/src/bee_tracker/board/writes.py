@@ -5,7 +5,9 @@ call does: the tool's schema, its claim rules, compare-and-swap on ``expected_re
 showed), the history, the idempotency key (a form submitted twice acts once). There is nothing the board can do
 that the tools do not allow; the operator's forced release stays a local command.
 
-A write needs a live session and the session's CSRF token from the same origin; otherwise nothing is written. A
+A write needs a live session that has the ``board:admin`` scope (every session has it unless it was opened with a
+narrower one, such as a `bee tracker open --read-only` link) and the session's CSRF token from the same origin;
+otherwise nothing is written. A
 refused write shows the issue as it is now, with the tool's reason: "someone else changed it" for a stale revision.
 """
 
@@ -23,6 +25,7 @@ from bee_tracker.board.base import Board, BoardError, issue_url, local_next
 from bee_tracker.board.forms import read_form
 from bee_tracker.board.pages import issue_view, new_view
 from bee_tracker.board.sessions import Session
+from bee_tracker.oauth import scopes
 
 STALE = (
     "Someone else changed this issue after you opened the page, so nothing was changed. This is the issue as it is "
@@ -94,6 +97,12 @@ async def write(board: Board, request: Request, session: Session) -> Response:
     action = request.path_params["action"]
     if action not in ACTIONS:
         raise BoardError(404, f"The board has no action {action[:40]!r}.")
+    if not session.allows(scopes.ADMIN):
+        raise BoardError(
+            403,
+            f"Your sign-in lets you read the board, not change it: writes need the {scopes.ADMIN} scope (a link from "
+            "`bee tracker open` without --read-only has it).",
+        )
     form = await read_form(request)
     if not csrf.same_origin(request) or not csrf.same_token(session.csrf, form.get("csrf")):
         raise BoardError(

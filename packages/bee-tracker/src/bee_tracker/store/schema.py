@@ -154,6 +154,65 @@ def _migration_5(real: str, newest_first: str) -> list[str]:
 # build their readiness and check their dependencies for cycles, at a cost that follows the import, not the store.
 _MIGRATION_6 = ["CREATE INDEX issues_position ON issues (position)"]
 
+# Migration 7: signing in the way MCP clients expect (bee_tracker.oauth): the built-in authorization server's
+# signing keys, the clients it knows (registered, or fetched Client ID Metadata Documents), the requests waiting in
+# a browser (a consent to give, a sign-in at the team's identity provider), the grants a person gave a client, the
+# one-time authorization codes and the refresh tokens of each grant. Codes, refresh tokens and waiting requests are
+# found by their sha256 (the values themselves are never stored); used_epoch marks one spent, so a second use is
+# seen, on any replica. A board session now carries the scopes it was opened with (NULL: every scope, as before).
+_OAUTH = [
+    """CREATE TABLE oauth_keys (
+  kid TEXT PRIMARY KEY,
+  secret TEXT NOT NULL,
+  created_epoch {real} NOT NULL)""",
+    """CREATE TABLE oauth_clients (
+  client_id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  secret TEXT,
+  created_epoch {real} NOT NULL,
+  fetched_epoch {real})""",
+    """CREATE TABLE signin_requests (
+  id_sha TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  expires_epoch {real} NOT NULL)""",
+    """CREATE TABLE oauth_grants (
+  grant_id TEXT PRIMARY KEY,
+  actor TEXT NOT NULL,
+  client_id TEXT NOT NULL,
+  client_name TEXT,
+  scopes TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  created_epoch {real} NOT NULL,
+  refreshed_epoch {real},
+  revoked_epoch {real},
+  revoked_reason TEXT)""",
+    """CREATE TABLE oauth_codes (
+  code_sha TEXT PRIMARY KEY,
+  grant_id TEXT NOT NULL,
+  client_id TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  expires_epoch {real} NOT NULL,
+  used_epoch {real})""",
+    """CREATE TABLE oauth_refresh (
+  token_sha TEXT PRIMARY KEY,
+  grant_id TEXT NOT NULL,
+  expires_epoch {real} NOT NULL,
+  used_epoch {real})""",
+    "CREATE INDEX oauth_grants_actor ON oauth_grants (actor, created_epoch)",
+    "CREATE INDEX oauth_refresh_grant ON oauth_refresh (grant_id)",
+    "CREATE INDEX oauth_codes_expiry ON oauth_codes (expires_epoch)",
+    "CREATE INDEX signin_requests_expiry ON signin_requests (expires_epoch)",
+    "ALTER TABLE board_sessions ADD COLUMN scopes TEXT",
+]
+
+
+def _migration_7(real: str) -> list[str]:
+    return [statement.format(real=real) for statement in _OAUTH]
+
+
 SQLITE: list[list[str]] = [
     [
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -189,6 +248,7 @@ END""",
     [_BOARD_SESSIONS.format(real="REAL"), _BOARD_LINKS.format(real="REAL"), *_MIGRATION_4],
     _migration_5("REAL", "DESC"),
     _MIGRATION_6,
+    _migration_7("REAL"),
 ]
 
 POSTGRES: list[list[str]] = [
@@ -216,6 +276,7 @@ POSTGRES: list[list[str]] = [
     [_BOARD_SESSIONS.format(real="DOUBLE PRECISION"), _BOARD_LINKS.format(real="DOUBLE PRECISION"), *_MIGRATION_4],
     _migration_5("DOUBLE PRECISION", "DESC NULLS LAST"),
     _MIGRATION_6,
+    _migration_7("DOUBLE PRECISION"),
 ]
 
 LATEST = len(SQLITE)
