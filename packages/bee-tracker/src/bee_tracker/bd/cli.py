@@ -19,6 +19,7 @@ from bee_tracker.bd import gojson
 from bee_tracker.bd.common import OPTIONS, Unsupported
 from bee_tracker.bd.human import say
 from bee_tracker.bd.session import ENV_URL, Options, read_only_tools
+from bee_tracker.cli_common import home_option, store_option
 
 #: bd's names for commands Bee has under another name (``bd view`` is ``bd show``).
 ALIASES = {"view": "show", "new": "create", "done": "close", "status": "stats"}
@@ -217,18 +218,8 @@ def _chdir(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> 
     callback=_chdir,
     help="Change to this directory before running the command (like git -C).",
 )
-@click.option(
-    "--home",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Local tracker home (as `bee tracker`): default $BEE_TRACKER_HOME, else the instance's tracker folder.",
-)
-@click.option(
-    "--store",
-    "store_url",
-    default=None,
-    help="Local store URL: postgresql://… or a SQLite path (default $BEE_TRACKER_STORE or <home>/tracker.db).",
-)
+@home_option
+@store_option
 @click.option(
     "--url", default=None, help=f"A tracker over HTTP, its MCP endpoint (http://HOST:PORT/mcp); default ${ENV_URL}."
 )

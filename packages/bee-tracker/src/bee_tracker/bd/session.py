@@ -160,11 +160,11 @@ def _remote(url: str, token_file: Path | None) -> Iterator[Tracker]:
 
 @contextmanager
 def _local(home: Path | None, store_url: str | None, actor: str) -> Iterator[Tracker]:
-    from bee_tracker.config import TrackerConfig, default_home
+    from bee_tracker.cli_common import config_of
     from bee_tracker.home import STORE_FILE, init_home
     from bee_tracker.store import open_store
 
-    config = TrackerConfig(home=home or default_home(), store_url=store_url)
+    config = config_of(home, store_url)
     if config.store_in_home:
         if not (config.home / STORE_FILE).exists():
             raise BeeError(
