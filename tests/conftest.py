@@ -82,6 +82,18 @@ def bee_user(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     return chosen
 
 
+def _chromium_missing() -> bool:
+    from bee_design.capture.settings import browser_executable
+
+    return not Path(browser_executable()).exists() and not os.environ.get("BEE_REQUIRE_CHROMIUM")
+
+
+#: Marks a test module that drives the system Chromium: skipped where it is not installed, unless required (CI).
+NEEDS_CHROMIUM = pytest.mark.skipif(
+    _chromium_missing(), reason="Chromium is not installed (CI installs Debian's chromium)"
+)
+
+
 def bee_executable() -> Path:
     """The installed `bee` console script, exactly what an editor launches."""
     exe = Path(sys.executable).parent / "bee"

@@ -18,6 +18,7 @@ from bee_hostkit.http.fast import FastPath, _ListingContext
 from bee_tracker.board.columns import Board, Card, Column, Options
 from bee_tracker.board.epics import Progress
 from bee_tracker.oauth.provider import Provider
+from bee_tracker.store.feed import Feed
 from bee_tracker.store.sql import SqlStore
 
 _Page.model_config  # pydantic reads model_config: these skills/list and skills/get answers keep unknown keys
@@ -35,11 +36,16 @@ KernelOptions.includeAA  # set by bee_design.visual.kernel; pybind11-pixelmatch'
 KernelOptions.diffMask
 ServerCursor.itersize  # psycopg fetches a streamed export this many rows at a time
 SqlStore.import_lines  # the tests' way to import lines in process (the CLI imports files and directories)
+# The seam of the tracker's listening work (bee_tracker.store.feed): what a host subscribes to, and when it wakes to
+# tell listeners that a claim expired; the tests use both.
+SqlStore.next_lease_expiry
+Feed.subscribe
 _Collector.handle_startendtag  # html.parser.HTMLParser calls these overrides while parsing a design file
 _Collector.handle_endtag
 _Collector.handle_data
 # The board's templates read these (Jinja2 looks them up by name while rendering).
 Card.blocked_by
+Card.lease_expires_at
 Column.cards
 Board.elsewhere
 Options.assignees

@@ -116,6 +116,27 @@ def test_the_columns_follow_the_trackers_blocked_and_claim_semantics(store: SqlS
     assert column_ids(narrowed, "in_progress") == [held] and column_ids(narrowed, "ready") == []
 
 
+def test_the_board_shows_until_when_a_claim_holds_and_an_expired_one_on_ready(store: SqlStore, tmp_path: Path) -> None:
+    from tests.tracker.test_claim_leases import expired_claim
+
+    leased = created(store, "leased")
+    held = calls.call(store, "claim", BOB, {"id": leased, "lease_seconds": 3600})["data"]
+    stranded, expired_at = expired_claim(store)
+    with client(store, tmp_path) as web:
+        sign_in(web)
+        page = web.get("/board/").text
+        issue_page = web.get(f"/board/issues/{leased}").text
+        stranded_page = web.get(f"/board/issues/{stranded}").text
+    flat = " ".join(page.split())
+    assert column_ids(page, "in_progress") == [leased] and column_total(page, "in_progress") == 1
+    assert f"held by {BOB} until {held['lease_expires_at']}" in flat
+    assert column_ids(page, "ready") == [stranded] and column_total(page, "ready") == 1  # once, on Ready only
+    assert f"{ALICE}'s claim expired at {expired_at}" in flat
+    assert f"claimed by {BOB} until {held['lease_expires_at']}" in " ".join(issue_page.split())
+    assert f"{ALICE}'s claim expired at {expired_at}" in " ".join(stranded_page.split())
+    assert 'id="claim"' in stranded_page  # anyone may take it
+
+
 def test_claiming_from_the_board_moves_the_card_to_in_progress(web: TestClient, lite: SqlStore) -> None:
     issue = created(lite, "move me")
     csrf = sign_in(web, BOB)

@@ -22,16 +22,13 @@ import pytest
 
 from bee_design.capture.settings import FLAGS, browser_executable, running_as_root
 from bee_tracker.board.base import dom_id
-from tests.conftest import FIXTURES, error_of
+from tests.conftest import FIXTURES, NEEDS_CHROMIUM, error_of
 from tests.harness.node import NODE_MODULES
 from tests.harness.tracker import TrackerFactory, TrackerProcess, tracker_client
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(
-        not Path(browser_executable()).exists() and not os.environ.get("BEE_REQUIRE_CHROMIUM"),
-        reason="Chromium is not installed (CI installs Debian's chromium)",
-    ),
+    NEEDS_CHROMIUM,
 ]
 
 EXPORT = FIXTURES / "beads" / "gastownhall__beads__tombstones.jsonl"

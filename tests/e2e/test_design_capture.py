@@ -20,15 +20,12 @@ from bee_design.capture.runner import capture
 from bee_design.capture.settings import Settings, browser_executable
 from bee_design.capture.targets import Target, parse_target, parse_viewport
 from bee_design.digests import of_bytes
-from tests.conftest import bee_executable
+from tests.conftest import NEEDS_CHROMIUM, bee_executable
 from tests.design.helpers import SHOP, static_server
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(
-        not Path(browser_executable()).exists() and not os.environ.get("BEE_REQUIRE_CHROMIUM"),
-        reason="Chromium is not installed (CI installs Debian's chromium)",
-    ),
+    NEEDS_CHROMIUM,
 ]
 
 VIEWPORTS = (parse_viewport("desktop=800x600"), parse_viewport("mobile=390x640"))

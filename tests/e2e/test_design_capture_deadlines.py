@@ -11,7 +11,6 @@ the CLI has exited.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import subprocess
 import sys
@@ -24,18 +23,14 @@ import pytest
 from PIL import Image
 
 from bee_design.capture.evidence import EVIDENCE_FILE, parse_evidence
-from bee_design.capture.settings import browser_executable
-from tests.conftest import bee_executable
+from tests.conftest import NEEDS_CHROMIUM, bee_executable
 from tests.design.misbehaving import BLUE, GREEN, Site, misbehaving
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(
-        not Path(browser_executable()).exists() and not os.environ.get("BEE_REQUIRE_CHROMIUM"),
-        reason="Chromium is not installed (CI installs Debian's chromium)",
-    ),
+    NEEDS_CHROMIUM,
 ]
 
 #: The deadline of the runs that must stall: small, but room for a trivial page to load on a busy machine.

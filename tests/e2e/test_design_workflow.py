@@ -8,17 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from bee_design.capture.settings import browser_executable
-from tests.conftest import ERAS, bee_executable
+from tests.conftest import ERAS, NEEDS_CHROMIUM, bee_executable
 from tests.design.helpers import SHOP, design_process, make_root, static_server
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.anyio,
-    pytest.mark.skipif(
-        not Path(browser_executable()).exists() and not os.environ.get("BEE_REQUIRE_CHROMIUM"),
-        reason="Chromium is not installed (CI installs Debian's chromium)",
-    ),
+    NEEDS_CHROMIUM,
 ]
 
 

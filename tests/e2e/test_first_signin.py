@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from bee_design.capture.settings import browser_executable
+from tests.conftest import NEEDS_CHROMIUM
 from tests.e2e.test_supervisor import FRESH_PATH, pasted, printed_commands
 from tests.harness.postgres import free_port
 from tests.harness.signin import BrowserFlow, chromium, python_client, structured
@@ -25,10 +25,7 @@ from tests.harness.supervisor import BEE, wait_until
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(
-        not Path(browser_executable()).exists() and not os.environ.get("BEE_REQUIRE_CHROMIUM"),
-        reason="Chromium is not installed (CI installs Debian's chromium)",
-    ),
+    NEEDS_CHROMIUM,
 ]
 
 

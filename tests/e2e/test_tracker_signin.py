@@ -9,7 +9,6 @@ test_tracker_signin_hostile.py, PostgreSQL with two replicas in test_tracker_sig
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -19,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bee_design.capture.settings import browser_executable
+from tests.conftest import NEEDS_CHROMIUM
 from tests.harness.node import missing_reason
 from tests.harness.signin import (
     BrowserFlow,
@@ -40,10 +39,7 @@ from tests.harness.tracker import TrackerProcess
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.e2e,
-    pytest.mark.skipif(
-        not Path(browser_executable()).exists() and not os.environ.get("BEE_REQUIRE_CHROMIUM"),
-        reason="Chromium is not installed (CI installs Debian's chromium)",
-    ),
+    NEEDS_CHROMIUM,
 ]
 
 ANN, BOB = "ann@example.com", "bob@example.com"

@@ -9,7 +9,6 @@ document names another issuer than the one configured.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from bee_design.capture.settings import browser_executable
+from tests.conftest import NEEDS_CHROMIUM
 from tests.harness.node import missing_reason
 from tests.harness.signin import (
     ACCEPT,
@@ -39,10 +38,7 @@ pytestmark = [
     pytest.mark.anyio,
     pytest.mark.e2e,
     pytest.mark.skipif(missing_reason() is not None, reason=str(missing_reason())),
-    pytest.mark.skipif(
-        not Path(browser_executable()).exists() and not os.environ.get("BEE_REQUIRE_CHROMIUM"),
-        reason="Chromium is not installed (CI installs Debian's chromium)",
-    ),
+    NEEDS_CHROMIUM,
 ]
 
 

@@ -7,7 +7,6 @@ other.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,8 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from bee_design.capture.settings import browser_executable
-from tests.conftest import _pg_missing_reason
+from tests.conftest import NEEDS_CHROMIUM, _pg_missing_reason
 from tests.harness.node import missing_reason
 from tests.harness.postgres import PostgresServer
 from tests.harness.signin import (
@@ -38,10 +36,7 @@ pytestmark = [
     pytest.mark.anyio,
     pytest.mark.e2e,
     pytest.mark.skipif(_pg_missing_reason() is not None, reason=str(_pg_missing_reason())),
-    pytest.mark.skipif(
-        not Path(browser_executable()).exists() and not os.environ.get("BEE_REQUIRE_CHROMIUM"),
-        reason="Chromium is not installed (CI installs Debian's chromium)",
-    ),
+    NEEDS_CHROMIUM,
 ]
 
 

@@ -76,8 +76,8 @@ def _imported(folder: Path, name: str, source: Path) -> str:
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as name:
-        folder = Path(name)
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary)
         store = _imported(folder, "vc", EXPORT)
         beads_corpus.write_legacy(folder / "large.jsonl", LARGE)
         large = _imported(folder, "large", folder / "large.jsonl")
@@ -87,6 +87,7 @@ def main() -> None:
         try:
             token = server.token("bench@example.com")
             local, remote = [BEE, "bd", "--store", store], [BEE, "bd", "--url", server.url]
+            large_remote = [BEE, "bd", "--url", server_large.url, "--token-file", _token_file(folder, server_large)]
             env = {"BEE_TRACKER_TOKEN": token, "PYTHONPYCACHEPREFIX": str(folder / "pycache")}
             cases: dict[str, list[str]] = {
                 "python": [sys.executable, "-c", "pass"],
@@ -101,16 +102,14 @@ def main() -> None:
                 "stats_local": [*local, "stats", "--json"],
                 "stats_remote": [*remote, "stats", "--json"],
                 "stats_5k_local": [BEE, "bd", "--store", large, "stats", "--json"],
-                "stats_5k_remote": [
-                    BEE, "bd", "--url", server_large.url, "--token-file", _token_file(folder, server_large), "stats", "--json"
-                ],
-            }  # fmt: skip
-            samples: dict[str, list[float]] = {name: [] for name in cases}
+                "stats_5k_remote": [*large_remote, "stats", "--json"],
+            }
+            samples: dict[str, list[float]] = {case: [] for case in cases}
             for argv in cases.values():  # untimed: writes the bytecode every later run reads
                 _timed(argv, env)
             for _ in range(RUNS):  # the cases take turns, so a slow moment of the machine falls on all of them
-                for name, argv in cases.items():
-                    samples[name].append(_timed(argv, env))
+                for case, argv in cases.items():
+                    samples[case].append(_timed(argv, env))
         finally:
             server.stop()
             server_large.stop()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from bee_tracker.handlers.get import claim_of
 from bee_tracker.model import (
     COMMENTS_MAX_BYTES,
     DEPENDENTS_MAX_BYTES,
@@ -20,6 +21,7 @@ from bee_tracker.model import (
     TOMBSTONE,
     epoch,
 )
+from bee_tracker.store import claimlease
 from bee_tracker.store.blockers import blocked_by_each
 from bee_tracker.store.bounds import fitting
 from bee_tracker.store.db import Tx
@@ -60,7 +62,10 @@ def sequential_get(op: Read, args: GetArgs) -> GetData:
     dependents = _dependents(tx, issue.id)
     history = _history(tx, issue.id)
     _, blockers = blocked_by_each(tx, [issue.id])[issue.id]
-    return {
+    issue.lease = claimlease.load_for(tx, [issue.id]).get(issue.id)
+    clock = claimlease.now_of(tx)
+    issue.lease_expired = issue.lease is not None and issue.lease.expired(clock)
+    answer: GetData = {
         "issue": record,
         "depends_on": fitting(depends_on, DEPENDS_ON_MAX_BYTES),
         "depends_on_count": _count(tx, "SELECT COUNT(*) FROM dependencies WHERE issue_id = ?", issue.id),
@@ -75,18 +80,22 @@ def sequential_get(op: Read, args: GetArgs) -> GetData:
         "comment_count": _count(tx, "SELECT COUNT(*) FROM comments WHERE issue_id = ?", issue.id),
         "history": list(reversed(fitting(history, HISTORY_MAX_BYTES))),
         "history_count": _count(tx, "SELECT COUNT(*) FROM events WHERE issue_id = ?", issue.id),
-        **issue.revisions(),
+        "state_revision": issue.state_revision,
+        "activity_revision": issue.activity_revision,
+        "last_activity_at": issue.last_activity_at,
     }
+    claim = claim_of(issue, clock)
+    if claim is not None:
+        answer["claim"] = claim
+    return answer
 
 
 def _ready(op: Read, issue_id: str) -> bool:
     """Whether ``ready`` lists the issue now: the maintained state, and its own and its parents' defer times."""
     at = epoch(op.now)
     assert at is not None, "the tracker's own clock is always a valid time"
-    return (
-        op.tx.row(f"SELECT 1 FROM readiness r WHERE r.issue_id = ? AND {ready_now('r')}", [issue_id, at, at])
-        is not None
-    )
+    ready = ready_now("r", op.tx.clock)
+    return op.tx.row(f"SELECT 1 FROM readiness r WHERE r.issue_id = ? AND {ready}", [issue_id, at, at]) is not None
 
 
 def _count(tx: Tx, sql: str, issue_id: str) -> int:

@@ -1,4 +1,4 @@
-"""How `bee tracker serve --workers N` shares its limits among the workers, and what it refuses."""
+"""How `bee tracker serve` shares its limits among `--workers N`, and the options it refuses before starting."""
 
 from pathlib import Path
 
@@ -43,3 +43,14 @@ def test_the_queue_target_and_its_floor_reach_the_edge_whole_in_every_worker() -
     assert (limits.max_in_flight, limits.max_queue_seconds, limits.min_in_flight) == (25, 0.4, 8)
     # 0 is the CLI's way to say count alone.
     assert _limits(TrackerConfig(home=Path("/nowhere"), max_queue_seconds=0)).max_queue_seconds is None
+
+
+@pytest.mark.parametrize("ttl", ["0", "604801", "a while"])
+def test_a_claim_ttl_out_of_its_bounds_is_refused_before_anything_starts(tmp_path: Path, ttl: str) -> None:
+    from tests.harness.collab import bee_here
+
+    home = tmp_path / "home"
+    done = bee_here("tracker", "serve", "--home", str(home), "--claim-ttl", ttl, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "--claim-ttl" in done.stderr and ("1<=x<=604800" in done.stderr or "not a valid integer" in done.stderr)
+    assert not home.exists()

@@ -5,10 +5,9 @@ from typing import Any
 import pytest
 
 from bee_contracts import ErrorCode
-from bee_tracker.model import epoch
 from bee_tracker.store import SqlStore
-from bee_tracker.store.readiness import Rule, whole_second
-from tests.tracker.calls import ALICE, BOB, call, new, refused
+from bee_tracker.store.readiness import Rule
+from tests.tracker.calls import ALICE, BOB, call, created_second, new, refused
 
 
 def ready_ids(store: SqlStore, **filters: Any) -> list[str]:
@@ -80,20 +79,13 @@ def test_dependency_on_a_missing_id_does_not_block(store: SqlStore) -> None:
     assert "t-x" in ready_ids(store)
 
 
-def _created(store: SqlStore, issue_id: str) -> float:
-    """The issue's creation time in the whole seconds Beads orders by."""
-    created = whole_second(epoch(call(store, "get", id=issue_id)["issue"]["created_at"]))
-    assert created is not None
-    return created
-
-
 def test_ready_filters_and_order(store: SqlStore) -> None:
     low = new(store, "low", priority=3)
     high = new(store, "high", priority=0)
     tagged = new(store, "tagged", priority=3, labels=["backend", "api"])
     assert ready_ids(store)[0] == high
     # Newest first within a priority, by the whole second Beads keeps, then id, as bd ready (both were created now).
-    third = sorted([tagged, low], key=lambda issue_id: (-_created(store, issue_id), issue_id))
+    third = sorted([tagged, low], key=lambda issue_id: (-created_second(store, issue_id), issue_id))
     assert ready_ids(store, priority=3) == third
     assert ready_ids(store, labels=["backend", "api"]) == [tagged]
     assert ready_ids(store, labels=["backend", "nope"]) == []

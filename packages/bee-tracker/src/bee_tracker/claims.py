@@ -7,6 +7,9 @@ description, design, acceptance criteria, notes, priority, type, labels, …), i
 everyone, with compare-and-swap (``expected_revision``) for those who want it. Claiming an issue someone else holds
 is a ``conflict`` (the claim tool's race has exactly one winner). The operator's way out is
 ``bee tracker release --force``, recorded in the issue's history.
+
+A claim may carry a lease (:mod:`bee_tracker.store.claimlease`): once the lease has expired by the database's clock
+the claim is over, and the issue is as open to everyone as an unclaimed one, until the next claim takes it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from bee_tracker.store.records import IssueRow
 
 
 def holder(issue: IssueRow) -> str | None:
-    """Who holds the claim on ``issue``, or None when it is not claimed."""
+    """Who holds the claim on ``issue``, or None when it is not claimed (or its lease has expired)."""
+    if issue.lease_expired:
+        return None
     return holder_of(issue.fields["assignee"], issue.fields["status"])
 
 

@@ -10,7 +10,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,8 +29,13 @@ from bee_tracker.cli_common import config_of as _config
 from bee_tracker.cli_common import home_option as _home
 from bee_tracker.cli_common import local_store as _local_store
 from bee_tracker.cli_common import store_option as _store
+from bee_tracker.cli_log import claims, log
 from bee_tracker.cli_signin import signin_options, tokens
 from bee_tracker.config import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, DEFAULT_PORT
+from bee_tracker.model import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
+
+if TYPE_CHECKING:
+    from bee_tracker.store import SqlStore
 
 
 def register(cli: click.Group) -> None:
@@ -46,6 +51,8 @@ def tracker() -> None:
 
 
 tracker.add_command(tokens)
+tracker.add_command(log)
+tracker.add_command(claims)
 
 
 def _check_actor(actor: str) -> None:
@@ -202,6 +209,19 @@ def init(home: Path | None) -> None:
     show_default=True,
     type=click.IntRange(1, 500),
     help="PostgreSQL connection pool size.",
+)
+@click.option(
+    "--claim-ttl",
+    type=click.IntRange(MIN_LEASE_SECONDS, MAX_LEASE_SECONDS),
+    default=None,
+    help="Give every claim that asks for no lease_seconds a lease of this many seconds (at most 604800, 7 days), "
+    "renewed by its holder's claims and writes on the issue; once it expires by the database's clock, ready offers "
+    "the issue again and the next claim takes it. Default: no lease, claims never expire.",
+)
+@click.option(
+    "--replica-id",
+    default=None,
+    help="This process's name in the audit log and on the leases it grants. Default: HOST/PID.",
 )
 @click.option("--allowed-host", "allowed_hosts", multiple=True, help="Extra Host name accepted (DNS-rebinding guard).")
 @click.option("--status", "custom_statuses", multiple=True, help="Register a custom status (repeatable).")
@@ -369,8 +389,24 @@ def open_(
     "import does, and list them in the report; their issues are never ready. Without it such an import is refused, "
     "naming a cycle.",
 )
+@click.option(
+    "--events",
+    "events_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="With a legacy file: the history of its issues, an events.jsonl in bd backup's form (what `bee tracker "
+    "export --events` writes). Events the store already holds are not added again.",
+)
 @click.argument("source", type=click.Path(exists=True, allow_dash=True, path_type=Path))
-def import_(home: Path | None, store_url: str | None, discard_changes: bool, allow_cycles: bool, source: Path) -> None:
+def import_(
+    home: Path | None,
+    store_url: str | None,
+    *,
+    discard_changes: bool,
+    allow_cycles: bool,
+    events_path: Path | None,
+    source: Path,
+) -> None:
     """Import Beads data, all of it or nothing: a legacy issues.jsonl (or - for stdin), a bd backup directory
     (.beads/backup), or a .beads directory (or the checkout holding one), whichever form it holds. Refused, with
     nothing imported, when it would discard the team's work on issues imported earlier (the issues it names are
@@ -379,6 +415,13 @@ def import_(home: Path | None, store_url: str | None, discard_changes: bool, all
     from bee_tracker.store import sources
 
     choice = sources.stdin() if str(source) == "-" else sources.choose(source)
+    if events_path is not None:
+        if choice.form != "legacy":
+            raise click.UsageError(
+                f"--events goes with a legacy issues.jsonl; {choice.source.name} is a bd backup, whose own "
+                "events.jsonl brings its history"
+            )
+        choice.events = sources.events_file(events_path)
     store = _local_store(_config(home, store_url))
     try:
         report = store.import_from(choice, discard_changes=discard_changes, allow_cycles=allow_cycles)
@@ -394,10 +437,24 @@ def import_(home: Path | None, store_url: str | None, discard_changes: bool, all
 @tracker.command()
 @_home
 @_store
+@click.option(
+    "--events",
+    "events_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the whole audit log (every issue's history) to this file, as bd backup's events.jsonl "
+    "(written atomically); `bee tracker import --events` reads it back.",
+)
 @click.argument("target", required=False, type=click.Path(dir_okay=False, path_type=Path))
-def export(home: Path | None, store_url: str | None, target: Path | None) -> None:
+def export(home: Path | None, store_url: str | None, events_path: Path | None, target: Path | None) -> None:
     """Export every issue as Beads JSONL (the legacy issues.jsonl form) to TARGET (written atomically) or stdout."""
     store = _local_store(_config(home, store_url))
+    try:
+        if events_path is not None:
+            _write_events(store, events_path.resolve())
+    except BaseException:
+        store.close()
+        raise
     count = 0
 
     def encoded() -> Iterator[bytes]:
@@ -423,6 +480,22 @@ def export(home: Path | None, store_url: str | None, target: Path | None) -> Non
     finally:
         store.close()
     click.echo(f"exported {counted(count, 'line')} to {target}", err=True)
+
+
+def _write_events(store: SqlStore, target: Path) -> None:
+    """The audit log to ``target`` (atomically), as bd backup's events.jsonl."""
+    from bee_hostkit.files import write_atomic
+
+    count = 0
+
+    def encoded() -> Iterator[bytes]:
+        nonlocal count
+        for line in store.iter_events():
+            count += 1
+            yield f"{line}\n".encode()
+
+    write_atomic(target, encoded())
+    click.echo(f"exported {counted(count, 'event')} to {target}", err=True)
 
 
 def _operator() -> str:

@@ -81,6 +81,10 @@ class TrackerConfig:
     allowed_hosts: tuple[str, ...] = ()
     custom_statuses: tuple[str, ...] = ()
     custom_types: tuple[str, ...] = ()
+    # Claims (bee_tracker.store.claimlease): the lease of a claim that asks for none (None: claims never expire),
+    # and this process's name in the audit log (None: host and process id).
+    claim_ttl: int | None = None
+    replica_id: str | None = None
 
     @property
     def store(self) -> str:

@@ -110,6 +110,13 @@ LABELS_MAX: Final = 100
 #: How many history events `get` returns at most (the newest).
 HISTORY_LIMIT: Final = 20
 
+# -- claims -------------------------------------------------------------------------------------------------------
+
+#: The shortest and longest lease a claim may ask for, or a tracker may give by default, in seconds
+#: (bee_tracker.store.claimlease).
+MIN_LEASE_SECONDS: Final = 1
+MAX_LEASE_SECONDS: Final = 7 * 86400
+
 # -- time ---------------------------------------------------------------------------------------------------------
 
 _FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"

@@ -98,7 +98,14 @@ def build(config: TrackerConfig, verifier: Verifier) -> Starlette:
         from bee_tracker.home import init_home
 
         init_home(config.home)
-    store = open_store(config.store, prefix=config.prefix, migrate=False, max_connections=config.max_connections)
+    store = open_store(
+        config.store,
+        prefix=config.prefix,
+        migrate=False,
+        max_connections=config.max_connections,
+        claim_ttl=config.claim_ttl,
+        replica=config.replica_id,
+    )
     return build_app(store, verifier, config)
 
 

@@ -28,21 +28,40 @@ class AddNoteResult(TypedDict):
 
 
 class ClaimArgs(TypedDict):
-    id: str
+    id: NotRequired[str]
+    priority: NotRequired[int]
+    labels: NotRequired[list[str]]
+    lease_seconds: NotRequired[int]
     idempotency_key: NotRequired[str]
     actor: NotRequired[str]
 
 
+class ClaimDataIssue(TypedDict):
+    id: Any
+    title: Any
+    status: Any
+    priority: Any
+    issue_type: NotRequired[Any]
+    assignee: NotRequired[Any]
+    labels: NotRequired[Any]
+    updated_at: NotRequired[Any]
+    state_revision: NotRequired[Any]
+
+
 class ClaimData(TypedDict):
-    id: str
-    status: str
+    id: NotRequired[str]
+    status: NotRequired[str]
     assignee: NotRequired[str | None]
-    state_revision: int
-    activity_revision: int
-    last_activity_at: str
+    state_revision: NotRequired[int]
+    activity_revision: NotRequired[int]
+    last_activity_at: NotRequired[str]
     replayed: NotRequired[bool]
-    claimed: NotRequired[bool]
+    claimed: bool
     already_held: NotRequired[bool]
+    lease_seconds: NotRequired[int | None]
+    lease_expires_at: NotRequired[str | None]
+    reclaimed_from: NotRequired[str]
+    issue: NotRequired[ClaimDataIssue]
 
 
 class ClaimResult(TypedDict):
@@ -54,8 +73,38 @@ class CompleteArgs(TypedDict):
     summary: NotRequired[str]
     evidence: NotRequired[str]
     expected_revision: NotRequired[int]
+    claim_next: bool
+    lease_seconds: NotRequired[int]
     idempotency_key: NotRequired[str]
     actor: NotRequired[str]
+
+
+class CompleteDataNextIssue(TypedDict):
+    id: Any
+    title: Any
+    status: Any
+    priority: Any
+    issue_type: NotRequired[Any]
+    assignee: NotRequired[Any]
+    labels: NotRequired[Any]
+    updated_at: NotRequired[Any]
+    state_revision: NotRequired[Any]
+
+
+class CompleteDataNext(TypedDict):
+    id: NotRequired[str]
+    status: NotRequired[str]
+    assignee: NotRequired[str | None]
+    state_revision: NotRequired[int]
+    activity_revision: NotRequired[int]
+    last_activity_at: NotRequired[str]
+    replayed: NotRequired[bool]
+    claimed: bool
+    already_held: NotRequired[bool]
+    lease_seconds: NotRequired[int | None]
+    lease_expires_at: NotRequired[str | None]
+    reclaimed_from: NotRequired[str]
+    issue: NotRequired[CompleteDataNextIssue]
 
 
 class CompleteData(TypedDict):
@@ -67,6 +116,7 @@ class CompleteData(TypedDict):
     last_activity_at: str
     replayed: NotRequired[bool]
     completed: NotRequired[bool]
+    next: NotRequired[CompleteDataNext]
 
 
 class CompleteResult(TypedDict):
@@ -132,6 +182,15 @@ class GetDataHistoryItem(TypedDict):
     changes: dict[str, Any]
 
 
+class GetDataClaim(TypedDict):
+    holder: str
+    since: str | None
+    lease_seconds: int | None
+    lease_expires_at: str | None
+    expired: bool
+    expires_in_seconds: float | None
+
+
 class GetData(TypedDict):
     issue: dict[str, Any]
     depends_on: list[GetDataDependsOnItem]
@@ -146,6 +205,7 @@ class GetData(TypedDict):
     state_revision: int
     activity_revision: int
     last_activity_at: str
+    claim: NotRequired[GetDataClaim]
 
 
 class GetResult(TypedDict):

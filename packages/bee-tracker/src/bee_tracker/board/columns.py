@@ -5,7 +5,8 @@
 - **Blocked** is every active issue (not closed, pinned or a wisp) not in progress that Beads' rule blocks or holds
   (an active blocker, a waits-for spawner with active children, a blocked parent), or whose own status is
   ``blocked`` or ``deferred``, with the reason on each card.
-- **In progress** is status ``in_progress``, with its holder (a blocked one says so).
+- **In progress** is status ``in_progress``, with its holder and until when its claim's lease holds (a blocked one
+  says so); an issue whose claim's lease has expired is on Ready instead (ready offers it), saying so.
 - **Closed** is the most recently closed.
 
 The columns do not overlap. Issues on none of them (deferred until a later date, orchestration types such as
@@ -14,14 +15,15 @@ gates, wisps, pinned or custom statuses) are counted, so the numbers always add 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from bee_tracker.handlers import ready
-from bee_tracker.model import HOLDING_STATUSES
-from bee_tracker.store import reads
+from bee_tracker.model import HOLDING_STATUSES, epoch
+from bee_tracker.store import claimlease, reads
 from bee_tracker.store.blockers import blocked_by_each
 from bee_tracker.store.ops import Read
+from bee_tracker.store.readiness import ready_now
 from bee_tracker.store.records import SUMMARY_SELECT, listed
 
 if TYPE_CHECKING:
@@ -76,11 +78,14 @@ class Filters:
 
 @dataclass(frozen=True)
 class Card:
-    """One issue on the board, with why it is blocked (Blocked) or whether it is blocked (In progress)."""
+    """One issue on the board, with why it is blocked (Blocked) or whether it is blocked (In progress), and until
+    when its claim's lease holds (or when it expired)."""
 
     issue: IssueSummary
     blocked_by: tuple[str, ...] = ()
     reason: str | None = None
+    lease_expires_at: str | None = None
+    lease_expired: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,10 +124,15 @@ def board(op: Read, filters: Filters) -> Board:
     ]
     blocked_cards, blocked_total, _ = reads.page(tx, _where(blocked_where), blocked_params, limit=CARDS_PER_COLUMN)
 
-    progress_params: list[Any] = []
-    progress_where = ["r.status = 'in_progress'", *filters.conditions(progress_params)]
+    at = epoch(op.now)
+    progress_params: list[Any] = [at, at]
+    # An issue whose claim's lease expired is ready (ready offers it): its card is on Ready.
+    progress_where = ["r.status = 'in_progress'", f"NOT ({ready_now('r', tx.clock)})"]
+    progress_where += filters.conditions(progress_params)
     progress_cards, progress_total, _ = reads.page(tx, _where(progress_where), progress_params, limit=CARDS_PER_COLUMN)
     blocked_in_progress = _blocked_among(op, [c["id"] for c in progress_cards])
+    leases = claimlease.load_for(tx, [c["id"] for c in (*progress_cards, *ready_cards) if c["status"] == "in_progress"])
+    clock = claimlease.now_of(tx) if leases else 0.0
 
     closed_params: list[Any] = []
     closed_filters = filters.conditions(closed_params)
@@ -140,11 +150,14 @@ def board(op: Read, filters: Filters) -> Board:
     return Board(
         columns=[
             Column("blocked", "Blocked", _blocked_cards(op, blocked_cards), blocked_total or 0),
-            Column("ready", "Ready", [Card(c) for c in ready_cards], ready_total or 0),
+            Column("ready", "Ready", [_leased(Card(c), leases, clock) for c in ready_cards], ready_total or 0),
             Column(
                 "in_progress",
                 "In progress",
-                [Card(c, reason="blocked" if c["id"] in blocked_in_progress else None) for c in progress_cards],
+                [
+                    _leased(Card(c, reason="blocked" if c["id"] in blocked_in_progress else None), leases, clock)
+                    for c in progress_cards
+                ],
                 progress_total or 0,
             ),
             Column("closed", "Closed (recent)", [Card(listed(r, labels[r[0]])) for r in closed], closed_total),
@@ -152,6 +165,14 @@ def board(op: Read, filters: Filters) -> Board:
         elsewhere=max(0, everything - totals),
         filters=filters,
     )
+
+
+def _leased(card: Card, leases: dict[str, claimlease.Lease], clock: float) -> Card:
+    """``card`` with until when its claim's lease holds (and whether it expired), when it has one."""
+    lease = leases.get(card.issue["id"])
+    if lease is None or lease.expires_at is None:
+        return card
+    return replace(card, lease_expires_at=lease.expires_at, lease_expired=lease.expired(clock))
 
 
 def _blocked_among(op: Read, ids: list[str]) -> set[str]:

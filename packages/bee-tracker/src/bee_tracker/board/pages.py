@@ -15,7 +15,6 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bee_tracker import claims
 from bee_tracker.board import changes, columns, epics, graph
 from bee_tracker.board.base import POLL_SECONDS, PREFIX, Board, BoardError
 from bee_tracker.board.drawing import Busy, Undrawable
@@ -143,7 +142,8 @@ async def issue_view(
     got = await board.call("get", session.actor, {"id": issue_id, "comments_limit": 200})
     hood = await board.run(board.store.read, graph.neighbourhood, {"id": issue_id})
     issue = got["issue"]
-    holder = claims.holder_of(issue.get("assignee"), issue.get("status"))
+    claim = got.get("claim")
+    holder = None if claim is None or claim["expired"] else claim["holder"]
     return board.page(
         request,
         "issue.html",
@@ -152,6 +152,7 @@ async def issue_view(
         got=got,
         issue=issue,
         holder=holder,
+        claim=claim,
         mine=holder == session.actor,
         hood=hood,
         not_drawn=board.drawer.refusal(hood),

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker import claims
+from bee_tracker.handlers.claim import claim_next
 from bee_tracker.store import reads
 from bee_tracker.store.blockers import direct_blockers
 from bee_tracker.store.ops import Write
@@ -15,7 +16,8 @@ if TYPE_CHECKING:
 
 
 def complete(op: Write, args: CompleteArgs) -> CompleteData:
-    """Close the issue: the summary becomes its close_reason, the evidence a comment, in one transaction.
+    """Close the issue: the summary becomes its close_reason, the evidence a comment, in one transaction; with
+    ``claim_next``, then claim the next ready issue in the same transaction (Beads' ``close --claim-next``).
 
     Its blockers are those of the ready rule (active targets of blocks and conditional-blocks, waits-for spawners
     with active children). Deleted issues (tombstones) never hold it open: they count as done, as blockers and as
@@ -23,8 +25,8 @@ def complete(op: Write, args: CompleteArgs) -> CompleteData:
 
     Raises:
         BeeError: ``blocked`` with the unfinished blockers, open children and open gates in details;
-            ``forbidden`` when someone else holds the claim; ``conflict`` when already closed or for a stale
-            ``expected_revision``; ``not_found``.
+            ``forbidden`` when someone else holds the claim; ``conflict`` when already closed, for a stale
+            ``expected_revision`` or when the actor's claim on it expired; ``not_found``.
     """
     op.tx.lock_graph()  # closing changes what others wait for; lock before the issue (see store.readiness)
     issue = op.issue(args["id"])
@@ -51,4 +53,11 @@ def complete(op: Write, args: CompleteArgs) -> CompleteData:
     if args.get("evidence"):
         op.comment(issue, f"Evidence: {args['evidence']}")
     op.set(issue, status="closed", closed_at=op.now, close_reason=args.get("summary") or "Completed")
-    return {**op.state(issue.id), "completed": True}
+    if args["claim_next"]:
+        op.settle()  # what closing it made ready is ready for the next claim
+        following = claim_next(op, {}, args.get("lease_seconds"))
+    answer = cast("CompleteData", dict(op.state(issue.id)))  # IssueState's keys, then the tool's own
+    answer["completed"] = True
+    if args["claim_next"]:
+        answer["next"] = following
+    return answer

@@ -30,7 +30,7 @@ def create(op: Write, args: CreateArgs) -> CreateData:
     if "parent" in args or prerequisites:
         op.tx.lock_graph()  # its links reach other issues' readiness; lock before the parent (see store.readiness)
     # Locking the parent serialises its children's numbering.
-    parent = op.issue(args["parent"]) if "parent" in args else None
+    parent = op.issue(args["parent"], fence=False) if "parent" in args else None  # not a write on the parent
     for prerequisite in prerequisites:
         op.require(prerequisite, role="prerequisite")
     issue_id = child_id(op.tx, parent.id) if parent is not None else new_id(op.tx, op.prefix)

@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from bee_tracker import claims
 from bee_tracker.model import (
     COMMENTS_MAX_BYTES,
     DEPENDENTS_MAX_BYTES,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from bee_contracts.shapes.tracker import (
         GetArgs,
         GetData,
+        GetDataClaim,
         GetDataDependent,
         GetDataDependsOnItem,
         GetDataHistoryItem,
@@ -62,17 +64,21 @@ _COUNTS = (
     "(SELECT COUNT(*) FROM events WHERE issue_id = ?), "
     f"({records.DEPENDENT_COUNT})"
 )
-#: The kept readiness flags, and whether ``ready`` lists the issue now (its own and its parents' defer times).
-_STATE = (
-    f"SELECT r.is_blocked, r.is_held, CASE WHEN {ready_now('r')} THEN 1 ELSE 0 END "
-    "FROM readiness r WHERE r.issue_id = ?"
-)
 
 
-def _statements(issue_id: str, comments_limit: int, at: float) -> list[Statement]:
+def _state(clock: str) -> str:
+    """The kept readiness flags, and whether ``ready`` lists the issue now (its own and its parents' defer times,
+    and the database's ``clock`` against its claim's lease)."""
+    return (
+        f"SELECT r.is_blocked, r.is_held, CASE WHEN {ready_now('r', clock)} THEN 1 ELSE 0 END "
+        "FROM readiness r WHERE r.issue_id = ?"
+    )
+
+
+def _statements(issue_id: str, comments_limit: int, at: float, clock: str) -> list[Statement]:
     """Every read of ``get`` but why the issue is not ready, in the order :func:`get` unpacks them."""
     return [
-        records.issue_statement(issue_id),
+        records.leased_statement(issue_id, clock),
         kept.tombstone_statement(issue_id),
         records.labels_statement(issue_id),
         records.dependencies_statement(issue_id),
@@ -81,7 +87,7 @@ def _statements(issue_id: str, comments_limit: int, at: float) -> list[Statement
         (_DEPENDENTS, [issue_id, _NEIGHBOURS_READ]),
         (_HISTORY, [issue_id, HISTORY_LIMIT]),
         (_COUNTS, [issue_id] * 5),
-        (_STATE, [at, at, issue_id]),
+        (_state(clock), [at, at, issue_id]),
     ]
 
 
@@ -98,11 +104,11 @@ def get(op: Read, args: GetArgs) -> GetData:
     at = epoch(op.now)
     assert at is not None, "the tracker's own clock is always a valid time"
     found, tombstone, labels, dependency_rows, comment_rows, depends_on, dependents, history, counts, state = (
-        op.tx.batch(_statements(issue_id, args["comments_limit"], at))
+        op.tx.batch(_statements(issue_id, args["comments_limit"], at, op.tx.clock))
     )
     if not found:
         raise kept.not_found(issue_id, kept.tombstone_from(tombstone))
-    issue = records.IssueRow(found[0])
+    issue, clock = records.leased(found[0])
     depends_on_count, dependents_count, comment_count, history_count, dependent_count = map(int, counts[0])
     dependencies = records.dependency_records(issue.id, dependency_rows)
     record = records.assemble(
@@ -118,7 +124,8 @@ def get(op: Read, args: GetArgs) -> GetData:
         record = records.ordered({**record, "comments": comments}, issue.key_order)
     blocked, held, ready = state[0] if state else (0, 0, 0)
     _, blockers = blocked_by_flags(op.tx, issue.id, blocked=bool(blocked), held=bool(held))
-    return {
+    revisions = issue.revisions()
+    answer: GetData = {
         "issue": record,
         "depends_on": fitting(_depends_on(depends_on), DEPENDS_ON_MAX_BYTES),
         "depends_on_count": depends_on_count,
@@ -129,7 +136,29 @@ def get(op: Read, args: GetArgs) -> GetData:
         "comment_count": comment_count,
         "history": list(reversed(fitting(_history(history), HISTORY_MAX_BYTES))),
         "history_count": history_count,
-        **issue.revisions(),
+        "state_revision": revisions["state_revision"],
+        "activity_revision": revisions["activity_revision"],
+        "last_activity_at": revisions["last_activity_at"],
+    }
+    claim = claim_of(issue, clock)
+    if claim is not None:
+        answer["claim"] = claim
+    return answer
+
+
+def claim_of(issue: records.IssueRow, clock: float) -> GetDataClaim | None:
+    """Who holds the issue and until when (None when nobody does and no lease ran out on it)."""
+    lease = issue.lease
+    holder = claims.holder_of(issue.fields["assignee"], issue.fields["status"])
+    if holder is None:
+        return None
+    return {
+        "holder": holder,
+        "since": issue.extra.get("started_at"),
+        "lease_seconds": lease.ttl_seconds if lease else None,
+        "lease_expires_at": lease.expires_at if lease else None,
+        "expired": issue.lease_expired,
+        "expires_in_seconds": round(lease.expires_epoch - clock, 3) if lease and lease.expires_epoch else None,
     }
 
 

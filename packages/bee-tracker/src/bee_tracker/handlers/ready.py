@@ -26,7 +26,7 @@ def conditions(op: Read, args: ReadyArgs) -> tuple[list[str], list[Any]]:
     the ``priority`` and ``labels`` filters, as WHERE clauses and their parameters: the kept ``is_ready`` and the two
     defer times against this call's clock. The web board builds its Ready column from exactly these."""
     at = epoch(op.now)
-    where = [ready_now("r")]
+    where = [ready_now("r", op.tx.clock)]
     params: list[Any] = [at, at]
     if "priority" in args:
         where.append("r.priority = ?")

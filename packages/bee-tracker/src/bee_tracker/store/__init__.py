@@ -22,9 +22,20 @@ def open_database(url: str, *, max_connections: int = 20) -> Database:
     return SqliteDatabase(Path(path).expanduser())
 
 
-def open_store(url: str, *, prefix: str | None = None, migrate: bool = True, max_connections: int = 20) -> SqlStore:
-    """Open (and by default migrate) the store at ``url``."""
-    store = SqlStore(open_database(url, max_connections=max_connections), prefix=prefix)
+def open_store(
+    url: str,
+    *,
+    prefix: str | None = None,
+    migrate: bool = True,
+    max_connections: int = 20,
+    claim_ttl: int | None = None,
+    replica: str | None = None,
+) -> SqlStore:
+    """Open (and by default migrate) the store at ``url``; ``claim_ttl`` is the lease of a claim that asks for none
+    (None: no lease), ``replica`` this process's name in the audit log (default: host and process id)."""
+    store = SqlStore(
+        open_database(url, max_connections=max_connections), prefix=prefix, claim_ttl=claim_ttl, replica=replica
+    )
     if migrate:
         store.migrate()
     return store

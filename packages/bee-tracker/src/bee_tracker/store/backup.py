@@ -25,12 +25,12 @@ from typing import Any, Final
 from bee_contracts import invalid
 from bee_hostkit.results import piece_bytes
 from bee_tracker.model import ISSUE_MAX_BYTES, LABELS_MAX, TOMBSTONE
-from bee_tracker.store import bdjson, bounds, kept, linekinds
+from bee_tracker.store import audit, bdjson, bounds, kept, linekinds
 from bee_tracker.store.batched import in_batches, marks
 from bee_tracker.store.records import beads_record, load_issue
 from bee_tracker.store.rules import check_comment, check_id, check_issue, check_storable, refuse, suspicious
-from bee_tracker.store.sources import TABLES, Backup
-from bee_tracker.store.transfer import EVENTS, Run, id_of
+from bee_tracker.store.sources import TABLES, Backup, Events
+from bee_tracker.store.transfer import EVENTS, EXACT_EVENTS, Run, id_of
 
 #: Issue columns bd stores as 0/1 and exports as booleans (left out when false).
 _FLAGS: Final = frozenset({"ephemeral", "pinned", "is_template", "no_history", "crystallizes"})
@@ -52,6 +52,8 @@ _SIZE_MASK: Final = (1 << _SIZE_BITS) - 1
 _LIST_KEY: Final = piece_bytes({"dependencies": []}) - piece_bytes({}) + 2
 #: What a dependency may add beyond its row's own piece as the issue shows it (its metadata spelled differently).
 _DEPENDENCY_SLACK: Final = 64
+#: Events Bee exported that are checked against the store's at once.
+_EXACT_BATCH: Final = 500
 
 
 def issue_record(row: dict[str, Any]) -> dict[str, Any]:
@@ -115,7 +117,7 @@ def event_changes(row: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Tables:
-    def __init__(self, run: Run, backup: Backup) -> None:
+    def __init__(self, run: Run, backup: Backup | Events) -> None:
         self.run = run
         self.backup = backup
         #: Ids this backup imported as live issues.
@@ -287,10 +289,22 @@ class _Tables:
             self.run.add_comment(issue_id, row)
 
     def events(self) -> None:
+        """The events table: bd's own rows as its history, rows Bee exported as they were (:mod:`.audit`)."""
+        exact: list[tuple[str, str, str, str, str, str | None]] = []
         for number, text, row in self.rows("events"):
             issue_id = row.get("issue_id")
             if issue_id not in self.live:
                 self.run.report.skipped_rows["events"] += 1
+                continue
+            assert isinstance(issue_id, str)
+            bee = audit.event_of(row)
+            if bee is not None:
+                if suspicious(text):  # the changes are JSON text: what they hold is decoded here
+                    check_storable(json.loads(bee[3]), "events.jsonl ", number)
+                exact.append((issue_id, *bee))
+                if len(exact) >= _EXACT_BATCH:
+                    self._exact(exact)
+                    exact = []
                 continue
             event_type = row.get("event_type")
             changes = event_changes(row)
@@ -306,6 +320,18 @@ class _Tables:
                     json.dumps(changes, ensure_ascii=False),
                 ),
             )
+
+        self._exact(exact)
+
+    def _exact(self, events: list[tuple[str, str, str, str, str, str | None]]) -> None:
+        """Add the events Bee exported that the store does not hold already (importing a file again adds none)."""
+        if not events:
+            return
+        self.run.bulk.flush()  # what is queued counts as held
+        fresh = audit.unheld(self.run.tx, events)
+        self.run.report.events_held += len(events) - len(fresh)
+        for event in fresh:
+            self.run.bulk.add(EXACT_EVENTS, event)
 
     def config_rows(self) -> None:
         run = self.run
@@ -348,6 +374,19 @@ class _Tables:
                 "them); run bd backup again, or remove backup_state.json to import the tables as they are "
                 "(nothing was imported)"
             )
+
+
+def load_events(run: Run, events: Events) -> None:
+    """Import the rows of ``events`` (bd backup's form) for the issues ``run`` imported, after them.
+
+    Raises:
+        BeeError: ``invalid_argument`` naming the first bad row.
+    """
+    tables = _Tables(run, events)
+    run.bulk.flush()
+    tables.live = {row[0] for row in run.tx.rows("SELECT id FROM issues WHERE position >= ?", [run.base])}
+    tables.events()
+    run.bulk.flush()
 
 
 def load(run: Run, backup: Backup) -> None:

@@ -31,6 +31,7 @@ TYPES = {
     "is_blocked": "INTEGER",
     "is_held": "INTEGER",
     "is_ready": "INTEGER",
+    "lease_epoch": "DOUBLE PRECISION",
     "key_id": "TEXT",
     "key_title": "TEXT",
     "key_ref": "TEXT",

@@ -18,6 +18,10 @@ Statement = tuple[str, Sequence[Any]]
 class Tx(Protocol):
     """One open transaction."""
 
+    #: SQL (no parameters) for the database's own clock in seconds since the epoch, as a floating-point number: what
+    #: judges a claim's lease, so that every replica sharing the database judges it alike.
+    clock: str
+
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
 
     def row(self, sql: str, params: Sequence[Any] = ()) -> Row | None: ...
@@ -68,6 +72,12 @@ class Tx(Protocol):
 
     def lock_issues(self, issue_ids: Sequence[str]) -> None:
         """:meth:`lock_issue` for several issues in one statement."""
+        ...
+
+    def lock_first_free(self, sql: str, params: Sequence[Any], alias: str) -> Row | None:
+        """The first row of ``sql`` (a SELECT ending in ``ORDER BY … LIMIT …``) whose row of the table aliased
+        ``alias`` no other transaction holds, held by this one until commit: so racing takers of "the next issue"
+        each get a different one instead of waiting for each other."""
         ...
 
     def lock_graph(self) -> None:

@@ -46,6 +46,8 @@ def run_import(tx: Tx, choice: Choice, *, configured_prefix: str | None, options
             backup.load(run, choice.source)
         else:
             legacy.load(run, choice.source)
+            if choice.events is not None:
+                backup.load_events(run, choice.events)
     except BaseException:
         run.bulk.close(abandon=True)  # the writer lets go of the connection before it rolls back
         raise

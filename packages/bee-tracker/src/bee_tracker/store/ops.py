@@ -14,9 +14,17 @@ from typing import Any, NotRequired, TypedDict
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_tracker.model import LABELS_MAX, epoch
-from bee_tracker.store import bounds, kept, readiness, reads
+from bee_tracker.store import bounds, claimlease, feed, kept, readiness, reads
 from bee_tracker.store.db import Tx
-from bee_tracker.store.records import IssueRow, beads_record, labels_of, load_issue
+from bee_tracker.store.records import (
+    IssueRow,
+    beads_record,
+    labels_of,
+    leased,
+    leased_statement,
+    load_issue,
+    ready_of,
+)
 
 #: Longest text an event keeps of a changed value (the history is a summary, the issue has the whole text).
 _EVENT_TEXT_CHARS = 80
@@ -88,28 +96,103 @@ class Read:
 class Write(Read):
     """One write transaction on behalf of ``actor``, recording what the tool changed on which issue."""
 
-    def __init__(self, tx: Tx, *, tool: str, actor: str, now: str, prefix: str) -> None:
+    def __init__(
+        self,
+        tx: Tx,
+        *,
+        tool: str,
+        actor: str,
+        now: str,
+        prefix: str,
+        claim_ttl: int | None = None,
+        replica: str | None = None,
+        listened: bool = False,
+    ) -> None:
         super().__init__(tx, now=now)
         self.tool = tool
         self.actor = actor
         #: The id prefix for new issues.
         self.prefix = prefix
+        #: The lease a claim gets when it asks for none (the tracker's ``--claim-ttl``); None: no lease.
+        self.claim_ttl = claim_ttl
+        #: Which tracker process writes (recorded with every event, and with the leases it grants).
+        self.replica = replica
+        self._clock: float | None = None  # the database's clock, read once per write (see clock())
+        # For the change feed (bee_tracker.store.feed), when someone listens: whether ready offered each loaded issue
+        # before this write, the readiness flags it turned on others, the leases it changed; and its batch.
+        self._feed = listened
+        self._ready_before: dict[str, bool] = {}
+        self._flips = readiness.Flips()
+        self._leased: set[str] = set()
+        #: What this write changed, for the change feed (filled in by finish() while someone listens).
+        self.committed: tuple[feed.IssueChange, ...] = ()
         self._changes: dict[str, dict[str, Any]] = {}
         self._bumped: dict[str, bool] = {}  # issue id -> whether its state_revision was bumped in this write
         self._grown: set[str] = set()  # issues whose own content changed, to check against the cap at the end
         #: What this write changed that readiness and search keys depend on, brought up to date by finish().
         self.touched = readiness.Touched()
 
-    def issue(self, issue_id: str) -> IssueRow:
-        """Lock and load the live issue ``issue_id``: checks made on it hold until this write commits.
+    def issue(self, issue_id: str, *, fence: bool = True) -> IssueRow:
+        """Lock and load the live issue ``issue_id`` with its claim's lease: checks made on it hold until this write
+        commits.
+
+        With ``fence`` (every tool but claim, which settles claims itself), this write is the actor's word on the
+        issue: a lease the actor holds is renewed, and an actor whose claim on it expired is refused.
 
         Raises:
-            BeeError: ``not_found`` (a deleted issue says so).
+            BeeError: ``not_found`` (a deleted issue says so); ``conflict`` when the actor's claim on the issue
+                expired (naming whoever holds it now).
         """
-        issue = load_issue(self.tx, issue_id, for_update=True)
-        if issue is None:
+        self.tx.lock_issue(issue_id)
+        at = epoch(self.now)
+        ready = (readiness.ready_now("r", self.tx.clock), at) if self._feed and at is not None else None
+        found = self.tx.row(*leased_statement(issue_id, self.tx.clock, ready=ready))
+        if found is None:
             raise kept.missing(self.tx, issue_id)
+        issue, clock = leased(found)
+        if self._feed and self._untouched(issue_id):
+            self._ready_before[issue_id] = ready_of(found)
+        if self._clock is None:
+            self._clock = clock
+        if fence:
+            self._fence(issue)
         return issue
+
+    def _untouched(self, issue_id: str) -> bool:
+        """Whether nothing of this write has touched ``issue_id`` yet (so what is read of it now is how it was)."""
+        seen = (self._ready_before, self._changes, self.touched.inserted, self._flips.blocked, self._flips.held)
+        return not any(issue_id in part for part in seen)
+
+    def clock(self) -> float:
+        """The database's clock for this write, in seconds since the epoch: read once, so that every decision of
+        the write about leases is made at one moment."""
+        if self._clock is None:
+            self._clock = claimlease.now_of(self.tx)
+        return self._clock
+
+    def _fence(self, issue: IssueRow) -> None:
+        """Renew the actor's live lease on ``issue``; refuse the actor whose claim on it expired.
+
+        Raises:
+            BeeError: ``conflict`` (see :func:`~.claimlease.expired_claim`).
+        """
+        lease = issue.lease
+        if lease is None:
+            return
+        if lease.holder == self.actor:
+            if issue.lease_expired:
+                raise claimlease.expired_claim(issue.id, self.actor, lease)
+            issue.lease = claimlease.renew(self.tx, issue.id, lease, now=self.clock(), node=self.replica)
+            self.leased(issue.id)
+        elif lease.lost_by == self.actor and not issue.lease_expired:
+            raise claimlease.expired_claim(issue.id, self.actor, lease)
+
+    def leased(self, issue_id: str) -> None:
+        """The lease of ``issue_id`` was granted, renewed or dropped in this write: its readiness row copies the
+        expiry, and its line (which carries the lease) is rebuilt on export rather than written back as imported."""
+        self.touched.edited.add(issue_id)
+        self._leased.add(issue_id)
+        self.tx.run("UPDATE issues SET raw_revision = NULL WHERE id = ? AND raw_line IS NOT NULL", [issue_id])
 
     def require(self, issue_id: str, *, role: str) -> None:
         """Check that ``issue_id`` is a live issue (a link target, a prerequisite), without locking it.
@@ -316,6 +399,13 @@ class Write(Read):
             "last_activity_at": found[5],
         }
 
+    def settle(self) -> None:
+        """Bring the kept readiness up to date with what this write changed so far, so that a later step of the same
+        write (claiming the next ready issue after completing one) reads it as it now stands."""
+        self._end_claims()
+        self._flips.add(readiness.refresh(self.tx, self.touched))
+        self.touched = readiness.Touched()
+
     def finish(self) -> None:
         """Bring readiness and search keys up to date with what this write changed, check every grown issue
         against its cap and write one history event per issue this write changed.
@@ -323,13 +413,34 @@ class Write(Read):
         Raises:
             BeeError: ``invalid_argument`` when an issue would pass its size cap (the transaction rolls back).
         """
-        readiness.refresh(self.tx, self.touched)
+        self._end_claims()
+        self._flips.add(readiness.refresh(self.tx, self.touched))
         for issue_id in self._grown:
             issue = load_issue(self.tx, issue_id)
             if issue is not None:
                 bounds.refuse_large_issue(issue_id, beads_record(self.tx, issue, comments_last=0))
         for issue_id, what in self._changes.items():
             self.tx.run(
-                "INSERT INTO events (issue_id, at, actor, tool, changes) VALUES (?, ?, ?, ?, ?)",
-                [issue_id, self.now, self.actor, self.tool, json.dumps(what, ensure_ascii=False)],
+                "INSERT INTO events (issue_id, at, actor, tool, changes, replica) VALUES (?, ?, ?, ?, ?, ?)",
+                [issue_id, self.now, self.actor, self.tool, json.dumps(what, ensure_ascii=False), self.replica],
             )
+        if self._feed:
+            at = epoch(self.now)
+            assert at is not None, "the tracker's own clock is always a valid time"
+            self.committed = feed.collect(self.tx, self._changes, self._ready_before, self._flips, self._leased, at=at)
+
+    @property
+    def leases_changed(self) -> bool:
+        """Whether this write granted, renewed or dropped a lease (the next expiry may have moved)."""
+        return bool(self._leased)
+
+    def _end_claims(self) -> None:
+        """Drop the leases of claims this write ended or moved (:func:`~.claimlease.reconcile`); an expired one
+        is recorded in its issue's history: who lost it, and when it expired."""
+        moved = [issue_id for issue_id, what in self._changes.items() if "assignee" in what or "status" in what]
+        if not moved:
+            return
+        for issue_id, lease in claimlease.reconcile(self.tx, moved):
+            self.leased(issue_id)
+            if lease.expired(self.clock()):
+                self.record(issue_id, state=True, claim_expired={"holder": lease.holder, "at": lease.expires_at})

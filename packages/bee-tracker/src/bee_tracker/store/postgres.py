@@ -31,9 +31,15 @@ def _sql(statement: str) -> str:
     return _PLACEHOLDER.sub("%s", statement)
 
 
+#: The server's clock in seconds since the epoch, as of the statement's start: every replica asks the same server.
+CLOCK = "EXTRACT(EPOCH FROM statement_timestamp())::float8"
+
+
 class _PgTx:
     """A transaction on a pooled connection (in autocommit) that begins only at its first statement outside a
     batch: a tool that reads only in batches never waits for a BEGIN or a COMMIT."""
+
+    clock = CLOCK
 
     def __init__(self, conn: psycopg.Connection[Any], finish: ExitStack) -> None:
         self._conn = conn
@@ -117,6 +123,13 @@ class _PgTx:
 
     def lock_issues(self, issue_ids: Sequence[str]) -> None:
         self.conn.execute("SELECT 1 FROM issues WHERE id = ANY(%s) FOR UPDATE", (list(issue_ids),))
+
+    def lock_first_free(self, sql: str, params: Sequence[Any], alias: str) -> Row | None:
+        # SKIP LOCKED: a row another claimer holds is passed over, not waited for (and rechecked by the caller once
+        # held: at READ COMMITTED a row changed since this statement began is re-read, the rest of the join is not).
+        locked = f"{sql} FOR UPDATE OF {alias} SKIP LOCKED"
+        found: Row | None = self.conn.execute(_sql(locked), tuple(params)).fetchone()
+        return found
 
     def lock_graph(self) -> None:
         self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_GRAPH_LOCK,))

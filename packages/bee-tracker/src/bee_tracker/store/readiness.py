@@ -16,13 +16,18 @@ cites the lines), in these terms:
 - An issue is **eligible** when its status is ``open`` and it is not pinned, not a wisp and not an orchestration
   type; it is **ready** when it is eligible, not blocked, not held, and neither its own ``defer_until`` nor any
   parent's is in the future.
+- Bee's one addition, for claims that carry a lease (:mod:`.claimlease`): an issue in progress under a leased claim
+  is eligible too, but ready only once the database's clock has passed the lease's expiry (``lease_epoch``, a copy
+  of it): an expired claim is offered again without anyone writing, as Beads' reclaim offers it. Beads' own data
+  carries no Bee lease, so its ready answers are Beads' own.
 
-Each issue has one narrow row in ``readiness`` (schema migration 5) holding that state (ready apart from time),
-the latest defer time among its parents, its search keys (:mod:`.keys`) and copies of the columns the lists filter
-and order by. A write records what it touched (:class:`Touched`) and :func:`refresh` brings the rows of the touched
-issues' neighbourhoods up to date in the same transaction; an import into a store that holds issues does the same
-for everything it wrote and removed (:func:`after_import`); an import into an empty store, a migration or a change
-of rule runs :func:`rebuild`. Reads only compare the two defer times with the clock.
+Each issue has one narrow row in ``readiness`` (schema migration 5) holding that state (ready apart from time), the
+latest defer time among its parents, its search keys (:mod:`.keys`) and copies of the columns the lists filter and order
+by (and the lease's expiry). A write records what it touched (:class:`Touched`) and :func:`refresh` brings the rows of
+the touched issues' neighbourhoods up to date in the same transaction; an import into a store that holds issues does the
+same for everything it wrote and removed (:func:`after_import`); an import into an empty store, a migration or a change
+of rule runs :func:`rebuild`. Reads only compare the two defer times with the clock, and the lease's expiry with the
+database's.
 
 On PostgreSQL several writers run at once. Every write that can change another issue's state holds the graph lock
 (``Tx.lock_graph``) before it reads its neighbours, so such writes apply one after another. A write that changes
@@ -75,15 +80,24 @@ _OWN = (
     "key_id",
     "key_title",
     "key_ref",
+    "lease_epoch",
 )
 
 
-def ready_now(alias: str = "r") -> str:
+def ready_now(alias: str, clock: str) -> str:
     """The WHERE clause (two ``?``: the epoch of now) of a readiness row (alias ``alias``) that is ready now: ready
-    apart from time, and neither its own defer time nor its parents' in the future."""
+    apart from time, and its time has come (:func:`time_has_come`)."""
+    return f"{alias}.is_ready = 1 AND {time_has_come(alias, clock)}"
+
+
+def time_has_come(alias: str, clock: str) -> str:
+    """The WHERE clause (two ``?``: the epoch of now) of a readiness row (alias ``alias``) whose times do not keep it
+    from being ready: neither its own defer time nor its parents' in the future, and any lease of its claim expired
+    by the database's ``clock`` (``Tx.clock``)."""
     return (
-        f"{alias}.is_ready = 1 AND ({alias}.defer_epoch IS NULL OR {alias}.defer_epoch <= ?) "
-        f"AND ({alias}.parent_defer_epoch IS NULL OR {alias}.parent_defer_epoch <= ?)"
+        f"({alias}.defer_epoch IS NULL OR {alias}.defer_epoch <= ?) "
+        f"AND ({alias}.parent_defer_epoch IS NULL OR {alias}.parent_defer_epoch <= ?) "
+        f"AND ({alias}.lease_epoch IS NULL OR {alias}.lease_epoch <= {clock})"
     )
 
 
@@ -181,14 +195,20 @@ def whole_second(epoch: float | None) -> float | None:
 
 def _own(row: Sequence[Any], wisp: int, pinned: int) -> tuple[Any, ...]:
     """The :data:`_OWN` columns of an issue from its ``(id, status, priority, issue_type, created_epoch,
-    defer_epoch, title, external_ref)`` row and its flags (``created_epoch`` in :func:`whole_second`)."""
-    issue_id, status, priority, issue_type, created, deferred, title, ref = row
-    eligible = int(status == "open" and not pinned and not wisp and issue_type not in NOT_WORK_TYPES)
+    defer_epoch, title, external_ref, lease expiry)`` row and its flags (``created_epoch`` in :func:`whole_second`)."""
+    issue_id, status, priority, issue_type, created, deferred, title, ref, expiry = row
+    lease = expiry if status == "in_progress" else None
+    work = not pinned and not wisp and issue_type not in NOT_WORK_TYPES
+    eligible = int(work and (status == "open" or lease is not None))
     active = int(not wisp and status not in INACTIVE_STATUSES)
-    return (status, priority, whole_second(created), deferred, eligible, active, *keys_of(issue_id, title, ref))
+    own = (status, priority, whole_second(created), deferred, eligible, active)
+    return (*own, *keys_of(issue_id, title, ref), lease)
 
 
-_ISSUE_ROW = "SELECT i.id, i.status, i.priority, i.issue_type, i.created_epoch, i.defer_epoch, i.title, i.external_ref"
+_ISSUE_ROW = (
+    "SELECT i.id, i.status, i.priority, i.issue_type, i.created_epoch, i.defer_epoch, i.title, i.external_ref, "
+    "(SELECT l.expires_epoch FROM claim_leases l WHERE l.issue_id = i.id)"
+)
 
 
 # -- computing the state of some issues (or of all, with ids None) ---------------------------------------------
@@ -436,14 +456,28 @@ def _write_own(tx: Tx, ids: set[str]) -> tuple[set[str], set[str]]:
     return active_flips, closed_flips
 
 
-def refresh(tx: Tx, touched: Touched) -> None:
-    """Bring the kept state of what ``touched`` names, and of everything that depends on it, up to date."""
+@dataclass
+class Flips:
+    """The issues whose blocked and whose held flag a refresh turned."""
+
+    blocked: set[str] = field(default_factory=set)
+    held: set[str] = field(default_factory=set)
+
+    def add(self, other: Flips) -> None:
+        """Count ``other``'s too (a flag turned twice is back where it was)."""
+        self.blocked ^= other.blocked
+        self.held ^= other.held
+
+
+def refresh(tx: Tx, touched: Touched) -> Flips:
+    """Bring the kept state of what ``touched`` names, and of everything that depends on it, up to date; return the
+    issues whose blocked or held flag it turned (their readiness changed though nothing was written to them)."""
     if not touched:
-        return
+        return Flips()
     # A new issue has no dependents (its id is one nobody named) and its own links are in blocking and parents.
     active_flips, closed_flips = _write_own(tx, touched.inserted | touched.edited)
     if not (active_flips or closed_flips or touched.deferred or touched.blocking or touched.parents):
-        return
+        return Flips()
     tx.lock_graph()  # from here on this write reads its neighbours (see the module docstring)
     rule = load_rule(tx)
     # Blocked: the issues whose own blocking links or activity changed, those that block-depend on an issue whose
@@ -461,6 +495,7 @@ def refresh(tx: Tx, touched: Touched) -> None:
     if timed:
         _store_parent_defer(tx, timed)
     _store_ready(tx, blocked_changed | held_changed)
+    return Flips(blocked_changed, held_changed)
 
 
 def _own_rows(tx: Tx, where: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:

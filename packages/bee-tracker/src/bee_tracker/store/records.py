@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from bee_tracker.model import COLUMNS
-from bee_tracker.store import bdjson
+from bee_tracker.store import bdjson, claimlease
 from bee_tracker.store.db import Row, Statement, Tx
 
 if TYPE_CHECKING:
@@ -19,6 +19,8 @@ ISSUE_SELECT = ", ".join(f"i.{c}" for c in COLUMNS) + (
     ", i.extra, i.key_order, i.raw_line, i.raw_revision, i.state_revision, i.activity_revision, i.last_activity_at"
 )
 _BOOKKEEPING = len(COLUMNS)
+#: How many columns of a row are :data:`ISSUE_SELECT`'s.
+ISSUE_WIDTH = _BOOKKEEPING + 7
 
 
 class Revisions(TypedDict):
@@ -42,6 +44,10 @@ class IssueRow:
         self.state_revision: int = state
         self.activity_revision: int = activity
         self.last_activity_at: str = last
+        #: The claim's lease, when it was read with the issue (:func:`leased_statement`); None when it has none.
+        self.lease: claimlease.Lease | None = None
+        #: Whether that lease had run out by the database's clock when it was read: the claim is then over.
+        self.lease_expired = False
 
     @property
     def id(self) -> str:
@@ -63,6 +69,37 @@ class IssueRow:
 def issue_statement(issue_id: str) -> Statement:
     """The row of issue ``issue_id`` (none for an id that names no live issue), for :class:`IssueRow`."""
     return f"SELECT {ISSUE_SELECT} FROM issues i WHERE i.id = ?", [issue_id]
+
+
+def leased_statement(issue_id: str, clock: str, *, ready: tuple[str, float] | None = None) -> Statement:
+    """The row of issue ``issue_id`` with its lease's :data:`~.claimlease.COLUMNS` and the database's clock last, for
+    :func:`leased`; with ``ready`` (:func:`.readiness.ready_now` of alias ``r``, and the tracker's time), whether
+    ``ready`` offers it then, just before the clock (:func:`ready_of`)."""
+    column, params = "", list[Any]([issue_id])
+    if ready is not None:
+        when, at = ready
+        column = f", (SELECT CASE WHEN {when} THEN 1 ELSE 0 END FROM readiness r WHERE r.issue_id = i.id)"
+        params = [at, at, issue_id]
+    return (
+        f"SELECT {ISSUE_SELECT}, {claimlease.COLUMNS}{column}, {clock} FROM issues i "
+        "LEFT JOIN claim_leases l ON l.issue_id = i.id WHERE i.id = ?",
+        params,
+    )
+
+
+def leased(row: Row) -> tuple[IssueRow, float]:
+    """The issue of a row of :func:`leased_statement` with its lease, and the database's clock it was read at (a
+    column between them, whether ``ready`` offered it, is :func:`ready_of`'s)."""
+    issue = IssueRow(row[:ISSUE_WIDTH])
+    now = float(row[-1])
+    issue.lease = claimlease.from_row(row[ISSUE_WIDTH : ISSUE_WIDTH + claimlease.WIDTH])
+    issue.lease_expired = issue.lease is not None and issue.lease.expired(now)
+    return issue, now
+
+
+def ready_of(row: Row) -> bool:
+    """Whether ``ready`` offered the issue, from a row of :func:`leased_statement` given ``ready_at``."""
+    return bool(row[ISSUE_WIDTH + claimlease.WIDTH])
 
 
 def load_issue(tx: Tx, issue_id: str, *, for_update: bool = False) -> IssueRow | None:
@@ -156,6 +193,8 @@ def assemble(
     """The Beads record of ``issue`` from its relations already read (see :func:`beads_record`)."""
     values: dict[str, Any] = {k: v for k, v in issue.fields.items() if v is not None}
     values.update(issue.extra)
+    if issue.lease is not None:
+        values.update(issue.lease.line_keys())
     values.update(counts)
     if labels:
         values["labels"] = labels
@@ -167,8 +206,10 @@ def assemble(
 
 
 def beads_record(tx: Tx, issue: IssueRow, *, comments_last: int | None = None) -> dict[str, Any]:
-    """The issue as a Beads JSONL object: columns that are set, kept extra keys, labels, dependencies, comments;
-    keys in the order of its imported line, new ones where bd puts them (:func:`.bdjson.place`)."""
+    """The issue as a Beads JSONL object: columns that are set, kept extra keys, its lease, labels, dependencies,
+    comments; keys in the order of its imported line, new ones where bd puts them (:func:`.bdjson.place`)."""
+    if issue.lease is None:
+        issue.lease = claimlease.load_for(tx, [issue.id]).get(issue.id)
     return assemble(
         issue,
         labels_of(tx, issue.id),
@@ -204,6 +245,9 @@ def beads_records(tx: Tx, issue_ids: Sequence[str]) -> dict[str, dict[str, Any]]
         issue_ids,
     ):
         comments.setdefault(row[0], []).append(_comment(row[0], row[1:]))
+    leases = claimlease.load_for(tx, issue_ids)
+    for issue in issues:
+        issue.lease = leases.get(issue.id)
     counting = [issue.id for issue in issues if _COUNTS.keys() & issue.extra.keys()]
     dependents = _dependents(tx, counting)
     return {

@@ -213,6 +213,42 @@ def _migration_7(real: str) -> list[str]:
     return [statement.format(real=real) for statement in _OAUTH]
 
 
+# Migration 8 (the fleet's work loop): a claim's
+# lease (bee_tracker.store.claimlease), one row per claimed issue that has one, judged by the database's clock:
+# the holder, how long each renewal lasts (NULL: it never expires, a row kept only to fence out the holder whose
+# expired claim this one took), when it was granted and last renewed and when it expires (as written, and as
+# seconds since the epoch), the replica that granted it, and the holder it displaced. The readiness row copies the
+# expiry of an in-progress claim (lease_epoch): ready offers such an issue once the database's clock passes it, so
+# the ready index covers it too. The audit log is the events table, with the replica that wrote each event, and
+# indexes for reading it by actor, tool and time.
+_CLAIM_LEASES = """CREATE TABLE claim_leases (
+  issue_id TEXT PRIMARY KEY REFERENCES issues(id) ON DELETE CASCADE,
+  holder TEXT NOT NULL,
+  ttl_seconds INTEGER,
+  granted_at TEXT NOT NULL,
+  heartbeat_at TEXT,
+  expires_at TEXT,
+  expires_epoch {real},
+  granted_node TEXT,
+  lost_by TEXT,
+  lost_at TEXT)"""
+
+
+def _migration_8(real: str, newest_first: str) -> list[str]:
+    return [
+        _CLAIM_LEASES.format(real=real),
+        "CREATE INDEX claim_leases_expiry ON claim_leases (expires_epoch)",
+        f"ALTER TABLE readiness ADD COLUMN lease_epoch {real}",
+        "DROP INDEX readiness_ready",
+        f"CREATE INDEX readiness_ready ON readiness (is_ready, priority, created_epoch {newest_first}, issue_id, "
+        "defer_epoch, parent_defer_epoch, lease_epoch)",
+        "ALTER TABLE events ADD COLUMN replica TEXT",
+        "CREATE INDEX events_actor ON events (actor, seq)",
+        "CREATE INDEX events_tool ON events (tool, seq)",
+        "CREATE INDEX events_at ON events (at)",
+    ]
+
+
 SQLITE: list[list[str]] = [
     [
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -249,6 +285,7 @@ END""",
     _migration_5("REAL", "DESC"),
     _MIGRATION_6,
     _migration_7("REAL"),
+    _migration_8("REAL", "DESC"),
 ]
 
 POSTGRES: list[list[str]] = [
@@ -277,6 +314,7 @@ POSTGRES: list[list[str]] = [
     _migration_5("DOUBLE PRECISION", "DESC NULLS LAST"),
     _MIGRATION_6,
     _migration_7("DOUBLE PRECISION"),
+    _migration_8("DOUBLE PRECISION", "DESC NULLS LAST"),
 ]
 
 LATEST = len(SQLITE)

@@ -104,17 +104,45 @@ Source = Legacy | Backup
 
 
 @dataclass
+class Events:
+    """An ``events.jsonl`` in bd backup's form, named on its own beside a legacy file (``--events``): read as a
+    backup's events table is."""
+
+    read: Callable[[], Iterator[bytes]]
+    name: str
+    state: dict[str, Any] | None = None
+
+    def lines(self, table: str) -> Iterator[bytes]:
+        """The file's lines, as the backup's ``events`` table (it has no other)."""
+        return self.read() if table == "events" else iter(())
+
+
+def events_file(path: Path) -> Events:
+    """The events file at ``path`` (a file the user named: opened as it is)."""
+    return Events(_lines_of(lambda: path.open("rb"), "events.jsonl "), str(path))
+
+
+def events_lines(lines: Iterable[bytes | str]) -> Events:
+    """Event rows already at hand, as :func:`events_file` reads them."""
+    return Events(lambda: (line.encode() if isinstance(line, str) else line for line in lines), "lines")
+
+
+@dataclass
 class Choice:
-    """The form an import reads, and why it was chosen over another one found beside it."""
+    """The form an import reads, and why it was chosen over another one found beside it; and with a legacy file,
+    the events file that brings its issues' history, if one was named."""
 
     source: Source
     form: str
     passed_over: dict[str, Any] = field(default_factory=dict)
+    events: Events | None = None
 
     def describe(self) -> dict[str, Any]:
         described: dict[str, Any] = {"form": self.form, "path": self.source.name}
         if self.passed_over:
             described["passedOver"] = self.passed_over
+        if self.events is not None:
+            described["events"] = self.events.name
         return described
 
 

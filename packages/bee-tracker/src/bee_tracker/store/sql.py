@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, now
-from bee_tracker.store import export, importing, readiness, reads, sources, transfer
+from bee_tracker.store import audit, claimlease, export, importing, readiness, reads, sources, transfer
 from bee_tracker.store.db import Database, Tx
+from bee_tracker.store.feed import Committed, Feed
 from bee_tracker.store.ops import Read, Write
 
 ArgsT = TypeVar("ArgsT", bound=Mapping[str, Any])
@@ -26,6 +29,12 @@ DataT = TypeVar("DataT", bound=Mapping[str, Any])
 
 #: Arguments that do not change what a write does, left out of its idempotency fingerprint.
 _NOT_FINGERPRINTED = frozenset({"idempotency_key", "actor"})
+
+
+def replica_id() -> str:
+    """This process's name among the trackers sharing a store: its host and process id (``--replica-id`` names it
+    otherwise)."""
+    return f"{socket.gethostname()}/{os.getpid()}"
 
 
 def _fingerprint(tool: str, args: Mapping[str, Any]) -> str:
@@ -38,11 +47,26 @@ class SqlStore:
     """The Beads store. Tool functions run through :meth:`read` and :meth:`write` (:mod:`bee_tracker.calls` finds
     them); Beads data moves through :meth:`import_from` and :meth:`export_lines`."""
 
-    def __init__(self, db: Database, *, prefix: str | None = None, clock: Callable[[], str] = now) -> None:
+    def __init__(
+        self,
+        db: Database,
+        *,
+        prefix: str | None = None,
+        clock: Callable[[], str] = now,
+        claim_ttl: int | None = None,
+        replica: str | None = None,
+    ) -> None:
         self.db = db
         self._prefix = prefix
-        #: The time of each call, as :func:`~bee_tracker.model.now` spells it (tests pass their own clock).
+        #: The time of each call, as :func:`~bee_tracker.model.now` spells it (tests pass their own clock). Leases
+        #: are judged by the database's clock instead (:mod:`.claimlease`).
         self._clock = clock
+        #: The lease of a claim that asks for none (``--claim-ttl``), or None: such a claim never expires.
+        self.claim_ttl = claim_ttl
+        #: This process's name in the audit log and on the leases it grants (:func:`replica_id`).
+        self.replica = replica or replica_id()
+        #: What each committed write changed, for whoever listens (:mod:`.feed`).
+        self.feed = Feed()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
@@ -121,7 +145,16 @@ class SqlStore:
                             details={"idempotency_key": key},
                         )
                     return cast(DataT, {**json.loads(found[2]), "replayed": True})
-            op = Write(tx, tool=tool, actor=actor, now=self._clock(), prefix=self.prefix(tx))
+            op = Write(
+                tx,
+                tool=tool,
+                actor=actor,
+                now=self._clock(),
+                prefix=self.prefix(tx),
+                claim_ttl=self.claim_ttl,
+                replica=self.replica,
+                listened=self.feed.wanted,
+            )
             data = function(op, args)
             op.finish()
             if key is not None:
@@ -130,7 +163,29 @@ class SqlStore:
                     "VALUES (?, ?, ?, ?, ?, ?)",
                     [actor, key, tool, fingerprint, json.dumps(data), op.now],
                 )
-            return data
+        if op.committed or op.leases_changed:
+            self.feed.publish(Committed(tool, actor, self.replica, op.now, op.committed, op.leases_changed))
+        return data
+
+    # -- claims ----------------------------------------------------------------------------------------------------
+
+    def clock(self) -> float:
+        """The database's clock, in seconds since the epoch: what judges every claim's lease."""
+        with self.db.read() as tx:
+            return claimlease.now_of(tx)
+
+    def claims(self, *, stale_only: bool = False) -> list[dict[str, Any]]:
+        """Every claim with its holder and lease (only those whose lease expired, with ``stale_only``): see
+        :func:`.claimlease.listing`."""
+        with self.db.read() as tx:
+            return claimlease.listing(tx, stale_only=stale_only)
+
+    def next_lease_expiry(self) -> tuple[str, float, float] | None:
+        """The live lease that expires first: ``(issue id, its expiry, the database's clock now)``, in seconds since
+        the epoch; None when no lease is live. A host that tells listeners of expired claims sleeps until then (and
+        asks again after each committed write that changed a lease: see :class:`.feed.Committed`)."""
+        with self.db.read() as tx:
+            return claimlease.next_expiry(tx)
 
     # -- vocabulary ------------------------------------------------------------------------------------------
 
@@ -146,13 +201,19 @@ class SqlStore:
 
     # -- Beads JSONL -----------------------------------------------------------------------------------------
 
-    def import_lines(self, lines: Iterable[str | bytes]) -> dict[str, Any]:
-        """Import the lines of a legacy Beads JSONL file, all or nothing (see :mod:`.legacy`); return the report.
+    def import_lines(
+        self, lines: Iterable[str | bytes], *, events: Iterable[str | bytes] | None = None
+    ) -> dict[str, Any]:
+        """Import the lines of a legacy Beads JSONL file, all or nothing (see :mod:`.legacy`), with the rows of an
+        events file in bd backup's form for its issues' history (see :mod:`.audit`); return the report.
 
         Raises:
             BeeError: ``invalid_argument`` naming the first bad line; nothing is written then.
         """
-        return self.import_from(sources.from_lines(lines))
+        choice = sources.from_lines(lines)
+        if events is not None:
+            choice.events = sources.events_lines(events)
+        return self.import_from(choice)
 
     def import_from(
         self, choice: sources.Choice, *, discard_changes: bool = False, allow_cycles: bool = False
@@ -182,3 +243,17 @@ class SqlStore:
         """The lines of the export as they are read, in one read transaction held until the last is taken."""
         with self.db.read() as tx:
             yield from export.export_lines(tx)
+
+    # -- the audit log -----------------------------------------------------------------------------------------
+
+    def log(self, filters: audit.Filters, *, limit: int) -> list[dict[str, Any]]:
+        """The newest ``limit`` entries of the audit log that match ``filters``, oldest first (:mod:`.audit`)."""
+        with self.db.read() as tx:
+            return audit.read(tx, filters, limit=limit)
+
+    def iter_events(self) -> Iterator[str]:
+        """The whole audit log as the lines of bd backup's ``events.jsonl`` (:func:`.audit.bd_rows`), in one read
+        transaction held until the last is taken."""
+        with self.db.read() as tx:
+            for row in audit.bd_rows(tx):
+                yield json.dumps(row, ensure_ascii=False, separators=(",", ":"))

@@ -33,7 +33,13 @@ def _mapped(exc: sqlite3.Error, *, writing: bool) -> BeeError:
     )
 
 
+#: SQLite's clock in seconds since the epoch (millisecond resolution; one value throughout a statement).
+CLOCK = "((julianday('now') - 2440587.5) * 86400.0)"
+
+
 class _SqliteTx:
+    clock = CLOCK
+
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
@@ -86,6 +92,10 @@ class _SqliteTx:
 
     def lock_issues(self, issue_ids: Sequence[str]) -> None:
         """Nothing to do, for the same reason."""
+
+    def lock_first_free(self, sql: str, params: Sequence[Any], alias: str) -> Row | None:
+        # The single writer holds the whole database: the first row is free.
+        return self.row(sql, params)
 
     def lock_graph(self) -> None:
         """Nothing to do, for the same reason."""

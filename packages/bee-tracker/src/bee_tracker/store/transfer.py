@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, COLUMNS, PARENT_CHILD, TOMBSTONE, epoch, now
-from bee_tracker.store import bdjson, ids, worked
+from bee_tracker.store import bdjson, claimlease, ids, worked
 from bee_tracker.store.batched import in_batches, marks
 from bee_tracker.store.bulk import Bulk, Target
 from bee_tracker.store.db import Tx
@@ -53,6 +53,9 @@ _DEPENDENCIES = Target(
 )
 _COMMENTS = Target("comments", ("issue_id", "comment_id", "int_id", "author", "text", "created_at", "extra"))
 EVENTS: Final = Target("events", ("issue_id", "at", "actor", "tool", "changes"))
+#: Events Bee exported, taken back as they were written (:mod:`.audit`).
+EXACT_EVENTS: Final = Target("events", ("issue_id", "at", "actor", "tool", "changes", "replica"))
+_LEASES = Target("claim_leases", claimlease.IMPORTED)
 _KEPT = Target("kept_records", ("position", "kind", "issue_id", "identity", "line"))
 _DEPENDENCY_KEYS = frozenset({"issue_id", "depends_on_id", "type", "created_at", "created_by", "metadata"})
 _COMMENT_KEYS = frozenset({"id", "issue_id", "author", "text", "created_at"})
@@ -114,6 +117,8 @@ class ImportReport:
     discarded: list[dict[str, Any]] = field(default_factory=list)
     #: Dependency cycles this import closed, with allow_cycles (:func:`.graph.import_cycles`).
     cycles: list[dict[str, Any]] = field(default_factory=list)
+    #: Events Bee exported that the store already held, so not added again.
+    events_held: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         report: dict[str, Any] = {"source": self.source} if self.source else {}
@@ -136,6 +141,8 @@ class ImportReport:
             report["discarded"] = self.discarded
         if self.cycles:
             report["cycles"] = self.cycles
+        if self.events_held:
+            report["eventsAlreadyHeld"] = self.events_held
         return report
 
 
@@ -180,7 +187,11 @@ class Run:
         self.report = ImportReport()
         # Rows are written while the next are read, except on a store that holds data already: then the import
         # also reads and deletes as it goes, which the writer thread would have to wait for at every line.
-        self.bulk = Bulk(tx, [_ISSUES, _LABELS, _DEPENDENCIES, _COMMENTS, _KEPT, EVENTS], background=not self.prior)
+        self.bulk = Bulk(
+            tx,
+            [_ISSUES, _LEASES, _LABELS, _DEPENDENCIES, _COMMENTS, _KEPT, EVENTS, EXACT_EVENTS],
+            background=not self.prior,
+        )
         self.statuses: set[str] = set()
         self.types: set[str] = set()
         self.highest_comment = 0
@@ -238,6 +249,12 @@ class Run:
     ) -> None:
         """Queue the issue ``record`` (a Beads issue object) with its labels, dependencies and comments."""
         values, extra = _columns(record, issue_id)
+        lease = None
+        if "lease_expires_at" in extra:
+            lease = claimlease.from_line(extra, values["status"], values["assignee"])
+        if lease is not None:  # the lease row holds it from now on; the line's keys are written back from there
+            for key in claimlease.LINE_KEYS:
+                extra.pop(key, None)
         self.statuses.add(values["status"])
         self.types.add(values["issue_type"])
         self.bulk.add(
@@ -254,6 +271,8 @@ class Run:
                 values["updated_at"] or values["created_at"] or now(),
             ),
         )
+        if lease is not None:
+            self.bulk.add(_LEASES, claimlease.import_row(issue_id, lease))
         self._insert_relations(record, issue_id)
         stem = _stem(issue_id)
         if stem:
