@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -69,19 +70,29 @@ _NOW = re.compile(r'"20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z"')
 
 
 def _session(run: Callable[..., subprocess.CompletedProcess[str]]) -> list[str]:
-    """An agent's loop as its instruction file spells it: ready, claim, comment, close, then claim-next."""
+    """An agent's loop as its instruction file spells it: ready, claim, comment, close with claim-next, then the
+    next by ready --claim."""
     ready = run("ready", "-n", "2", "--json")
-    first, second = (issue["id"] for issue in json.loads(ready.stdout))
+    first = json.loads(ready.stdout)[0]["id"]
     steps = [
         ready,
         run("update", first, "--claim", "--json"),
         run("comments", "add", first, "Working on it: <parser> & tests", "--json"),
         run("show", first, "--json"),
-        run("close", first, "--reason", "Done: parser fixed", "--json"),
-        run("close", second, "--claim-next", "--json"),
+        run("close", first, "--reason", "Done: parser fixed", "--claim-next", "--json"),
+    ]
+    following = json.loads(steps[-1].stdout)["claimed"]["id"]
+    steps += [
+        run("close", following, "--reason", "Done too", "--json"),
+        run("ready", "--claim", "--json"),
         run("ready", "-n", "2", "--json"),
     ]
     return [f"{step.returncode}\n{_NOW.sub('<now>', step.stdout)}\n{step.stderr}" for step in steps]
+
+
+def _answer(step: str) -> Any:
+    """The JSON answer of a step (its stdout; its stderr follows)."""
+    return json.JSONDecoder().raw_decode(step.split("\n", 1)[1].replace("<now>", '"t"'))[0]
 
 
 def test_a_scripted_agent_session_prints_the_same_bytes_locally_and_over_http(
@@ -93,12 +104,16 @@ def test_a_scripted_agent_session_prints_the_same_bytes_locally_and_over_http(
     local = _session(lambda *argv: bd("--actor", ALICE, *argv, store=local_store))
     remote = _session(lambda *argv: _remote(server, *argv))
     assert remote == local
-    assert [step.split("\n", 1)[0] for step in local] == ["0", "0", "0", "0", "0", "2", "0"]
-    closed = json.loads(local[4].split("\n", 1)[1].replace("<now>", '"t"'))
-    assert closed[0]["status"] == "closed" and closed[0]["assignee"] == ALICE
-    shown = json.loads(local[3].split("\n", 1)[1].replace("<now>", '"t"'))
+    assert [step.split("\n", 1)[0] for step in local] == ["0"] * 8
+    shown = _answer(local[3])
     assert shown[0]["comments"][-1]["text"] == "Working on it: <parser> & tests"
-    assert "claim-next" in local[5]
+    closed = _answer(local[4])
+    assert closed["closed"][0]["status"] == "closed" and closed["closed"][0]["assignee"] == ALICE
+    assert closed["claimed"]["status"] == "in_progress" and closed["claimed"]["assignee"] == ALICE
+    assert _answer(local[5])[0]["status"] == "closed"
+    (taken,) = _answer(local[6])
+    assert taken["status"] == "in_progress" and taken["id"] not in (closed["claimed"]["id"], shown[0]["id"])
+    assert taken["id"] not in [issue["id"] for issue in _answer(local[7])]
 
 
 def _token_file(tmp_path: Path, token: str, mode: int) -> Path:
@@ -190,3 +205,38 @@ def test_claims_raced_from_many_processes_and_an_mcp_client_have_one_winner(
         assert code == 0 or "is claimed by" in err, err
     holder = bd("show", issue_id, "--json", store=store).json[0]["assignee"]
     assert holder in ("mcp@x", *(f"r{n}@x" for n in range(3)), *(f"l{n}@x" for n in range(2)))
+
+
+def test_ready_claim_raced_from_many_processes_and_an_mcp_client_takes_distinct_issues(
+    tmp_path: Path, tracker_factory: Callable[..., TrackerProcess]
+) -> None:
+    """`bd ready --claim` is the tracker's claim-next: remote and local processes and an MCP client's claim without
+    an id, all at once on a few issues, each take a different one, and those left over get nothing."""
+    store = str(tmp_path / "shared.db")
+    server = tracker_factory(store)
+    made = [
+        bd("--url", server.url, "create", f"Work {n}", "--silent", env={"BEE_TRACKER_TOKEN": server.token(ALICE)})
+        for n in range(5)
+    ]
+    issues = {made_.stdout.strip() for made_ in made}
+    racers = [
+        _bee_bd("--url", server.url, "ready", "--claim", "--json", env={"BEE_TRACKER_TOKEN": server.token(f"r{n}@x")})
+        for n in range(3)
+    ]
+    racers += [_bee_bd("--store", store, "--actor", f"l{n}@x", "ready", "--claim", "--json", env={}) for n in range(3)]
+
+    async def mcp_claim() -> list[str]:
+        async with tracker_client(server.url, server.token("mcp@x")) as client:
+            result = await client.call_tool("claim", {})
+            assert not result.is_error and result.structured_content is not None
+            data = result.structured_content["data"]
+            return [data["id"]] if data.get("claimed") else []
+
+    taken = anyio.run(mcp_claim)
+    for racer in racers:
+        code, out, err = racer.wait(timeout=120), *racer.communicate()
+        assert code == 0, err
+        taken += [issue["id"] for issue in json.loads(out)]
+    assert len(taken) == len(set(taken)) == len(issues) and set(taken) == issues  # 7 claimers, 5 issues
+    holders = {issue["assignee"] for issue in bd("list", "--json", store=store).json}
+    assert len(holders) == 5

@@ -158,6 +158,12 @@ DEP_BLOCKS = {"status": "str", "blocker_id": "str", "blocked_id": "str", "type":
 #: ``cmd/bd/label.go`` ``processBatchLabelOperation``: a list of ``map{status, issue_id, label}``, each sorted.
 LABEL_RESULT = {"status": "str", "issue_id": "str", "label": "str"}
 
+#: ``cmd/bd/close.go`` with ``--claim-next`` when it claimed one: ``outputJSON(map{"closed": []*Issue, "claimed":
+#: *Issue})``, an object, so every key is sorted at every depth (without it, or when nothing was ready: the list).
+CLOSE_CLAIMED = {"claimed": "raw", "closed": "objects"}
+#: ``cmd/bd/ready.go`` with ``--claim``: ``buildReadyIssueOutput`` of the one issue claimed (``IssueWithCounts``), a
+#: list; ``[]`` when nothing was claimed.
+
 #: Fields that are Go pointers: ``omitempty`` leaves one out only when it is nil, so a pointer to 0, false or "" is
 #: written (``estimated_minutes``, ``external_ref``, the epic progress of ``IssueDetails``, …).
 POINTERS = frozenset(

@@ -100,6 +100,59 @@ def test_update_claims_with_the_claim_tool_and_the_holder_alone_moves_it(store_u
     assert [event["tool"] for event in history] == ["create", "claim", "update"]
 
 
+def test_close_claim_next_closes_and_claims_the_next_ready_issue_in_one_call(store_url: str) -> None:
+    first, urgent, later = _new(store_url, "First"), _new(store_url, "Urgent", "-p", "0"), _new(store_url, "Later")
+    bd("--actor", ALICE, "update", first, "--claim", store=store_url)
+    held = _new(store_url, "Held", "-p", "0", "-a", BOB)  # open, but held by BOB: claim-next passes over it
+    done = bd("--actor", ALICE, "close", first, "--reason", "Fixed", "--claim-next", store=store_url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"✓ Closed {first} — First: Fixed\n✓ Auto-claimed next ready issue: {urgent} — Urgent (P0)\n"
+    claimed = _get(store_url, urgent)
+    assert (claimed["issue"]["status"], claimed["issue"]["assignee"]) == ("in_progress", ALICE)
+    assert [event["tool"] for event in claimed["history"]][-1] == "complete"  # claimed in the close's own call
+    assert _get(store_url, held)["issue"]["status"] == "open"
+    bd("--actor", ALICE, "close", urgent, store=store_url)
+    bd("--actor", ALICE, "close", later, store=store_url)
+    mine = _new(store_url, "Mine")
+    empty = bd("--actor", ALICE, "close", mine, "--claim-next", store=store_url)  # only BOB's issue is left
+    assert empty.returncode == 0 and empty.stdout.endswith("\n✨ No ready issues available to claim.\n")
+    assert _get(store_url, held)["issue"]["assignee"] == BOB
+
+
+def test_close_claim_next_of_several_claims_once_even_when_the_last_cannot_close(store_url: str) -> None:
+    one, two, next_ = _new(store_url, "One", "-p", "1"), _new(store_url, "Two", "-p", "1"), _new(store_url, "Next")
+    bd("--actor", BOB, "update", two, "--claim", store=store_url)
+    done = bd("--actor", ALICE, "close", one, two, "--claim-next", "--json", store=store_url)
+    assert done.returncode == 0 and f"cannot close {two}" in done.stderr
+    answer = done.json
+    assert [issue["id"] for issue in answer["closed"]] == [one] and answer["claimed"]["id"] == next_
+    assert _get(store_url, next_)["issue"]["assignee"] == ALICE
+
+
+def test_ready_claim_takes_the_first_ready_issue_nobody_holds(store_url: str) -> None:
+    low, urgent = _new(store_url, "Low", "-p", "3", "-l", "ui"), _new(store_url, "Urgent", "-p", "0")
+    bd("--actor", BOB, "update", urgent, "--claim", store=store_url)
+    taken = bd("--actor", ALICE, "ready", "--claim", store=store_url)
+    assert taken.returncode == 0 and taken.stdout == f"✓ Claimed issue: {low} — Low\n"
+    assert _get(store_url, low)["issue"]["assignee"] == ALICE
+    labelled = _new(store_url, "Tagged", "-p", "4", "-l", "web")
+    _new(store_url, "Plain", "-p", "0")
+    as_json = bd("--actor", ALICE, "ready", "--claim", "-l", "web", "--json", store=store_url).json
+    assert [issue["id"] for issue in as_json] == [labelled] and as_json[0]["status"] == "in_progress"
+    assert bd("ready", "--claim", "-l", "web", "--json", store=store_url).stdout == "[]\n"
+    nothing = bd("ready", "--claim", "-p", "2", store=store_url)
+    assert nothing.returncode == 0 and "No ready work to claim" in nothing.stdout
+
+
+def test_ready_claim_refuses_what_bd_refuses_and_writes_nothing(store_url: str) -> None:
+    issue = _new(store_url, "Open")
+    with_assignee = bd("ready", "--claim", "-a", BOB, store=store_url)
+    assert with_assignee.returncode == 1 and "--claim cannot be combined with --assignee" in with_assignee.stderr
+    read_only = bd("--readonly", "ready", "--claim", store=store_url)
+    assert read_only.returncode == 1 and "--readonly" in read_only.stderr
+    assert _get(store_url, issue)["issue"]["status"] == "open"
+
+
 def test_update_fields_labels_notes_parent_and_defer(store_url: str) -> None:
     issue, parent, other = _new(store_url, "Issue", "-l", "old"), _new(store_url, "Parent"), _new(store_url, "Other")
     done = bd(
@@ -258,9 +311,8 @@ def test_limits_say_what_they_hid(store_url: str) -> None:
         (["mol", "pour", "x"], "bd mol"),
         (["export", "-o", "x.jsonl"], "bd export"),
         (["delete", "t-1"], "bd delete"),
-        (["ready", "--claim"], "bd ready --claim"),
+        (["ready", "--claim", "-t", "bug"], "bd ready --claim --type"),
         (["ready", "--sort", "oldest"], "bd ready --sort oldest"),
-        (["close", "t-1", "--claim-next"], "bd close --claim-next"),
         (["close", "t-1", "--force"], "bd close --force"),
         (["create", "x", "--id", "t-9"], "bd create --id"),
         (["dep", "add", "t-1", "external:p:c"], "an external: dependency"),
@@ -276,12 +328,6 @@ def test_what_bee_does_not_do_is_refused_by_name_with_exit_2_and_nothing_changes
     assert bd("list", "--all", "--json", store=store_url).json == before
     as_json = bd("--json", *argv, store=store_url)
     assert as_json.returncode == 2 and named in json.loads(as_json.stdout)["error"]
-
-
-def test_claim_next_waits_for_the_tracker_to_claim_atomically(store_url: str) -> None:
-    """The refusal names what it needs: claim-next is one transaction on the tracker, not a ready then a claim."""
-    refused = bd("close", "t-1", "--claim-next", store=store_url)
-    assert "claim-next" in refused.stderr and "fleet work loop" in refused.stderr
 
 
 def test_usage_errors_exit_2_and_say_what_to_change(store_url: str) -> None:

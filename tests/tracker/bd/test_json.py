@@ -117,6 +117,28 @@ def test_every_writing_answer_has_bds_shape(store_url: str) -> None:
     assert reopened[0]["status"] == "open" and "closed_at" not in reopened[0] and "close_reason" not in reopened[0]
 
 
+def test_the_claim_next_answers_have_bds_shape(store_url: str) -> None:
+    first, second, third = (bd("create", title, "--silent", store=store_url).stdout.strip() for title in "ABC")
+    done = bd("--actor", ALICE, "close", first, "--claim-next", "--json", store=store_url).json
+    bd_.check_sorted_object(done, bd_.CLOSE_CLAIMED, "close --claim-next")
+    for where, item in [("claimed", done["claimed"]), *(("closed", item) for item in done["closed"])]:
+        assert list(item) == sorted(item), f"close --claim-next {where}: keys not sorted"  # inside a Go map
+        bd_.check_sorted_struct(dict(sorted({**item, "schema_version": 1}.items())), bd_.ISSUE, where)
+    assert [item["id"] for item in done["closed"]] == [first] and done["closed"][0]["status"] == "closed"
+    assert done["claimed"]["status"] == "in_progress" and done["claimed"]["assignee"] == ALICE
+    taken = bd("--actor", ALICE, "ready", "--claim", "--json", store=store_url).json
+    assert [item["id"] for item in taken] == [third if done["claimed"]["id"] == second else second]
+    bd_.check_struct(taken[0], bd_.ISSUE_WITH_COUNTS, "ready --claim")
+    rest = [done["claimed"]["id"], taken[0]["id"]]
+    bd("--actor", ALICE, "close", *rest, store=store_url)
+    nothing = bd("--actor", ALICE, "ready", "--claim", "--json", store=store_url)
+    assert nothing.stdout == "[]\n"
+    bd("reopen", first, store=store_url)
+    bd("--actor", ALICE, "update", first, "--claim", store=store_url)
+    alone = bd("--actor", ALICE, "close", first, "--claim-next", "--json", store=store_url).json
+    assert isinstance(alone, list) and [item["id"] for item in alone] == [first]  # nothing was ready: the list
+
+
 def test_a_failure_under_json_is_bds_error_object_on_stdout(store_url: str) -> None:
     bd("create", "x", store=store_url)
     failed = bd("show", "t-nothing", "--json", store=store_url)

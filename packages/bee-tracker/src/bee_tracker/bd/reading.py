@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from bee_contracts import invalid
 from bee_tracker.bd import human, shapes, views
 from bee_tracker.bd.common import (
     PRIORITY,
@@ -84,11 +85,7 @@ def _limited(summaries: Iterable[Summary], limit: int) -> tuple[list[Summary], b
 )
 @click.option("--pretty/--no-pretty", default=True, help="Display issues with status and priority symbols (default).")
 @click.option("--plain", is_flag=True, help="Display issues as a plain numbered list.")
-@click.option(
-    "--claim",
-    is_flag=True,
-    help="Atomically claim the first ready issue matching the filters (not yet: needs claim-next).",
-)
+@click.option("--claim", is_flag=True, help="Atomically claim the first ready issue matching the filters.")
 @json_flag
 def ready(
     *,
@@ -105,12 +102,6 @@ def ready(
 ) -> None:
     """Show ready work (open issues with no active blockers), by Beads' rule: most urgent first, then newest, then
     id. Excludes in_progress, blocked, deferred and hooked issues, wisps, pinned issues and orchestration types."""
-    if claim:
-        raise Unsupported(
-            "bd ready --claim",
-            "it needs the tracker's claim-next (claim without an id, which takes the next ready issue atomically), "
-            "coming with the fleet work loop; claim an issue you chose with `bd update ID --claim`",
-        )
     if sort != "priority":
         raise Unsupported(f"bd ready --sort {sort}", "Bee lists ready work in Beads' priority order only")
     wanted = labels(label)
@@ -119,6 +110,9 @@ def ready(
         **({"priority": priority} if priority is not None else {}),
         **({"labels": wanted} if wanted else {}),
     }
+    if claim:
+        _claim_ready(args, assignee=assignee, kind=kind)
+        return
     current = tracker()
 
     def keep(summary: Summary) -> bool:
@@ -153,6 +147,27 @@ def ready(
     if more:
         say(human.muted(f"Showing {len(issues)} of {total} ready issues. Use -n to show more."))
         say()
+
+
+def _claim_ready(args: dict[str, Any], *, assignee: str | None, kind: str | None) -> None:
+    """``ready --claim``: the tool's claim without an id (the first ready issue nobody holds, under ``args``, taken
+    atomically), answered as bd answers it: a list of the one issue claimed, or an empty one."""
+    if assignee is not None:
+        raise invalid("--claim cannot be combined with --assignee")
+    if kind is not None:
+        raise Unsupported("bd ready --claim --type", "the tracker's claim-next filters by priority and labels only")
+    taken = tracker().call("claim", args)
+    if not taken.get("claimed"):
+        if options().as_json:
+            emit([])
+        else:
+            say(f"\n{human.warned('○')} No ready work to claim\n")
+        return
+    (issue,) = views.whole(tracker(), [str(taken["id"])])
+    if options().as_json:
+        emit([counted(issue)])
+    else:
+        say(f"{human.passed('✓')} Claimed issue: {human.feedback(issue.id, issue.record.get('title'))}")
 
 
 def _nothing_ready() -> None:

@@ -395,7 +395,7 @@ def _reparent(issue_id: str, parent: str) -> None:
 @click.option(
     "--claim-next",
     is_flag=True,
-    help="Automatically claim the next highest priority available issue (not yet: needs claim-next).",
+    help="Automatically claim the next highest priority available issue (in the same transaction as the last close).",
 )
 @click.option("--suggest-next", is_flag=True, help="Show newly unblocked issues after closing (not supported).")
 @click.option("--continue", "continue_", is_flag=True, help="Auto-advance to next step in molecule (not supported).")
@@ -416,7 +416,7 @@ def close(
     continue_: bool,
 ) -> None:
     """Close one or more issues: each must be claimed by you or by nobody, with no open blocker, child or gate."""
-    _refuse_close_flags(force=force, claim_next=claim_next, suggest_next=suggest_next, continue_=continue_)
+    _refuse_close_flags(force=force, suggest_next=suggest_next, continue_=continue_)
     names = list(ids)
     given = next((value for value in (reason, resolution, message, comment) if value), None)
     if reason_file is not None:
@@ -430,33 +430,48 @@ def close(
     if not names:
         raise click.UsageError("give the issue ID to close (Bee keeps no last-touched issue)")
     summary = given or "Closed"
-    closed = []
-    for issue_id in names:
-        try:
-            tracker().call("complete", {"id": issue_id, "summary": summary})
+    closed: list[dict[str, Any]] = []
+    following: dict[str, Any] | None = None
+    for index, issue_id in enumerate(names):
+        last = index == len(names) - 1
+        try:  # the last close claims the next issue in its own transaction, as the tool's claim_next does
+            done = tracker().call("complete", {"id": issue_id, "summary": summary, "claim_next": claim_next and last})
             record = _whole_issue(issue_id)
         except BeeError as exc:
             note(f"cannot close {issue_id}: {exc.message}")
             continue
+        following = done.get("next")
         closed.append(record)
         if not options().as_json:
             say(f"{human.passed('✓')} Closed {human.feedback(issue_id, record.get('title'))}: {summary}")
-    if options().as_json and closed:
-        emit([shapes.issue(record) for record in closed])
     if not closed:
         raise click.exceptions.Exit(1)
+    claimed = _claimed_next(following, closed_last=following is not None) if claim_next else None
+    if options().as_json:
+        listed = [shapes.issue(record) for record in closed]
+        emit({"claimed": shapes.issue(claimed), "closed": listed} if claimed is not None else listed)
 
 
-def _refuse_close_flags(*, force: bool, claim_next: bool, suggest_next: bool, continue_: bool) -> None:
+def _claimed_next(following: dict[str, Any] | None, *, closed_last: bool) -> dict[str, Any] | None:
+    """The issue ``close --claim-next`` claimed, as ``get`` has it now (None when nothing was ready). When the last
+    issue named could not be closed, the next is claimed by itself (``claim`` without an id) after the others."""
+    if not closed_last:
+        following = tracker().call("claim", {})
+    if following is None or not following.get("claimed"):
+        if not options().as_json:
+            say(f"\n{human.warned('✨')} No ready issues available to claim.")
+        return None
+    record = _whole_issue(str(following["id"]))
+    if not options().as_json:
+        title = human.feedback(str(record["id"]), record.get("title"))
+        say(f"{human.passed('✓')} Auto-claimed next ready issue: {title} (P{record.get('priority', 2)})")
+    return record
+
+
+def _refuse_close_flags(*, force: bool, suggest_next: bool, continue_: bool) -> None:
     if force:
         raise Unsupported(
             "bd close --force", "the tracker never closes an issue past its blockers, open children or gates"
-        )
-    if claim_next:
-        raise Unsupported(
-            "bd close --claim-next",
-            "it needs the tracker's claim-next (complete claiming the next ready issue in the same transaction), "
-            "coming with the fleet work loop; close, then `bd ready` and `bd update ID --claim`",
         )
     if suggest_next:
         raise Unsupported("bd close --suggest-next", "run `bd ready` after closing")
