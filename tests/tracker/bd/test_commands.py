@@ -351,6 +351,7 @@ def test_no_tracker_here_is_an_error_that_says_how_to_get_one(tmp_path: Path) ->
     failed = bd("--home", str(home), "ready")
     assert failed.returncode == 1 and "no tracker here" in failed.stderr and "bee tracker import" in failed.stderr
     assert not home.exists()  # never created by a command that found nothing
+    assert "bee tracker init`" not in failed.stderr  # it makes a home and a key, not a store: never named for one
 
 
 def test_url_and_store_together_are_refused(store_url: str) -> None:

@@ -170,8 +170,8 @@ def _local(home: Path | None, store_url: str | None, actor: str) -> Iterator[Tra
             raise BeeError(
                 ErrorCode.NOT_FOUND,
                 f"no tracker here: {config.home / STORE_FILE} does not exist. Import your Beads data with `bee tracker "
-                "import .beads` (or start one with `bee tracker init`), name a store with --home or --store, or "
-                f"reach a team's tracker with --url (or ${ENV_URL})",
+                "import .beads` (or start an empty one with `bee tracker serve`), name a store with --home or --store, "
+                f"or reach a team's tracker with --url (or ${ENV_URL})",
             )
         init_home(config.home)  # refuses a database git tracks (it came with the checkout)
     store = open_store(config.store)
