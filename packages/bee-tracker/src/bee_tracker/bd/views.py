@@ -13,13 +13,13 @@ tool found.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bee_tracker.bd.session import Tracker
 from bee_tracker.model import PARENT_CHILD, epoch
+from bee_tracker.progress import progress
 from bee_tracker.store.keys import go_lower
 from bee_tracker.store.readiness import WISP_KEYS, whole_second
 
@@ -103,25 +103,16 @@ def second_of(timestamp: Any) -> float:
 
 def whole(tracker: Tracker, ids: Sequence[str], *, comments: int = 0, label: str = "") -> list[Whole]:
     """Each of ``ids`` read whole with ``get``, in order (``comments``: how many of the newest comments). With a
-    ``label``, progress goes to a terminal on stderr as rounds finish."""
+    ``label``, its progress goes to stderr as rounds finish (:mod:`bee_tracker.progress`)."""
     found: list[Whole] = []
-    for start in range(0, len(ids), ROUND):
-        batch = ids[start : start + ROUND]
-        found += [Whole(got) for got in tracker.each("get", [{"id": i, "comments_limit": comments} for i in batch])]
-        if label:
-            progress(label, len(found), len(ids))
-    if label:
-        progress(label, -1, len(ids))
+    with progress(label or "reading", total=len(ids)) as shown:
+        for start in range(0, len(ids), ROUND):
+            batch = ids[start : start + ROUND]
+            args = [{"id": i, "comments_limit": comments} for i in batch]
+            found += [Whole(got) for got in tracker.each("get", args)]
+            if label:
+                shown.advance(len(batch))
     return found
-
-
-def progress(label: str, done: int, of: int) -> None:
-    """``label: done/of`` on a terminal's stderr, rewritten in place (cleared with ``done`` -1); nothing in a pipe."""
-    if not sys.stderr.isatty() or of < ROUND:
-        return
-    line = "" if done < 0 else f"{label}: {done}/{of} issues"
-    sys.stderr.write("\r" + line.ljust(60) + ("\r" if done < 0 else ""))
-    sys.stderr.flush()
 
 
 def bd_key(issue: Whole) -> tuple[Any, ...]:
