@@ -4,6 +4,8 @@ Each is a fresh process, as a script or an agent's shell runs it, timed from spa
 SQLite store holding a real export (steveyegge__vc: 274 issues) and served by a real `bee tracker serve`:
 
 - ``python``: a bare ``python -c pass`` (the floor of any Python command line);
+- ``floor_stdlib``: ``python -c "import json, sqlite3"``, the least any command answering JSON from SQLite in Python
+  loads; ``floor_click``: that and click, the least a click command line answering it loads;
 - ``bee``: ``bee --help`` (the ``bee`` command's own start: its plugins loaded);
 - ``ready_local``: ``bee bd ready --json`` on the local store (the one the issue's target is about);
 - ``mcp_call``: a fresh ``python`` posting one 2026-07-28 ``tools/call`` of ``ready`` to the tracker with httpx (the
@@ -91,6 +93,8 @@ def main() -> None:
             env = {"BEE_TRACKER_TOKEN": token, "PYTHONPYCACHEPREFIX": str(folder / "pycache")}
             cases: dict[str, list[str]] = {
                 "python": [sys.executable, "-c", "pass"],
+                "floor_stdlib": [sys.executable, "-c", "import json, sqlite3"],
+                "floor_click": [sys.executable, "-c", "import click, json, sqlite3"],
                 "bee": [BEE, "--help"],
                 "ready_local": [*local, "ready", "--json"],
                 "mcp_call": [sys.executable, "-c", _POST, server.url, token],
@@ -119,12 +123,20 @@ def main() -> None:
     }
     ratio = results["ready_local"]["median_s"] / results["python"]["median_s"]
     over_bee = results["ready_local"]["median_s"] / results["bee"]["median_s"]
+    floors = {
+        name: round(results[name]["median_s"] / results["python"]["median_s"], 2)
+        for name in ("floor_stdlib", "floor_click")
+    }
     report = {
         "runs": RUNS,
         "issues": sum(1 for _ in EXPORT.open()),
         "targets": {"ready_local_over_python": TARGET},
         "results": results,
-        "ratios": {"ready_local_over_python": round(ratio, 2), "ready_local_over_bee_help": round(over_bee, 2)},
+        "ratios": {
+            "ready_local_over_python": round(ratio, 2),
+            "ready_local_over_bee_help": round(over_bee, 2),
+            **{f"{name}_over_python": value for name, value in floors.items()},
+        },
     }
     path = write_report("cli", report)
     for name, result in results.items():
