@@ -12,9 +12,9 @@ from __future__ import annotations
 import click
 
 from bee_contracts import BeeError
-from bee_tracker.bd import views
 from bee_tracker.bd.common import tracker
 from bee_tracker.bd.human import say
+from bee_tracker.session_start import READY_DEFAULT
 
 _BRIEF = """# Bee tracker (Beads-compatible)
 
@@ -96,16 +96,6 @@ def prime(full: bool, brief: bool, stealth: bool, export_: bool) -> None:
 
 
 def _state() -> str:
-    """Where the commands go and what is ready and under way there now."""
+    """Where the commands go, and the session-start context of whoever runs it there (the MCP prompt's text)."""
     current = tracker()
-    ready = views.total(current, "ready", {})
-    under_way = [str(s["id"]) for s in views.pages(current, "search", {"status": ["in_progress"]})]
-    shown = ", ".join(under_way[:10]) + (f" and {len(under_way) - 10} more" if len(under_way) > 10 else "")
-    lines = [
-        "",
-        "## Now",
-        f"- Tracker: {current.where}",
-        f"- Ready: {ready} issue{'s' if ready != 1 else ''} (`bd ready`)",
-    ]
-    lines.append(f"- In progress: {shown}" if under_way else "- In progress: none")
-    return "\n".join(lines)
+    return "\n".join(["", "## Now", "", f"Tracker: {current.where}", "", current.session_start(READY_DEFAULT)])

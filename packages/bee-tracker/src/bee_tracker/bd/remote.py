@@ -315,8 +315,21 @@ class RemoteTracker:
             raise
         return [answer for answer in answers if answer is not None]
 
+    async def _prompt(self, ready: int) -> str:
+        try:
+            result = await self._client.get_prompt("session_start", {"ready": str(ready)})
+        except Exception as exc:  # as a tool's: the exchange's failure says what went wrong where
+            raise self._exchange.failure(exc, "session_start", writes=False) from None
+        content = result.messages[0].content if result.messages else None
+        if not isinstance(content, types.TextContent):
+            raise BeeError(ErrorCode.INTERNAL, f"{self.where} answered session_start without its text")
+        return content.text
+
     def call(self, tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
         return self._portal.call(self._call, tool, args)
+
+    def session_start(self, ready: int) -> str:
+        return self._portal.call(self._prompt, ready)
 
     def each(self, tool: str, many: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return self._portal.call(self._each, tool, many) if many else []

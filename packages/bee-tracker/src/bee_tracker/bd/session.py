@@ -53,6 +53,15 @@ class Tracker(Protocol):
         """
         ...
 
+    def session_start(self, ready: int) -> str:
+        """The session-start context of this tracker's actor (:mod:`bee_tracker.session_start`), listing ``ready``
+        ready issues: the MCP prompt ``session_start``'s text.
+
+        Raises:
+            BeeError: the tracker's failure.
+        """
+        ...
+
 
 @cache
 def read_only_tools() -> dict[str, bool]:
@@ -76,6 +85,11 @@ class LocalTracker:
 
     def each(self, tool: str, many: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return [self.call(tool, args) for args in many]
+
+    def session_start(self, ready: int) -> str:
+        from bee_tracker.session_start import context
+
+        return context(self.call, self.actor, ready=ready)
 
 
 def default_actor() -> str:
