@@ -157,18 +157,28 @@ def http_server(url: str, token: str | None = None) -> dict[str, Any]:
     return {"http": {"url": url, "headers": headers}}
 
 
-def ts_client(server: dict[str, Any], calls: list[tuple[str, dict[str, Any]]], *, list_tools: bool = True) -> Any:
-    """Connect the TS SDK ``Client``, list tools, make ``calls`` in order and return what the client reported.
+def ts_client(
+    server: dict[str, Any],
+    calls: list[tuple[str, dict[str, Any]]],
+    *,
+    list_tools: bool = True,
+    prompts: list[tuple[str, dict[str, str]]] | None = None,
+) -> Any:
+    """Connect the TS SDK ``Client``, list tools, make ``calls`` in order and return what the client reported; with
+    ``prompts``, list the prompts and get each.
 
-    The answer is ``{"serverVersion", "tools", "calls": [{"result": CallToolResult} | {"thrown": {class, code,
-    message, data}}]}``; a call the client rejects itself (output-schema validation) appears as ``thrown``.
+    The answer is ``{"serverVersion", "instructions", "tools", "calls": [{"result": CallToolResult} | {"thrown":
+    {class, code, message, data}}], "promptList", "prompts": [{"result": GetPromptResult} | {"thrown": …}]}``; a
+    call the client rejects itself (output-schema validation) appears as ``thrown``.
     """
     tools = require_installed()
-    request = {
+    request: dict[str, Any] = {
         "server": server,
         "listTools": list_tools,
         "calls": [{"name": name, "arguments": arguments} for name, arguments in calls],
     }
+    if prompts is not None:
+        request["prompts"] = [{"name": name, "arguments": arguments} for name, arguments in prompts]
     completed = subprocess.run(
         [tools.node, CALL_SCRIPT],
         input=json.dumps(request),

@@ -13,7 +13,9 @@
 - Ready (``ready_work.go`` ``GetReadyWorkInTx`` with ``cmd/bd/ready.go``'s filter): status ``open``, not pinned,
   not ephemeral (the issues table only), not an orchestration type, own ``defer_until`` not in the future, no parent
   deferred into the future, not blocked and not a direct child of a blocked issue; ordered by priority, then
-  ``created_at`` newest first, then id.
+  ``created_at`` newest first, then id. ``created_at`` is what the issues table holds: a ``DATETIME`` without
+  fractional seconds (``internal/storage/schema/migrations/0001_create_issues.up.sql``), into which Dolt, as MySQL,
+  rounds a time's fraction (half a second up), so issues created within one rounded second are ordered by id.
 - ``bd blocked`` (``GetBlockedIssuesInTx``): the blocked set with wisps counted, plus active children of blocked
   issues, with each one's active blockers (or its parent).
 - Search (``filters.go`` ``BuildIssueFilterClauses`` and ``LooksLikeIssueID``): the query lower-cased; for an
@@ -28,11 +30,19 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 ORCHESTRATION = ("merge-request", "gate", "molecule", "message", "agent", "role", "rig")
 _ZERO = datetime(1, 1, 1, tzinfo=UTC)
+
+
+def dolt_datetime(value: datetime | None) -> datetime | None:
+    """``value`` as a ``DATETIME`` column without fractional seconds keeps it: rounded to the nearest second."""
+    if value is None:
+        return None
+    whole = value.replace(microsecond=0)
+    return whole + timedelta(seconds=1) if value.microsecond >= 500_000 else whole
 
 
 def go_time(value: object) -> datetime | None:
@@ -118,7 +128,7 @@ class Beads:
                 status=str(record.get("status") or "open"),
                 priority=record["priority"] if isinstance(record.get("priority"), int) else 0,
                 issue_type=str(record.get("issue_type") or "task"),
-                created_at=go_time(record.get("created_at")) or _ZERO,
+                created_at=dolt_datetime(go_time(record.get("created_at"))) or _ZERO,
                 defer_until=go_time(record.get("defer_until")),
                 pinned=_flag(record, "pinned"),
                 wisp=wisp,

@@ -12,6 +12,8 @@ import pytest
 
 from bee_contracts import BeeError
 from bee_tracker import calls
+from bee_tracker.model import epoch
+from bee_tracker.store.readiness import whole_second
 
 ALICE, BOB = "alice@example.com", "bob@example.com"
 
@@ -30,6 +32,13 @@ def refused(store: Any, code: str, tool: str, actor: str = ALICE, /, **args: Any
         calls.call(store, tool, actor, args)
     assert info.value.code == code, info.value
     return info.value
+
+
+def created_second(store: Any, issue_id: str) -> float:
+    """The issue's creation time in the whole seconds Beads orders by (ready's order: newest second, then id)."""
+    created = whole_second(epoch(call(store, "get", ALICE, id=issue_id)["issue"]["created_at"]))
+    assert created is not None
+    return created
 
 
 def new(store: Any, title: str = "Task", actor: str = ALICE, /, **args: Any) -> str:

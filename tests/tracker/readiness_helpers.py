@@ -37,7 +37,8 @@ def state(store: SqlStore) -> dict[str, tuple[Any, ...]]:
 
 def assert_consistent(store: SqlStore) -> None:
     """Every issue has its readiness row, the kept state equals a from-scratch computation (a rebuild changes
-    nothing), and the copies and search keys follow the issue (the keys lower-cased as Go lowers them)."""
+    nothing), and the copies and search keys follow the issue (the keys lower-cased as Go lowers them, the created
+    time in the whole seconds Beads orders by)."""
     before = state(store)
     with store.db.write() as tx:
         readiness.rebuild(tx)
@@ -56,7 +57,7 @@ def assert_consistent(store: SqlStore) -> None:
             go_lower(ref) if ref else None,
             status,
             priority,
-            created,
+            readiness.whole_second(created),
             deferred,
         ], issue_id
 

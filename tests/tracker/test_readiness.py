@@ -223,6 +223,35 @@ def test_order_is_priority_then_newest_then_id_and_every_ready_issue_is_reachabl
     assert priority_zero[-1] == "t-undated"  # no created_at sorts last within its priority
 
 
+def test_within_one_rounded_second_the_order_is_by_id_as_in_beads(store: SqlStore) -> None:
+    """Beads keeps created_at in whole seconds, rounded (Dolt's DATETIME): .2 and .4 of one second tie, .6 joins the
+    next second, and ties go by id. Newest first by microseconds would give t-d, t-c, t-b, t-a."""
+    lines = [
+        line("t-d", created_at="2026-01-01T10:00:01.400000Z"),
+        line("t-c", created_at="2026-01-01T10:00:00.600000Z"),
+        line("t-b", created_at="2026-01-01T10:00:00.400000Z"),
+        line("t-a", created_at="2026-01-01T10:00:00.200000Z"),
+        line("t-e", created_at="2026-01-01T09:59:59.500000Z"),  # half a second rounds up, to 10:00:00
+    ]
+    store.import_lines(lines)
+    assert every_ready(store) == ["t-c", "t-d", "t-a", "t-b", "t-e"] == Beads.imported(lines).ready(NOW_TIME)
+    searched = call(store, "search", query="t-")["issues"]
+    assert [issue["id"] for issue in searched] == ["t-c", "t-d", "t-a", "t-b", "t-e"]
+
+
+def test_a_store_kept_by_the_first_rule_version_is_rebuilt_in_whole_seconds(store: SqlStore) -> None:
+    store.import_lines(
+        [line("t-b", created_at="2026-01-01T10:00:00.400Z"), line("t-a", created_at="2026-01-01T10:00:00.2Z")]
+    )
+    with store.db.write() as tx:  # as version 1 kept it: microseconds, and so newest first by them
+        tx.run("UPDATE readiness SET created_epoch = created_epoch + 0.4 WHERE issue_id = 't-b'")
+        tx.run("UPDATE meta SET value = ? WHERE key = ?", [json.dumps({"version": 1}), readiness.RULE_KEY])
+    assert every_ready(store) == ["t-b", "t-a"]
+    store.migrate()
+    assert every_ready(store) == ["t-a", "t-b"]
+    assert_consistent(store)
+
+
 def test_a_blocked_issue_holds_its_direct_children_and_the_transitive_option_all_descendants(store: SqlStore) -> None:
     chain = [line("t-top", dependencies=[dep("t-top", "t-blocker")]), line("t-blocker")]
     parent = "t-top"

@@ -7,7 +7,7 @@ import pytest
 from bee_contracts import ErrorCode
 from bee_tracker.store import SqlStore
 from bee_tracker.store.readiness import Rule
-from tests.tracker.calls import ALICE, BOB, call, new, refused
+from tests.tracker.calls import ALICE, BOB, call, created_second, new, refused
 
 
 def ready_ids(store: SqlStore, **filters: Any) -> list[str]:
@@ -84,14 +84,16 @@ def test_ready_filters_and_order(store: SqlStore) -> None:
     high = new(store, "high", priority=0)
     tagged = new(store, "tagged", priority=3, labels=["backend", "api"])
     assert ready_ids(store)[0] == high
-    assert ready_ids(store, priority=3) == [tagged, low]  # newest first within a priority, as bd ready
+    # Newest first within a priority, by the whole second Beads keeps, then id, as bd ready (both were created now).
+    third = sorted([tagged, low], key=lambda issue_id: (-created_second(store, issue_id), issue_id))
+    assert ready_ids(store, priority=3) == third
     assert ready_ids(store, labels=["backend", "api"]) == [tagged]
     assert ready_ids(store, labels=["backend", "nope"]) == []
     page = call(store, "ready", limit=1)
     assert len(page["issues"]) == 1 and page["has_more"] is True and page["total"] == 3
     assert call(store, "ready", limit=3)["has_more"] is False
     rest = call(store, "ready", limit=1, offset=1)
-    assert [i["id"] for i in rest["issues"]] == [tagged] and rest["offset"] == 1 and rest["has_more"] is True
+    assert [i["id"] for i in rest["issues"]] == third[:1] and rest["offset"] == 1 and rest["has_more"] is True
     assert call(store, "ready", offset=3) == {"issues": [], "total": 3, "offset": 3, "has_more": False}
 
 

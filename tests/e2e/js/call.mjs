@@ -6,10 +6,12 @@
 //   {"server": {"stdio": {"command": "...", "args": [...], "cwd": "...", "env": {...}}}
 //           | {"http": {"url": "http://.../mcp", "headers": {"Authorization": "Bearer ..."}}},
 //    "listTools": true,                       // default true; the client validates outputs only after listing
-//    "calls": [{"name": "tool", "arguments": {...}}, ...]}
+//    "calls": [{"name": "tool", "arguments": {...}}, ...],
+//    "prompts": [{"name": "prompt", "arguments": {...}}, ...]}   // optional: then prompts/list and each prompts/get
 // Output: one JSON document on stdout:
-//   {"serverVersion": {...}, "tools": [...] | null,
-//    "calls": [{"result": CallToolResult} | {"thrown": {"class", "code", "message", "data"}}, ...]}
+//   {"serverVersion": {...}, "instructions": "..." | null, "tools": [...] | null,
+//    "calls": [{"result": CallToolResult} | {"thrown": {"class", "code", "message", "data"}}, ...],
+//    "promptList": [...] | null, "prompts": [{"result": GetPromptResult} | {"thrown": {...}}, ...]}
 // A call that throws (the client's own output-schema validation included) is reported, never swallowed, and the
 // remaining calls still run. Failing to connect exits 1 with {"connectError": {...}}.
 
@@ -56,7 +58,14 @@ async function main() {
     await write({ connectError: describe(error) });
     process.exit(1);
   }
-  const out = { serverVersion: client.getServerVersion() ?? null, tools: null, calls: [] };
+  const out = {
+    serverVersion: client.getServerVersion() ?? null,
+    instructions: client.getInstructions() ?? null,
+    tools: null,
+    calls: [],
+    promptList: null,
+    prompts: [],
+  };
   try {
     if (spec.listTools ?? true) {
       out.tools = (await client.listTools()).tools;
@@ -66,6 +75,16 @@ async function main() {
         out.calls.push({ result: await client.callTool({ name: call.name, arguments: call.arguments ?? {} }) });
       } catch (error) {
         out.calls.push({ thrown: describe(error) });
+      }
+    }
+    if (spec.prompts) {
+      out.promptList = (await client.listPrompts()).prompts;
+      for (const prompt of spec.prompts) {
+        try {
+          out.prompts.push({ result: await client.getPrompt({ name: prompt.name, arguments: prompt.arguments ?? {} }) });
+        } catch (error) {
+          out.prompts.push({ thrown: describe(error) });
+        }
       }
     }
   } finally {

@@ -8,6 +8,7 @@ from importlib.metadata import entry_points
 
 import click
 
+from bee_cli.context import CONTEXT_SETTINGS
 from bee_contracts import BeeError, version_info
 
 #: Entry-point group through which packages contribute subcommands: ``name = "module:register"``.
@@ -65,7 +66,7 @@ def make_cli(plugins: Iterable[Plugin] | None = None) -> click.Group:
     @click.group(
         cls=BeeGroup,
         invoke_without_command=True,
-        context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+        context_settings=dict(CONTEXT_SETTINGS),
     )
     @click.option("--version", "show_version", is_flag=True, help="Print the version, contract version and digest.")
     @click.option("--json", "as_json", is_flag=True, help="With --version: print JSON for machines.")

@@ -18,15 +18,37 @@ if TYPE_CHECKING:
 __all__ = ["ENTRY_POINT_GROUP", "BeeGroup", "Plugin", "main", "make_cli"]
 
 
+#: Commands whose start is part of their answer, run straight from their own group (module, attribute): `bee bd …`
+#: is what agents' instruction files and scripts call for every step, so neither the warm front end nor the
+#: plugins' entry points (importlib.metadata alone costs more than the command's own work) stand before it.
+DIRECT = {"bd": ("bee_tracker.bd.cli", "bd")}
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in DIRECT:
+        _direct(args)  # returns only when the package that serves it is not installed
     from bee_cli.frontend import serve_warm_or_decline
 
     serve_warm_or_decline(args)  # returns only when this command goes the click way
     from bee_cli.group import run
 
     run(args)
+
+
+def _direct(args: list[str]) -> None:
+    """Run ``bee NAME ARGS`` with NAME's own click group, the one the root group registers, as ``bee NAME``."""
+    import importlib
+
+    from bee_cli.context import CONTEXT_SETTINGS
+
+    module, attribute = DIRECT[args[0]]
+    try:
+        group = getattr(importlib.import_module(module), attribute)
+    except ImportError:  # its package is not installed: the root group says the command does not exist
+        return
+    group.main(args=args[1:], prog_name=f"bee {args[0]}", **CONTEXT_SETTINGS)
 
 
 def __getattr__(name: str) -> object:

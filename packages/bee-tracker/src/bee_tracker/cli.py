@@ -1,5 +1,5 @@
 """`bee tracker …`: serve the tracker host, create its home, move Beads JSONL in and out, mint local tokens, and
-release a claim on an operator's word.
+release a claim on an operator's word; and `bee bd …` (:mod:`bee_tracker.bd`), registered beside it.
 
 Registered through the ``bee.commands`` entry point; heavy imports happen inside the commands.
 """
@@ -39,7 +39,10 @@ if TYPE_CHECKING:
 
 
 def register(cli: click.Group) -> None:
+    from bee_tracker.bd.cli import register as register_bd
+
     cli.add_command(tracker)
+    register_bd(cli)  # `bee bd …`, Beads' command line on this tracker
 
 
 @click.group()
@@ -419,9 +422,14 @@ def import_(
                 "events.jsonl brings its history"
             )
         choice.events = sources.events_file(events_path)
+    from bee_tracker.progress import progress
+
     store = _local_store(_config(home, store_url))
     try:
-        report = store.import_from(choice, discard_changes=discard_changes, allow_cycles=allow_cycles)
+        with progress("importing", unit="lines read") as shown:
+            report = store.import_from(
+                sources.counting(choice, shown.advance), discard_changes=discard_changes, allow_cycles=allow_cycles
+            )
     except BeeError as exc:
         if exc.details and "changed" in exc.details:  # every issue and its work, beyond the message's few
             click.echo(json.dumps({"refused": exc.message, "changed": exc.details["changed"]}, indent=2))
@@ -452,17 +460,21 @@ def export(home: Path | None, store_url: str | None, events_path: Path | None, t
     except BaseException:
         store.close()
         raise
+    from bee_tracker.progress import progress
+
     count = 0
 
     def encoded() -> Iterator[bytes]:
         nonlocal count
         batch: list[str] = []
-        for line in store.iter_export():
-            batch.append(line)
-            count += 1
-            if len(batch) >= 1000:
-                yield "".join(f"{item}\n" for item in batch).encode("utf-8")
-                batch.clear()
+        with progress("exporting", unit="lines") as shown:
+            for line in store.iter_export():
+                batch.append(line)
+                count += 1
+                shown.advance()
+                if len(batch) >= 1000:
+                    yield "".join(f"{item}\n" for item in batch).encode("utf-8")
+                    batch.clear()
         yield "".join(f"{item}\n" for item in batch).encode("utf-8")
 
     try:
@@ -482,14 +494,17 @@ def export(home: Path | None, store_url: str | None, events_path: Path | None, t
 def _write_events(store: SqlStore, target: Path) -> None:
     """The audit log to ``target`` (atomically), as bd backup's events.jsonl."""
     from bee_hostkit.files import write_atomic
+    from bee_tracker.progress import progress
 
     count = 0
 
     def encoded() -> Iterator[bytes]:
         nonlocal count
-        for line in store.iter_events():
-            count += 1
-            yield f"{line}\n".encode()
+        with progress("exporting events", unit="events") as shown:
+            for line in store.iter_events():
+                count += 1
+                shown.advance()
+                yield f"{line}\n".encode()
 
     write_atomic(target, encoded())
     click.echo(f"exported {counted(count, 'event')} to {target}", err=True)

@@ -32,6 +32,7 @@ from bee_tracker.auth import Verifier
 from bee_tracker.config import TrackerConfig
 from bee_tracker.middleware import ACTOR_SCOPE_KEY, BearerAuth
 from bee_tracker.oauth import assembly
+from bee_tracker.prompts import add_prompts
 from bee_tracker.store import SqlStore
 
 if TYPE_CHECKING:
@@ -53,7 +54,9 @@ INSTRUCTIONS = (
     "Bee tracker: the team's shared Beads backlog. Find unblocked work with ready, search before you create, claim "
     "before you start, add notes as you learn, hand off when you stop, and complete with evidence. Writes are "
     "attributed to your token's actor. Read the skill at skill://beads-engineering-backlog/SKILL.md (resources/read, "
-    "or skills/get where the Skills extension is supported) before using these tools."
+    "or skills/get where the Skills extension is supported) before using these tools. At the start of a session, and "
+    "after a compaction, get the prompt session_start (prompts/get): your claims and their leases, ready work for "
+    "you and the handoffs left for you."
 )
 
 
@@ -241,6 +244,7 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
         host = build_host(store, config)
         server = host.build_server()
         add_skills(server)
+        add_prompts(server, store, _actor_in)
         # tools/call and tools/list take the fast path: the same host, answering as it does on the SDK's route.
         return HostServer(server, host)
 

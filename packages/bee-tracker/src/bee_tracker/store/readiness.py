@@ -39,6 +39,7 @@ concurrent writer just stored.
 from __future__ import annotations
 
 import json
+import math
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,8 +60,9 @@ INACTIVE_STATUSES: Final = ("closed", "pinned")
 WISP_KEYS: Final = ("ephemeral", "no_history", "wisp")
 
 #: The meta key holding the store's rule, and the version of the code that keeps it (a new version rebuilds).
+#: Version 2 keeps ``created_epoch`` in whole seconds, as Beads orders (:func:`whole_second`).
 RULE_KEY: Final = "readiness_rule"
-RULE_VERSION: Final = 1
+RULE_VERSION: Final = 2
 
 _BLOCKS = ", ".join(f"'{t}'" for t in BLOCKS)
 
@@ -181,15 +183,26 @@ def gate_of(metadata: str | None) -> str:
     return "any-children" if isinstance(value, dict) and value.get("gate") == "any-children" else "all-children"
 
 
+def whole_second(epoch: float | None) -> float | None:
+    """``epoch`` rounded to the nearest second, half a second up: the ``created_at`` Beads orders by.
+
+    Current Beads keeps ``created_at`` in a ``DATETIME`` column without fractional seconds, and Dolt (as MySQL)
+    rounds a time's fraction into it rather than dropping it; its lists then order by that second and, within one
+    second, by id. The lists here order by the kept ``created_epoch``, so it is kept in the same whole seconds.
+    """
+    return None if epoch is None else float(math.floor(epoch + 0.5))
+
+
 def _own(row: Sequence[Any], wisp: int, pinned: int) -> tuple[Any, ...]:
     """The :data:`_OWN` columns of an issue from its ``(id, status, priority, issue_type, created_epoch,
-    defer_epoch, title, external_ref, lease expiry)`` row and its flags."""
+    defer_epoch, title, external_ref, lease expiry)`` row and its flags (``created_epoch`` in :func:`whole_second`)."""
     issue_id, status, priority, issue_type, created, deferred, title, ref, expiry = row
     lease = expiry if status == "in_progress" else None
     work = not pinned and not wisp and issue_type not in NOT_WORK_TYPES
     eligible = int(work and (status == "open" or lease is not None))
     active = int(not wisp and status not in INACTIVE_STATUSES)
-    return (status, priority, created, deferred, eligible, active, *keys_of(issue_id, title, ref), lease)
+    own = (status, priority, whole_second(created), deferred, eligible, active)
+    return (*own, *keys_of(issue_id, title, ref), lease)
 
 
 _ISSUE_ROW = (

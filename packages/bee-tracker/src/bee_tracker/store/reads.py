@@ -21,8 +21,8 @@ _DONE = ", ".join(f"'{s}'" for s in DONE_STATUSES)
 #: Room a page of summaries leaves for the rest of its result (total, offset, has_more and the envelope).
 _PAGE_OVERHEAD_BYTES = 1024
 
-#: The order of every list, Beads' own: most urgent first, then newest (issues without created_at last), then id;
-#: read from each issue's readiness row (alias ``r``), whose indexes hold it.
+#: The order of every list, Beads' own: most urgent first, then newest by the whole second Beads keeps (issues
+#: without created_at last), then id; read from each issue's readiness row (alias ``r``), whose indexes hold it.
 ORDER = "r.priority, r.created_epoch DESC NULLS LAST, r.issue_id"
 #: What every list reads from: the issues (alias ``i``) with their readiness rows (alias ``r``).
 LISTED = "issues i JOIN readiness r ON r.issue_id = i.id"

@@ -20,15 +20,17 @@ import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import Any, BinaryIO, Final, TypeVar
 
 from bee_contracts import BeeError, ErrorCode, invalid
 from bee_contracts.limits import KIB
 from bee_hostkit.paths import ConfinedRoot
 from bee_tracker.model import epoch
 from bee_tracker.store import linekinds
+
+L = TypeVar("L")
 
 #: Longest line read (bd's own reader stops at 64 MiB too).
 MAX_LINE_BYTES: Final = 64 * 1024 * KIB
@@ -289,3 +291,30 @@ def choose(path: Path) -> Choice:
     if legacy_time > backup_time:
         return Choice(legacy, "legacy", {"path": backup.name, "form": "backup", "why": "older"})
     return Choice(backup, "backup", {"path": legacy.name, "form": "legacy", "why": "not newer"})
+
+
+def counting(choice: Choice, seen: Callable[[int], None]) -> Choice:
+    """``choice`` with every line read from its source reported to ``seen`` (one at a time), for progress."""
+    source = choice.source
+    if isinstance(source, Legacy):
+        read = source.read
+        choice.source = replace(source, read=lambda: _counted(read(), seen))
+    else:
+        choice.source = _CountedBackup(source.root, source.name, source.state, seen=seen)
+    return choice
+
+
+def _counted(lines: Iterable[L], seen: Callable[[int], None]) -> Iterator[L]:
+    for line in lines:
+        seen(1)
+        yield line
+
+
+@dataclass
+class _CountedBackup(Backup):
+    """A backup whose lines, as they are read, are reported to ``seen``."""
+
+    seen: Callable[[int], None] = field(default=lambda _: None)
+
+    def lines(self, table: str) -> Iterator[bytes]:
+        return _counted(super().lines(table), self.seen)

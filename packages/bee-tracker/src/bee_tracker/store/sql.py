@@ -15,14 +15,17 @@ import json
 import os
 import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from bee_contracts import BeeError, ErrorCode
 from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, now
-from bee_tracker.store import audit, claimlease, export, importing, readiness, reads, sources, transfer
+from bee_tracker.store import claimlease, readiness, reads
 from bee_tracker.store.db import Database, Tx
 from bee_tracker.store.feed import Committed, Feed
 from bee_tracker.store.ops import Read, Write
+
+if TYPE_CHECKING:
+    from bee_tracker.store import audit, sources
 
 ArgsT = TypeVar("ArgsT", bound=Mapping[str, Any])
 DataT = TypeVar("DataT", bound=Mapping[str, Any])
@@ -195,6 +198,8 @@ class SqlStore:
 
     def register(self, *, statuses: Sequence[str] = (), types: Sequence[str] = ()) -> None:
         """Allow custom statuses and types beyond the built-in ones (``tombstone`` is never a status here)."""
+        from bee_tracker.store import transfer  # the import and export modules load only for them
+
         with self.db.write() as tx:
             transfer.register_vocabulary(tx, "custom_statuses", statuses, BUILTIN_STATUSES)
             transfer.register_vocabulary(tx, "custom_types", types, BUILTIN_TYPES)
@@ -210,6 +215,8 @@ class SqlStore:
         Raises:
             BeeError: ``invalid_argument`` naming the first bad line; nothing is written then.
         """
+        from bee_tracker.store import sources
+
         choice = sources.from_lines(lines)
         if events is not None:
             choice.events = sources.events_lines(events)
@@ -227,6 +234,8 @@ class SqlStore:
             BeeError: ``invalid_argument`` naming the first bad line or a cycle; ``conflict`` naming the issues it
                 would discard the work of; nothing is written then.
         """
+        from bee_tracker.store import importing, transfer
+
         options = transfer.Options(discard_changes=discard_changes, allow_cycles=allow_cycles)
         with self.db.write() as tx:
             tx.lock_graph()  # readiness is brought up to date at the end; writers that read neighbours wait
@@ -241,6 +250,8 @@ class SqlStore:
 
     def iter_export(self) -> Iterator[str]:
         """The lines of the export as they are read, in one read transaction held until the last is taken."""
+        from bee_tracker.store import export
+
         with self.db.read() as tx:
             yield from export.export_lines(tx)
 
@@ -248,12 +259,16 @@ class SqlStore:
 
     def log(self, filters: audit.Filters, *, limit: int) -> list[dict[str, Any]]:
         """The newest ``limit`` entries of the audit log that match ``filters``, oldest first (:mod:`.audit`)."""
+        from bee_tracker.store import audit
+
         with self.db.read() as tx:
             return audit.read(tx, filters, limit=limit)
 
     def iter_events(self) -> Iterator[str]:
         """The whole audit log as the lines of bd backup's ``events.jsonl`` (:func:`.audit.bd_rows`), in one read
         transaction held until the last is taken."""
+        from bee_tracker.store import audit
+
         with self.db.read() as tx:
             for row in audit.bd_rows(tx):
                 yield json.dumps(row, ensure_ascii=False, separators=(",", ":"))
