@@ -71,3 +71,12 @@ def test_only_compression_writes_among_the_representation_and_compression_tools(
     for name in ("bee_representation_encode", "bee_representation_decode", "bee_compression_recover"):
         assert specs[name].annotations == read_only
     assert specs["bee_context_compress"].annotations == {**read_only, "readOnlyHint": False}
+
+
+def test_a_prompt_is_part_of_the_contract() -> None:
+    """A changed prompt changes the digest, so a host serving an older one fails the supervisor's version check."""
+    from bee_contracts.prompts import load_prompts
+
+    document = contract_document()
+    assert document["prompts"]["tracker"] == [prompt.to_wire() for prompt in load_prompts("tracker")]
+    assert document["prompts"]["tracker"], "the tracker's session_start prompt is in the contract"

@@ -10,6 +10,7 @@ from typing import Any
 from bee_contracts import errors, limits
 from bee_contracts._version import CONTRACT_VERSION
 from bee_contracts.catalog import HOSTS, load_catalog
+from bee_contracts.prompts import load_prompts
 from bee_contracts.schemas import SCHEMAS, load_schema
 
 
@@ -25,6 +26,8 @@ def contract_document() -> dict[str, Any]:
         "limits": limits.as_dict(),
         "errorCodes": errors.as_dict(),
         "catalogs": {host: [spec.to_wire() for spec in load_catalog(host)] for host in HOSTS},
+        # A prompt is part of what a host promises its clients, as a tool is: a changed one is a new contract.
+        "prompts": {host: [prompt.to_wire() for prompt in load_prompts(host)] for host in HOSTS},
         "schemas": {name: load_schema(name) for name in SCHEMAS},
     }
 
