@@ -63,7 +63,8 @@ def backlog_jsonl(count: int = ISSUES, lanes: int = LANES) -> str:
             "issue_type": "task",
         }
         if n >= lanes:
-            record["dependencies"] = [{"issue_id": record["id"], "depends_on_id": f"f-{n - lanes:05d}", "type": "blocks"}]
+            blocker = f"f-{n - lanes:05d}"
+            record["dependencies"] = [{"issue_id": record["id"], "depends_on_id": blocker, "type": "blocks"}]
         lines.append(json.dumps(record))
     return "\n".join(lines) + "\n"
 
