@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -157,17 +158,26 @@ def http_server(url: str, token: str | None = None) -> dict[str, Any]:
     return {"http": {"url": url, "headers": headers}}
 
 
-def ts_client(server: dict[str, Any], calls: list[tuple[str, dict[str, Any]]], *, list_tools: bool = True) -> Any:
-    """Connect the TS SDK ``Client``, list tools, make ``calls`` in order and return what the client reported.
+def ts_client(
+    server: dict[str, Any],
+    calls: list[tuple[str, dict[str, Any]]],
+    *,
+    list_tools: bool = True,
+    reads: Sequence[str] = (),
+) -> Any:
+    """Connect the TS SDK ``Client``, list tools, make ``calls`` in order, read the resources ``reads`` names, and
+    return what the client reported.
 
     The answer is ``{"serverVersion", "tools", "calls": [{"result": CallToolResult} | {"thrown": {class, code,
-    message, data}}]}``; a call the client rejects itself (output-schema validation) appears as ``thrown``.
+    message, data}}], "reads": [{"result": ReadResourceResult} | {"thrown": …}]}``; a call the client rejects
+    itself (output-schema validation) appears as ``thrown``.
     """
     tools = require_installed()
     request = {
         "server": server,
         "listTools": list_tools,
         "calls": [{"name": name, "arguments": arguments} for name, arguments in calls],
+        "reads": list(reads),
     }
     completed = subprocess.run(
         [tools.node, CALL_SCRIPT],

@@ -1,6 +1,6 @@
 """One agent of the fleet test (tests/reliability/test_fleet.py), in a process of its own: it listens, never polls.
 
-    python -m tests.reliability.fleet_agent URL TOKEN LEASE_SECONDS STALL_PERCENT SEED JOURNAL
+    python -m tests.reliability.fleet_agent URL TOKEN LEASE_SECONDS STALL_PERCENT SEED JOURNAL [POLL_SECONDS]
 
 It opens one ``subscriptions/listen`` stream on the ready queue, then loops: claim the next issue (a lease of
 LEASE_SECONDS), "work" a moment, complete it claiming the next in the same call. When nothing is ready it waits for
@@ -8,6 +8,10 @@ the stream to say the queue changed, and only then claims again. In STALL_PERCEN
 lease before completing, so its claim runs out: that late write must be refused. It writes what it did to JOURNAL,
 one JSON line per event (``call``, ``wake``, ``late``, ``listen``), so the test can read it even after a SIGKILL.
 Plain HTTP (httpx), the wire requests the official clients send: a fleet's agents start in well under a second.
+
+With POLL_SECONDS it is instead the loop agents run without listening (tests/perf/bench_fleet.py's comparison):
+``ready``, ``claim`` of one of the first issues it lists (a lost race is a ``conflict``), ``complete``; when nothing
+is ready, sleep POLL_SECONDS and ask ``ready`` again.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import asyncio
 import json
 import random
 import sys
+import time
 from typing import Any, TextIO
 
 import httpx
@@ -41,7 +46,7 @@ class Agent:
         self.ids = 0
 
     def note(self, kind: str, **fields: Any) -> None:
-        self.journal.write(json.dumps({"kind": kind, **fields}) + "\n")
+        self.journal.write(json.dumps({"kind": kind, "t": time.time(), **fields}) + "\n")
         self.journal.flush()
 
     async def call(self, http: httpx.AsyncClient, tool: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
@@ -53,17 +58,19 @@ class Agent:
             "params": {"name": tool, "arguments": arguments, "_meta": MODERN_META},
         }
         headers = {**self.headers, "Mcp-Method": "tools/call", "Mcp-Name": tool}
+        began = time.perf_counter()
         response = await http.post(self.url, content=json.dumps(request), headers=headers)
         while response.status_code == 503:  # shed at the edge: nothing was done; retry when it says
             await asyncio.sleep(float(response.headers.get("retry-after", "1")))
             response = await http.post(self.url, content=json.dumps(request), headers=headers)
         response.raise_for_status()
         result = response.json()["result"]
+        seconds = time.perf_counter() - began
         if result.get("isError"):
-            self.note("call", tool=tool, error=True)
+            self.note("call", tool=tool, error=True, seconds=seconds)
             return True, json.loads(result["content"][0]["text"])
         data = result["structuredContent"]["data"]
-        self.note("call", tool=tool, error=False, claimed=data.get("claimed"))
+        self.note("call", tool=tool, error=False, claimed=data.get("claimed"), seconds=seconds)
         return False, data
 
     async def listen(self, http: httpx.AsyncClient) -> None:
@@ -78,7 +85,8 @@ class Agent:
         while True:
             try:
                 async with http.stream("POST", self.url, content=json.dumps(request), headers=headers) as response:
-                    self.note("listen", status=response.status_code)
+                    refused = "" if response.status_code == 200 else (await response.aread()).decode()[:300]
+                    self.note("listen", status=response.status_code, refused=refused)
                     async for line in response.aiter_lines():
                         if "notifications/subscriptions/acknowledged" in line:
                             self.acknowledged.set()
@@ -107,6 +115,23 @@ class Agent:
                 current = await self.work(http, current)
             listening.cancel()
 
+    async def poll(self, seconds: float) -> None:
+        """The polling loop (see the module docstring)."""
+        async with httpx.AsyncClient(timeout=httpx.Timeout(120.0)) as http:
+            while True:
+                error, data = await self.call(http, "ready", {"limit": 8})
+                issues = [] if error else data["issues"]
+                if not issues:
+                    await asyncio.sleep(seconds)
+                    continue
+                chosen = self.rng.choice(issues)["id"]
+                error, data = await self.call(http, "claim", {"id": chosen, "lease_seconds": self.lease})
+                if error or not data["claimed"]:
+                    self.note("lost", issue=chosen)
+                    continue
+                await asyncio.sleep(self.rng.uniform(0.0, 0.02))
+                await self.call(http, "complete", {"id": chosen, "summary": "done"})
+
     async def work(self, http: httpx.AsyncClient, issue_id: str) -> str | None:
         """Work on ``issue_id`` and complete it, claiming the next; the next issue's id, or None."""
         late = self.rng.randrange(100) < self.stall_percent
@@ -125,7 +150,8 @@ class Agent:
 def main() -> None:
     url, token, lease, stall, seed, journal = sys.argv[1:7]
     with open(journal, "a", encoding="utf-8") as out:
-        asyncio.run(Agent(url, token, int(lease), int(stall), int(seed), out).run())
+        agent = Agent(url, token, int(lease), int(stall), int(seed), out)
+        asyncio.run(agent.poll(float(sys.argv[7])) if len(sys.argv) > 7 else agent.run())
 
 
 if __name__ == "__main__":

@@ -6,10 +6,12 @@
 //   {"server": {"stdio": {"command": "...", "args": [...], "cwd": "...", "env": {...}}}
 //           | {"http": {"url": "http://.../mcp", "headers": {"Authorization": "Bearer ..."}}},
 //    "listTools": true,                       // default true; the client validates outputs only after listing
-//    "calls": [{"name": "tool", "arguments": {...}}, ...]}
+//    "calls": [{"name": "tool", "arguments": {...}}, ...],
+//    "reads": ["resource URI", ...]}         // optional: resources/read of each, after the calls
 // Output: one JSON document on stdout:
 //   {"serverVersion": {...}, "tools": [...] | null,
-//    "calls": [{"result": CallToolResult} | {"thrown": {"class", "code", "message", "data"}}, ...]}
+//    "calls": [{"result": CallToolResult} | {"thrown": {"class", "code", "message", "data"}}, ...],
+//    "reads": [{"result": ReadResourceResult} | {"thrown": {...}}, ...]}
 // A call that throws (the client's own output-schema validation included) is reported, never swallowed, and the
 // remaining calls still run. Failing to connect exits 1 with {"connectError": {...}}.
 
@@ -56,7 +58,7 @@ async function main() {
     await write({ connectError: describe(error) });
     process.exit(1);
   }
-  const out = { serverVersion: client.getServerVersion() ?? null, tools: null, calls: [] };
+  const out = { serverVersion: client.getServerVersion() ?? null, tools: null, calls: [], reads: [] };
   try {
     if (spec.listTools ?? true) {
       out.tools = (await client.listTools()).tools;
@@ -66,6 +68,13 @@ async function main() {
         out.calls.push({ result: await client.callTool({ name: call.name, arguments: call.arguments ?? {} }) });
       } catch (error) {
         out.calls.push({ thrown: describe(error) });
+      }
+    }
+    for (const uri of spec.reads ?? []) {
+      try {
+        out.reads.push({ result: await client.readResource({ uri }) });
+      } catch (error) {
+        out.reads.push({ thrown: describe(error) });
       }
     }
   } finally {

@@ -47,10 +47,12 @@ class Listening:
     def attach(self, server: Server[Any]) -> None:
         """Serve ``subscriptions/listen`` and ``resources/templates/list`` on ``server`` (built with the SDK)."""
         import mcp_types as types
+        from mcp.server.subscriptions import ResourceUpdated
 
         from bee_tracker.listening.listen import BoundedListen
         from bee_tracker.listening.resources import templates
 
+        self.bus.serve_events(ResourceUpdated)
         self.handler = BoundedListen(self.bus, self.limits, self.actor_of)
 
         async def list_templates(

@@ -53,6 +53,10 @@ class LocalBus:
         self._ready: Counter[str] = Counter()
         self._claims: Counter[str] = Counter()
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: Makes the SDK's ResourceUpdated event: given once the SDK is imported (:meth:`serve_events`). Nothing is
+        #: imported on delivery: the server's build imports the SDK in a thread of its own meanwhile, and two
+        #: threads importing one module at once can deadlock on its import lock.
+        self._event: Callable[[str], ServerEvent] | None = None
 
     # -- the SDK's SubscriptionBus ---------------------------------------------------------------------------
 
@@ -76,6 +80,10 @@ class LocalBus:
         return unsubscribe
 
     # -- the tracker's side ----------------------------------------------------------------------------------
+
+    def serve_events(self, event: Callable[[str], ServerEvent]) -> None:
+        """Deliver to listen streams from now on, making each event with ``event`` (the SDK's ``ResourceUpdated``)."""
+        self._event = event
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         """Deliver on ``loop`` (the server's), from now on."""
@@ -131,16 +139,15 @@ class LocalBus:
 
     def deliver(self, touched: list[str]) -> None:
         """Hand ``touched`` to every watcher and, expanded, to every listen stream (on the loop)."""
-        from mcp.server.subscriptions import ResourceUpdated
-
         for watcher in list(self._watchers.values()):
             try:
                 watcher(touched)
             except Exception:  # one consumer's fault must not keep the others from hearing
                 logger.exception("a change watcher failed")
-        if not self._listeners:
+        make = self._event
+        if not self._listeners or make is None:
             return
-        events = [ResourceUpdated(uri) for uri in self.expanded(touched)]
+        events = [make(uri) for uri in self.expanded(touched)]
         for listener in list(self._listeners.values()):
             for event in events:
                 listener(event)
