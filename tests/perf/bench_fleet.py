@@ -9,12 +9,14 @@ gate issue; the clock starts when a lead completes the gate (every agent is runn
   first eight it lists by id (a ``conflict`` is a lost race), complete, and sleep BEE_BENCH_POLL_SECONDS (0.5) when
   nothing is ready. Completed issues per second, lost races, and p50/p99 of the time an agent spends in requests per
   completed issue.
-- **requests per completed issue**: the same two loops on a backlog of 40 dependency chains (issue n waits for
-  issue n - 40), where agents run out of ready work and must wait: every request counted (listen streams included),
+- **requests per completed issue**: the same two loops on a backlog of 16 dependency chains (issue n waits for
+  issue n - 16), so that half the agents have no ready work at any time and must wait: every request counted (listen streams included),
   per completed issue (target: listening at most a third of polling).
 - **wake latency**: a listener on the ready queue, a writer creating an issue (which is ready at once): the time
   from sending the write to the notification's arrival, on one replica and (PostgreSQL) from a write on the other
-  replica (target across two: p50 <= 50 ms, p99 <= 250 ms).
+  replica (target across two: p50 <= 50 ms, p99 <= 250 ms). Then a claim left to run out (a one-second lease):
+  the time from its expiry to the listener's wake, nobody writing (target: a stranded claim free, and agents told,
+  within the lease and one second).
 
 Writes tests/perf/reports/fleet.json and prints the verdicts.
 """
@@ -42,10 +44,14 @@ from tests.perf.bench_tracker import BEE, ROOT, Server, percentile
 
 AGENTS = 32
 ISSUES = int(os.environ.get("BEE_BENCH_FLEET_ISSUES", "1000"))
-LANES = 40
+#: Dependency chains in the second backlog: fewer than the agents, so half of them wait for work at any time (the
+#: fleet's usual state, and the one where listening and polling differ).
+LANES = 16
 LEASE_SECONDS = 30
 POLL_SECONDS = float(os.environ.get("BEE_BENCH_POLL_SECONDS", "0.5"))
 WAKE_SAMPLES = int(os.environ.get("BEE_BENCH_WAKE_SAMPLES", "200"))
+#: Claims left to run out, each timed from its expiry to the listener's wake.
+EXPIRY_SAMPLES = int(os.environ.get("BEE_BENCH_EXPIRY_SAMPLES", "5"))
 GATE = "f-gate"
 READY = "bee://tracker/ready"
 
@@ -214,13 +220,43 @@ async def _wake(listen_url: str, write_url: str, token: str) -> dict[str, Any]:
             response.raise_for_status()
             latencies.append(await asyncio.wait_for(heard.get(), 10) - began)
             await asyncio.sleep(0.01)
+        late = [await _expiry_overshoot(http, write_url, headers, heard, n) for n in range(EXPIRY_SAMPLES)]
         listener.cancel()
     return {
         "samples": WAKE_SAMPLES,
         "p50Ms": round(percentile(latencies, 0.5) * 1000, 2),
         "p99Ms": round(percentile(latencies, 0.99) * 1000, 2),
         "writeRoundTripP50Ms": round(percentile(writes, 0.5) * 1000, 2),
+        "expirySamples": EXPIRY_SAMPLES,
+        "expiryToWakeMaxMs": round(max(late) * 1000, 2),
+        "expiryToWakeP50Ms": round(percentile(late, 0.5) * 1000, 2),
     }
+
+
+async def _expiry_overshoot(
+    http: httpx.AsyncClient, url: str, headers: dict[str, str], heard: asyncio.Queue[float], n: int
+) -> float:
+    """Claim a fresh issue with a one-second lease and let it run out: how long after its expiry (by the database's
+    clock, on this machine's) the listener heard that the ready queue changed."""
+    from datetime import datetime
+
+    async def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        body = {"name": tool, "arguments": arguments, "_meta": MODERN_META}
+        request = {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": body}
+        answer = await http.post(
+            url, content=json.dumps(request), headers={**headers, "Mcp-Method": "tools/call", "Mcp-Name": tool}
+        )
+        data: dict[str, Any] = answer.json()["result"]["structuredContent"]["data"]
+        return data
+
+    created = await call("create", {"title": f"expiring {n}"})
+    claimed = await call("claim", {"id": created["id"], "lease_seconds": 1})
+    expires = datetime.fromisoformat(claimed["lease_expires_at"].replace("Z", "+00:00")).timestamp()
+    while True:
+        heard_at = await asyncio.wait_for(heard.get(), 10)
+        wall = time.time() - (time.perf_counter() - heard_at)  # when it was heard, on the wall clock
+        if wall >= expires:
+            return wall - expires
 
 
 def run_store(name: str, fresh: Any, home: Path, work: Path, replicas: int) -> dict[str, Any]:

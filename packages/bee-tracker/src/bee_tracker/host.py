@@ -223,6 +223,7 @@ def edge_limits(config: TrackerConfig) -> EdgeLimits:
         max_connections_per_peer=config.max_http_connections_per_peer,
         max_streams=config.max_listens,
         stream_stall_seconds=config.listen_stall_seconds,
+        stream_paths=frozenset({"/board/events"}),
     )
 
 
@@ -291,7 +292,13 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
         allowed = (config.host, *config.allowed_hosts)
         extra, grants, idp = assembly.board_parts(config, signin, store)
         routes = board_routes(
-            store, verifier, allowed_hosts=allowed, deadline_seconds=config.deadline_seconds, grants=grants, idp=idp
+            store,
+            verifier,
+            allowed_hosts=allowed,
+            deadline_seconds=config.deadline_seconds,
+            grants=grants,
+            idp=idp,
+            changes=listening.bus,
         )
         return Starlette(routes=[*extra, *routes]), None
 

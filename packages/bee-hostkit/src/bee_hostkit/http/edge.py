@@ -22,12 +22,13 @@ keeps those promises where the bytes arrive:
   is, :mod:`bee_hostkit.http.clients`), the answer is written straight from the protocol callback: 503 with
   ``Retry-After`` and a small JSON body. The slot is released when the request's ASGI task ends, whatever the
   client did meanwhile. A request whose answer is a stream (``Mcp-Method: subscriptions/listen``, which the SDK
-  holds to the body's method) is admitted against its own cap, ``max_streams`` (:class:`~.admission.Streams`),
-  never among calls: a thousand listeners hold no call's slot and do not count in the cost estimate. A stream
-  whose client stops reading is closed once its writes have waited ``stream_stall_seconds`` (the transport's buffer
-  is full): a slow listener costs a bounded buffer for a bounded time, then nothing. A stream's buffers are kept
-  small (:data:`_STREAM_SEND_BUFFER` in the kernel, :data:`_STREAM_WRITE_BUFFER` in the process) rather than
-  growing to the megabytes the kernel would give a bulk transfer: its frames are small change notifications.
+  holds to the body's method), and a request to one of ``stream_paths`` (the board's event stream), is admitted
+  against its own cap, ``max_streams`` (:class:`~.admission.Streams`), never among calls: a thousand listeners
+  hold no call's slot and do not count in the cost estimate. A stream whose client stops reading is closed once its
+  writes have waited ``stream_stall_seconds`` (the transport's buffer is full): a slow listener costs a bounded
+  buffer for a bounded time, then nothing. A stream's buffers are kept small (:data:`_STREAM_SEND_BUFFER` in the
+  kernel, :data:`_STREAM_WRITE_BUFFER` in the process) rather than growing to the megabytes the kernel would give a
+  bulk transfer: its frames are small change notifications.
 - **Timeouts.** A request's headers must arrive within ``header_timeout_seconds``: from the moment the connection is
   accepted for its first request (a connection that has sent nothing by then is closed), from its first byte for a
   later one (uvicorn closes a connection idle between requests after 5 s). The whole request, body included, must
@@ -358,7 +359,10 @@ class EdgeProtocol(HttpToolsProtocol):
         if self._stopping:
             cycle.keep_alive = False  # answered with "connection: close", and the connection closed after it
         if app is not self.app or cycle.scope["path"] not in self.limits.admitted_paths:
-            self._serve(cycle, app)
+            if app is self.app and cycle.scope["path"] in self.limits.stream_paths:
+                self._enter_stream(cycle, app)
+            else:
+                self._serve(cycle, app)
         elif cycle.more_body and len(cycle.body) <= HIGH_WATER_LIMIT:
             # Admitted once the body has arrived: a client that sends it slowly holds no slot meanwhile.
             self._awaiting = (cycle, app)
@@ -381,12 +385,7 @@ class EdgeProtocol(HttpToolsProtocol):
 
     def _admit(self, cycle: RequestResponseCycle, app: Any) -> None:
         if _streamed(cycle.scope["headers"]):
-            if self.streams.try_enter():
-                self._streaming = True
-                self._small_buffers()
-                self._serve(cycle, functools.partial(self._run_stream, app))
-            else:
-                self._shed(cycle, self.streams.body)
+            self._enter_stream(cycle, app)
             return
         client = client_of(cycle.scope["headers"], self._peer)
         if (refusal := self.admission.try_enter(time.monotonic(), client)) is None:
@@ -403,6 +402,15 @@ class EdgeProtocol(HttpToolsProtocol):
             await app(scope, receive, send)
         finally:
             self.admission.leave(time.monotonic(), client)
+
+    def _enter_stream(self, cycle: RequestResponseCycle, app: Any) -> None:
+        """Serve a stream (a listen, or a path in ``stream_paths``) within the stream cap, or shed it."""
+        if self.streams.try_enter():
+            self._streaming = True
+            self._small_buffers()
+            self._serve(cycle, functools.partial(self._run_stream, app))
+        else:
+            self._shed(cycle, self.streams.body)
 
     def _small_buffers(self) -> None:
         sock = self.transport.get_extra_info("socket")

@@ -64,6 +64,8 @@ class EdgeLimits:
     max_connections_per_peer: int = DEFAULT_MAX_CONNECTIONS_PER_PEER
     max_streams: int | None = DEFAULT_MAX_STREAMS
     stream_stall_seconds: float = DEFAULT_STREAM_STALL_SECONDS
+    #: Paths outside ``admitted_paths`` whose answer is a stream (server-sent events), counted as streams.
+    stream_paths: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not 0 < self.max_header_line_bytes <= self.max_header_bytes:
