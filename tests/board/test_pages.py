@@ -204,8 +204,8 @@ def test_the_epics_page_shows_each_epics_progress_over_its_children(web: TestCli
 
 def test_every_piece_of_issue_text_renders_as_text(lite: SqlStore, tmp_path: Path) -> None:
     """Titles, descriptions, labels, comments and even the actor's name carry the corpus; no page runs or adds any
-    of it: the only scripts are the vendored htmx and the board's live updates, no element gets an event handler or a javascript: link, and the
-    text reads back exactly."""
+    of it: the only scripts are the vendored htmx and the board's live updates, no element gets an event handler or
+    a javascript: link, and the text reads back exactly."""
     payload = " ".join(XSS)
     actor = "<script>alert('actor')</script>@example.com"
     epic = created(lite, payload[:500], issue_type="epic", description=payload, labels=XSS, actor=actor)

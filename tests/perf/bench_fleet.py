@@ -10,8 +10,8 @@ gate issue; the clock starts when a lead completes the gate (every agent is runn
   nothing is ready. Completed issues per second, lost races, and p50/p99 of the time an agent spends in requests per
   completed issue.
 - **requests per completed issue**: the same two loops on a backlog of 16 dependency chains (issue n waits for
-  issue n - 16), so that half the agents have no ready work at any time and must wait: every request counted (listen streams included),
-  per completed issue (target: listening at most a third of polling).
+  issue n - 16), so that half the agents have no ready work at any time and must wait: every request counted
+  (listen streams included), per completed issue (target: listening at most a third of polling).
 - **wake latency**: a listener on the ready queue, a writer creating an issue (which is ready at once): the time
   from sending the write to the notification's arrival, on one replica and (PostgreSQL) from a write on the other
   replica (target across two: p50 <= 50 ms, p99 <= 250 ms). Then a claim left to run out (a one-second lease):
