@@ -121,6 +121,10 @@ class LocalBus:
 
     def post(self, touched: list[str]) -> None:
         """Deliver ``touched`` on the loop; callable from any thread, never blocks (dropped before :meth:`bind`)."""
+        self.post_here(touched)
+
+    def post_here(self, touched: list[str]) -> None:
+        """Deliver ``touched`` to this process's streams and watchers, on the loop (from any thread)."""
         loop = self._loop
         if touched and loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self.deliver, touched)
@@ -192,7 +196,7 @@ class PostgresBus(LocalBus):
 
     def post(self, touched: list[str]) -> None:
         """Deliver here at once, and tell the other replicas (from the sending thread)."""
-        super().post(touched)
+        self.post_here(touched)
         if touched:
             self._outbox.put(touched)
 
@@ -212,7 +216,7 @@ class PostgresBus(LocalBus):
         """One notification: another replica's URIs, delivered here (this bus's own were delivered when posted)."""
         origin, _, rest = payload.partition("\n")
         if origin != self._origin and rest:
-            LocalBus.post(self, rest.split("\n"))
+            self.post_here(rest.split("\n"))
 
     def _batch(self, first: list[str]) -> list[str] | None:
         """``first`` and whatever else is waiting, as one batch (None: stop)."""
