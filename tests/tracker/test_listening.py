@@ -107,7 +107,7 @@ def test_notify_payloads_stay_under_postgresqls_limit_and_a_replica_ignores_its_
     assert len(payloads) > 1 and all(len(payload.encode()) < 8000 for payload in payloads)
     assert [uri for payload in payloads for uri in payload.split("\n")[1:]] == touched
     heard: list[list[str]] = []
-    bus.post_here = heard.append  # type: ignore[method-assign]  # what reaches this process's delivery
+    bus.post_here = heard.append  # type: ignore[method-assign,assignment]  # what reaches this process's delivery
     bus.heard(payloads[0])
     assert heard == []  # its own: delivered when it was posted
     bus.heard("another-replica\n" + uris.issue_uri("bd-1"))
