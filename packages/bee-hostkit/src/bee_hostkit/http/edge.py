@@ -21,14 +21,15 @@ keeps those promises where the bytes arrive:
   its client holds its share of what is in flight (the rule is :mod:`bee_hostkit.http.admission`; whose request it
   is, :mod:`bee_hostkit.http.clients`), the answer is written straight from the protocol callback: 503 with
   ``Retry-After`` and a small JSON body. The slot is released when the request's ASGI task ends, whatever the
-  client did meanwhile. A request whose answer is a stream (``Mcp-Method: subscriptions/listen``, which the SDK
-  holds to the body's method), and a request to one of ``stream_paths`` (the board's event stream), is admitted
-  against its own cap, ``max_streams`` (:class:`~.admission.Streams`), never among calls: a thousand listeners
-  hold no call's slot and do not count in the cost estimate. A stream whose client stops reading is closed once its
-  writes have waited ``stream_stall_seconds`` (the transport's buffer is full): a slow listener costs a bounded
-  buffer for a bounded time, then nothing. A stream's buffers are kept small (:data:`_STREAM_SEND_BUFFER` in the
-  kernel, :data:`_STREAM_WRITE_BUFFER` in the process) rather than growing to the megabytes the kernel would give a
-  bulk transfer: its frames are small change notifications.
+  client did meanwhile. A request whose answer is a stream (``Mcp-Method: subscriptions/listen`` under
+  ``MCP-Protocol-Version: 2026-07-28``, the era whose SDK holds that header to the body's method), and a request to
+  one of ``stream_paths`` (the board's event stream), is admitted against its own cap, ``max_streams``
+  (:class:`~.admission.Streams`), never among calls: a thousand listeners hold no call's slot and do not count in the
+  cost estimate. A stream whose client stops reading is closed once its writes have waited ``stream_stall_seconds``
+  (the transport's buffer is full): a slow listener costs a bounded buffer for a bounded time, then nothing. A
+  stream's buffers are kept small (:data:`_STREAM_SEND_BUFFER` in the kernel, :data:`_STREAM_WRITE_BUFFER` in the
+  process) rather than growing to the megabytes the kernel would give a bulk transfer: its frames are small change
+  notifications.
 - **Timeouts.** A request's headers must arrive within ``header_timeout_seconds``: from the moment the connection is
   accepted for its first request (a connection that has sent nothing by then is closed), from its first byte for a
   later one (uvicorn closes a connection idle between requests after 5 s). The whole request, body included, must
@@ -81,7 +82,12 @@ from bee_hostkit.http.admission import Admission, Streams
 from bee_hostkit.http.clients import Client, client_of
 from bee_hostkit.http.connections import Connections, Waiting
 from bee_hostkit.http.descriptors import EdgeLoop, connection_cap
-from bee_hostkit.http.limits import DEFAULT_RETRY_AFTER_SECONDS, STREAM_METHODS, EdgeLimits
+from bee_hostkit.http.limits import (
+    DEFAULT_RETRY_AFTER_SECONDS,
+    STREAM_METHODS,
+    STREAM_PROTOCOL_VERSIONS,
+    EdgeLimits,
+)
 
 #: How long a refused connection keeps draining what the client still sends before it is closed.
 _LINGER_SECONDS = 5.0
@@ -563,8 +569,16 @@ class EdgeProtocol(HttpToolsProtocol):
 
 
 def _streamed(headers: Iterable[tuple[bytes, bytes]]) -> bool:
-    """Whether a request with these (lower-cased) headers asks for a stream (its ``Mcp-Method`` says so)."""
-    return any(name == b"mcp-method" and value in STREAM_METHODS for name, value in headers)
+    """Whether a request with these (lower-cased) headers asks for a stream: its ``Mcp-Method`` says so, in the era
+    whose SDK refuses a request whose header and body disagree (a handshake-era request naming a stream method in
+    its header is taken for what it is, a call, counted and paced as one)."""
+    method = version = False
+    for name, value in headers:
+        if name == b"mcp-method":
+            method = value in STREAM_METHODS
+        elif name == b"mcp-protocol-version":
+            version = value in STREAM_PROTOCOL_VERSIONS
+    return method and version
 
 
 def edge_protocol(limits: EdgeLimits) -> type[EdgeProtocol]:

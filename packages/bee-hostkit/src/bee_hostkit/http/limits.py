@@ -39,6 +39,9 @@ DEFAULT_STREAM_STALL_SECONDS = 10.0
 #: The ``Mcp-Method`` header value (MCP 2026-07-28, which the SDK checks against the body) of a request whose answer
 #: is a stream.
 STREAM_METHODS = frozenset({b"subscriptions/listen"})
+#: The ``MCP-Protocol-Version`` values under which the SDK holds ``Mcp-Method`` to the body's method (2026-07-28):
+#: in the handshake era nothing checks the header, so a request there is never taken for a stream by it.
+STREAM_PROTOCOL_VERSIONS = frozenset({b"2026-07-28"})
 
 
 @dataclass(frozen=True)
