@@ -106,6 +106,13 @@ async def test_a_2025_client_reads_resources_but_cannot_listen(tracker_factory: 
         with pytest.raises(ListenNotSupportedError):
             async with client.listen(resource_subscriptions=[issue(created["id"])]):
                 pass
+        # That era's subscribe needs a session the stateless tracker does not keep: it is not served.
+        with (
+            pytest.warns(Warning, match="resources/subscribe is removed"),  # the SDK says so, then sends it
+            pytest.raises(MCPError) as refused,
+        ):
+            await client.session.subscribe_resource(issue(created["id"]))
+        assert refused.value.code == -32601
 
 
 async def test_listeners_are_woken_by_writes_on_any_replica(
