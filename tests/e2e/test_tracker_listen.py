@@ -321,7 +321,8 @@ async def test_stopping_a_tracker_ends_its_listen_streams(tracker_factory: Track
 async def test_a_call_cannot_pass_for_a_stream_to_skip_the_calls_admission(tracker_factory: TrackerFactory) -> None:
     server = tracker_factory(None, "--max-listens", "1")
     token = server.token(ACTOR)
-    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ready", "arguments": {}}}
+    params: dict[str, Any] = {"name": "ready", "arguments": {}}
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
     async with (
         httpx.AsyncClient(timeout=30) as http,
         raw_listen(http, server.url, token, [READY]) as stream,
@@ -334,6 +335,6 @@ async def test_a_call_cannot_pass_for_a_stream_to_skip_the_calls_admission(track
         assert answer.status_code == 200, answer.text
         assert "issues" in json.dumps(answer.json()["result"]["structuredContent"])
         # In the 2026 era the SDK holds the header to the body's method: the disagreement is refused.
-        modern = {**call, "params": {**call["params"], "_meta": MODERN_META}}
+        modern = {**call, "params": {**params, "_meta": MODERN_META}}
         refused = await http.post(server.url, content=json.dumps(modern), headers=_listen_headers(token))
         assert refused.status_code in (400, 503), refused.text
