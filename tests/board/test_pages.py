@@ -17,6 +17,8 @@ from tests.conftest import FIXTURES
 EXPORTS = sorted((FIXTURES / "beads").glob("*.jsonl"))
 TEMPLATES = Path(__file__).parents[2] / "packages/bee-tracker/src/bee_tracker/board/templates"
 HTMX = "/board/static/vendor/htmx.org/htmx.min.js"
+#: The board's live updates (board/static/live.js), on every signed-in page.
+LIVE = {"src": "/board/static/live.js", "data-events": "/board/events", "defer": None}
 
 #: Payloads that would run script, add markup, or be evaluated as a template, if any page trusted issue text.
 XSS = [
@@ -202,8 +204,8 @@ def test_the_epics_page_shows_each_epics_progress_over_its_children(web: TestCli
 
 def test_every_piece_of_issue_text_renders_as_text(lite: SqlStore, tmp_path: Path) -> None:
     """Titles, descriptions, labels, comments and even the actor's name carry the corpus; no page runs or adds any
-    of it: the only script is the vendored htmx, no element gets an event handler or a javascript: link, and the
-    text reads back exactly."""
+    of it: the only scripts are the vendored htmx and the board's live updates, no element gets an event handler or
+    a javascript: link, and the text reads back exactly."""
     payload = " ".join(XSS)
     actor = "<script>alert('actor')</script>@example.com"
     epic = created(lite, payload[:500], issue_type="epic", description=payload, labels=XSS, actor=actor)
@@ -229,7 +231,7 @@ def test_every_piece_of_issue_text_renders_as_text(lite: SqlStore, tmp_path: Pat
         assert answer.status_code == 200, path
         parsed = Elements(answer.text)
         scripts = [attrs for tag, attrs in parsed.tags if tag == "script"]
-        assert scripts == [{"src": HTMX, "defer": None}], path
+        assert scripts == [{"src": HTMX, "defer": None}, LIVE], path
         for tag, attrs in parsed.tags:
             assert tag not in ("iframe", "img", "svg", "style", "object", "embed") or (
                 tag == "img" and (attrs["src"] or "").startswith("/board/graph/")
@@ -295,7 +297,7 @@ def test_the_board_poll_answers_204_until_something_changes(web: TestClient, lit
     issue = created(lite, "watched")
     sign_in(web)
     page = web.get("/board/").text
-    poll = found(r'hx-get="([^"]+)" hx-trigger="every 5s"', page).group(1)
+    poll = found(r'hx-get="([^"]+)" hx-trigger="every 5s, bee:change from:body"', page).group(1)
     poll = html.unescape(poll)
     assert web.get(poll).status_code == 204
     assert web.get(poll).status_code == 204

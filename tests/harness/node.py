@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -163,19 +164,22 @@ def ts_client(
     *,
     list_tools: bool = True,
     prompts: list[tuple[str, dict[str, str]]] | None = None,
+    reads: Sequence[str] = (),
 ) -> Any:
-    """Connect the TS SDK ``Client``, list tools, make ``calls`` in order and return what the client reported; with
-    ``prompts``, list the prompts and get each.
+    """Connect the TS SDK ``Client``, list tools, make ``calls`` in order, then with ``prompts`` list the prompts and
+    get each, and read the resources ``reads`` names; return what the client reported.
 
     The answer is ``{"serverVersion", "instructions", "tools", "calls": [{"result": CallToolResult} | {"thrown":
-    {class, code, message, data}}], "promptList", "prompts": [{"result": GetPromptResult} | {"thrown": …}]}``; a
-    call the client rejects itself (output-schema validation) appears as ``thrown``.
+    {class, code, message, data}}], "promptList", "prompts": [{"result": GetPromptResult} | {"thrown": …}], "reads":
+    [{"result": ReadResourceResult} | {"thrown": …}]}``; a call the client rejects itself (output-schema validation)
+    appears as ``thrown``.
     """
     tools = require_installed()
     request: dict[str, Any] = {
         "server": server,
         "listTools": list_tools,
         "calls": [{"name": name, "arguments": arguments} for name, arguments in calls],
+        "reads": list(reads),
     }
     if prompts is not None:
         request["prompts"] = [{"name": name, "arguments": arguments} for name, arguments in prompts]

@@ -7,11 +7,13 @@
 //           | {"http": {"url": "http://.../mcp", "headers": {"Authorization": "Bearer ..."}}},
 //    "listTools": true,                       // default true; the client validates outputs only after listing
 //    "calls": [{"name": "tool", "arguments": {...}}, ...],
-//    "prompts": [{"name": "prompt", "arguments": {...}}, ...]}   // optional: then prompts/list and each prompts/get
+//    "prompts": [{"name": "prompt", "arguments": {...}}, ...],  // optional: then prompts/list and each prompts/get
+//    "reads": ["resource URI", ...]}         // optional: resources/read of each, after the calls
 // Output: one JSON document on stdout:
 //   {"serverVersion": {...}, "instructions": "..." | null, "tools": [...] | null,
 //    "calls": [{"result": CallToolResult} | {"thrown": {"class", "code", "message", "data"}}, ...],
-//    "promptList": [...] | null, "prompts": [{"result": GetPromptResult} | {"thrown": {...}}, ...]}
+//    "promptList": [...] | null, "prompts": [{"result": GetPromptResult} | {"thrown": {...}}, ...],
+//    "reads": [{"result": ReadResourceResult} | {"thrown": {...}}, ...]}
 // A call that throws (the client's own output-schema validation included) is reported, never swallowed, and the
 // remaining calls still run. Failing to connect exits 1 with {"connectError": {...}}.
 
@@ -65,6 +67,7 @@ async function main() {
     calls: [],
     promptList: null,
     prompts: [],
+    reads: [],
   };
   try {
     if (spec.listTools ?? true) {
@@ -85,6 +88,13 @@ async function main() {
         } catch (error) {
           out.prompts.push({ thrown: describe(error) });
         }
+      }
+    }
+    for (const uri of spec.reads ?? []) {
+      try {
+        out.reads.push({ result: await client.readResource({ uri }) });
+      } catch (error) {
+        out.reads.push({ thrown: describe(error) });
       }
     }
   } finally {

@@ -197,3 +197,17 @@ def test_shedding_by_share_is_counted_in_the_log(caplog: pytest.LogCaptureFixtur
         "shedding: answered 1 with 503 (0 at the limit of 10 requests in flight, 0 over - s of queued work at 5.0 ms "
         "a request, 1 beyond their client's share)"
     )
+
+
+def test_streams_are_counted_apart_from_calls_within_their_own_cap() -> None:
+    from bee_hostkit.http.admission import Streams
+
+    calls = Admission(2, 1)
+    streams = Streams(3, 1)
+    assert [streams.try_enter() for _ in range(4)] == [True, True, True, False]
+    assert b"3 listen streams open" in streams.body and json.loads(streams.body)["retry_after_seconds"] == 1
+    # Three open streams take nothing from the calls' count: both calls are admitted.
+    assert calls.try_enter(0.0) is None and calls.try_enter(0.0) is None
+    streams.leave()
+    assert streams.try_enter()
+    assert Streams(None, 1).try_enter()

@@ -24,6 +24,7 @@ from bee_hostkit.http.limits import (
     DEFAULT_MAX_QUEUE_SECONDS,
     DEFAULT_MIN_IN_FLIGHT,
     DEFAULT_REQUEST_TIMEOUT_SECONDS,
+    DEFAULT_STREAM_STALL_SECONDS,
 )
 from bee_tracker.cli_common import config_of as _config
 from bee_tracker.cli_common import home_option as _home
@@ -32,6 +33,12 @@ from bee_tracker.cli_common import store_option as _store
 from bee_tracker.cli_log import claims, log
 from bee_tracker.cli_signin import signin_options, tokens
 from bee_tracker.config import DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_TOKEN_LIFETIME_SECONDS, DEFAULT_PORT
+from bee_tracker.listening.limits import (
+    DEFAULT_LISTEN_BUFFER,
+    DEFAULT_MAX_LISTEN_URIS,
+    DEFAULT_MAX_LISTENS,
+    DEFAULT_MAX_LISTENS_PER_ACTOR,
+)
 from bee_tracker.model import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
 
 if TYPE_CHECKING:
@@ -217,6 +224,43 @@ def init(home: Path | None) -> None:
     help="Give every claim that asks for no lease_seconds a lease of this many seconds (at most 604800, 7 days), "
     "renewed by its holder's claims and writes on the issue; once it expires by the database's clock, ready offers "
     "the issue again and the next claim takes it. Default: no lease, claims never expire.",
+)
+@click.option(
+    "--max-listens",
+    default=DEFAULT_MAX_LISTENS,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Listen streams (subscriptions/listen) one process holds open, counted apart from --max-in-flight; more "
+    "are answered 503 busy.",
+)
+@click.option(
+    "--max-listens-per-actor",
+    default=DEFAULT_MAX_LISTENS_PER_ACTOR,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Listen streams one actor holds open in one process; more are refused.",
+)
+@click.option(
+    "--max-listen-uris",
+    default=DEFAULT_MAX_LISTEN_URIS,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="Resources one listen stream subscribes to; more are refused.",
+)
+@click.option(
+    "--listen-buffer",
+    default=DEFAULT_LISTEN_BUFFER,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Undelivered events a listen stream may hold: a listener that stops reading is ended there (it listens "
+    "again and refetches), never buffered without limit.",
+)
+@click.option(
+    "--listen-stall-seconds",
+    default=DEFAULT_STREAM_STALL_SECONDS,
+    show_default=True,
+    type=click.FloatRange(0.1, 3600),
+    help="Seconds a listen stream's writes may wait on a client that does not read before its connection is closed.",
 )
 @click.option(
     "--replica-id",

@@ -17,8 +17,15 @@ from bee_hostkit.http.limits import (
     DEFAULT_MAX_QUEUE_SECONDS,
     DEFAULT_MIN_IN_FLIGHT,
     DEFAULT_REQUEST_TIMEOUT_SECONDS,
+    DEFAULT_STREAM_STALL_SECONDS,
 )
 from bee_tracker.home import STORE_FILE
+from bee_tracker.listening.limits import (
+    DEFAULT_LISTEN_BUFFER,
+    DEFAULT_MAX_LISTEN_URIS,
+    DEFAULT_MAX_LISTENS,
+    DEFAULT_MAX_LISTENS_PER_ACTOR,
+)
 
 ENV_STORE = "BEE_TRACKER_STORE"
 DEFAULT_PORT = 8765
@@ -85,6 +92,13 @@ class TrackerConfig:
     # and this process's name in the audit log (None: host and process id).
     claim_ttl: int | None = None
     replica_id: str | None = None
+    # Listening (bee_tracker.listening): open listen streams in a process (the edge's separate count), per actor,
+    # resources per stream, and the undelivered events at which a slow listener's stream is ended.
+    max_listens: int = DEFAULT_MAX_LISTENS
+    max_listens_per_actor: int = DEFAULT_MAX_LISTENS_PER_ACTOR
+    max_listen_uris: int = DEFAULT_MAX_LISTEN_URIS
+    listen_buffer: int = DEFAULT_LISTEN_BUFFER
+    listen_stall_seconds: float = DEFAULT_STREAM_STALL_SECONDS
 
     @property
     def store(self) -> str:

@@ -11,6 +11,7 @@ once the app has started (:mod:`bee_hostkit.http.deferred`), so a restarted trac
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import threading
@@ -30,6 +31,8 @@ from bee_hostkit.http.limits import EdgeLimits
 from bee_tracker import skills
 from bee_tracker.auth import Verifier
 from bee_tracker.config import TrackerConfig
+from bee_tracker.listening import Listening
+from bee_tracker.listening.limits import ListenLimits
 from bee_tracker.middleware import ACTOR_SCOPE_KEY, BearerAuth
 from bee_tracker.oauth import assembly
 from bee_tracker.prompts import add_prompts
@@ -56,7 +59,8 @@ INSTRUCTIONS = (
     "attributed to your token's actor. Read the skill at skill://beads-engineering-backlog/SKILL.md (resources/read, "
     "or skills/get where the Skills extension is supported) before using these tools. At the start of a session, and "
     "after a compaction, get the prompt session_start (prompts/get): your claims and their leases, ready work for "
-    "you and the handoffs left for you."
+    "you and the handoffs left for you. When nothing is ready, do not poll: listen (subscriptions/listen) on "
+    "bee://tracker/ready and claim when it changes."
 )
 
 
@@ -116,8 +120,9 @@ def _hinted(ctx: ServerRequestContext[Any, Any], result: dict[str, Any]) -> dict
     return result
 
 
-def add_skills(server: Server[Any]) -> None:
-    """Serve the Skills extension: advertised in both eras, skills/list, skills/get, resources/list and /read."""
+def add_skills(server: Server[Any], store: SqlStore) -> None:
+    """Serve the Skills extension: advertised in both eras, skills/list, skills/get, resources/list and /read (the
+    skill's files, and the tracker's own resources: :mod:`bee_tracker.listening.resources`)."""
     import mcp_types as types
     from mcp.shared.exceptions import MCPError
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -160,7 +165,7 @@ def add_skills(server: Server[Any]) -> None:
     ) -> types.ReadResourceResult:
         found = skills.find_file(str(params.uri))
         if found is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"no resource {params.uri}; see resources/list")
+            return await _read_tracker(ctx, store, str(params.uri))
         contents = types.TextResourceContents(uri=found.uri, mime_type="text/markdown", text=found.data.decode("utf-8"))
         result = types.ReadResourceResult(contents=[contents])
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -172,6 +177,22 @@ def add_skills(server: Server[Any]) -> None:
     server.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
     server.add_request_handler("resources/read", types.ReadResourceRequestParams, read_resource)
     server.middleware.append(_LegacyExtensions())
+
+
+async def _read_tracker(ctx: ServerRequestContext[Any, Any], store: SqlStore, uri: str) -> types.ReadResourceResult:
+    """``resources/read`` of an issue, a ready queue or an actor's claims (:mod:`bee_tracker.listening.resources`)."""
+    import mcp_types as types
+
+    from bee_hostkit import threads
+    from bee_tracker.listening import resources
+
+    actor = _actor_in(getattr(ctx.request, "scope", {})) or ""
+    try:
+        text = await threads.run_sync(resources.read, store, actor, uri)
+    except BeeError as error:
+        raise resources.mcp_error(error) from None
+    contents = types.TextResourceContents(uri=uri, mime_type=resources.MIME_TYPE, text=text)
+    return types.ReadResourceResult(contents=[contents])
 
 
 class _LegacyExtensions:
@@ -204,6 +225,19 @@ def edge_limits(config: TrackerConfig) -> EdgeLimits:
         header_timeout_seconds=config.header_timeout_seconds,
         max_connections=config.max_http_connections,
         max_connections_per_peer=config.max_http_connections_per_peer,
+        max_streams=config.max_listens,
+        stream_stall_seconds=config.listen_stall_seconds,
+        stream_paths=frozenset({"/board/events"}),
+    )
+
+
+def listen_limits(config: TrackerConfig) -> ListenLimits:
+    """How far listening goes for this tracker (:mod:`bee_tracker.listening.limits`)."""
+    return ListenLimits(
+        streams=config.max_listens,
+        per_actor=config.max_listens_per_actor,
+        uris=config.max_listen_uris,
+        buffer=config.listen_buffer,
     )
 
 
@@ -243,12 +277,14 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
 
         host = build_host(store, config)
         server = host.build_server()
-        add_skills(server)
+        add_skills(server, store)
         add_prompts(server, store, _actor_in)
+        listening.attach(server)
         # tools/call and tools/list take the fast path: the same host, answering as it does on the SDK's route.
         return HostServer(server, host)
 
     signin = assembly.resource_side(config, verifier, store)
+    listening = Listening(store, config.store, listen_limits(config), _actor_in)
 
     def build_board() -> Built:
         from bee_tracker.board import board_routes
@@ -261,7 +297,13 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
         allowed = (config.host, *config.allowed_hosts)
         extra, grants, idp = assembly.board_parts(config, signin, store)
         routes = board_routes(
-            store, verifier, allowed_hosts=allowed, deadline_seconds=config.deadline_seconds, grants=grants, idp=idp
+            store,
+            verifier,
+            allowed_hosts=allowed,
+            deadline_seconds=config.deadline_seconds,
+            grants=grants,
+            idp=idp,
+            changes=listening.bus,
         )
         return Starlette(routes=[*extra, *routes]), None
 
@@ -296,7 +338,12 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
             store.register(statuses=config.custom_statuses, types=config.custom_types)
         if signin.access is not None:
             signin.access.keys.load()  # the access-token keys, read (or made) before any token is checked
+        listening.start(asyncio.get_running_loop())  # the lifespan runs this on the server's loop
         logger.info("tracker store ready (%s)", store.db.dialect)
+
+    def shutdown() -> None:
+        listening.stop()
+        store.close()
 
     return mcp_http_app(
         build_server,
@@ -310,5 +357,5 @@ def build_app(store: SqlStore, verifier: Verifier, config: TrackerConfig) -> Sta
         ],
         deferred=[board],
         on_startup=startup,
-        on_shutdown=store.close,
+        on_shutdown=shutdown,
     )

@@ -212,3 +212,29 @@ class Admission:
         )
         self._shed_at_limit = self._shed_by_cost = self._shed_by_share = 0
         self._last_report = now
+
+
+class Streams:
+    """Open streams (``subscriptions/listen``) counted apart from calls: a cap, and the 503 beyond it.
+
+    A listen stream lasts as long as its client listens, so counted among calls it would hold a call's slot for
+    minutes, and a thousand listeners would leave no room for a ``claim``; its wall-clock time would also wreck the
+    cost estimate above. Streams are admitted against their own cap instead (None: no cap), and cost nothing there.
+    """
+
+    def __init__(self, limit: int | None, retry_after_seconds: int) -> None:
+        self.limit = limit
+        self.open = 0
+        self.body = busy_json(
+            f"the host has {limit} listen streams open, the most it holds; retry after {retry_after_seconds} s",
+            retry_after_seconds,
+        )
+
+    def try_enter(self) -> bool:
+        if self.limit is not None and self.open >= self.limit:
+            return False
+        self.open += 1
+        return True
+
+    def leave(self) -> None:
+        self.open -= 1

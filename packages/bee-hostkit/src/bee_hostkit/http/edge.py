@@ -21,7 +21,15 @@ keeps those promises where the bytes arrive:
   its client holds its share of what is in flight (the rule is :mod:`bee_hostkit.http.admission`; whose request it
   is, :mod:`bee_hostkit.http.clients`), the answer is written straight from the protocol callback: 503 with
   ``Retry-After`` and a small JSON body. The slot is released when the request's ASGI task ends, whatever the
-  client did meanwhile.
+  client did meanwhile. A request whose answer is a stream (``Mcp-Method: subscriptions/listen`` under
+  ``MCP-Protocol-Version: 2026-07-28``, the era whose SDK holds that header to the body's method), and a request to
+  one of ``stream_paths`` (the board's event stream), is admitted against its own cap, ``max_streams``
+  (:class:`~.admission.Streams`), never among calls: a thousand listeners hold no call's slot and do not count in the
+  cost estimate. A stream whose client stops reading is closed once its writes have waited ``stream_stall_seconds``
+  (the transport's buffer is full): a slow listener costs a bounded buffer for a bounded time, then nothing. A
+  stream's buffers are kept small (:data:`_STREAM_SEND_BUFFER` in the kernel, :data:`_STREAM_WRITE_BUFFER` in the
+  process) rather than growing to the megabytes the kernel would give a bulk transfer: its frames are small change
+  notifications.
 - **Timeouts.** A request's headers must arrive within ``header_timeout_seconds``: from the moment the connection is
   accepted for its first request (a connection that has sent nothing by then is closed), from its first byte for a
   later one (uvicorn closes a connection idle between requests after 5 s). The whole request, body included, must
@@ -52,8 +60,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -69,16 +78,25 @@ from bee_hostkit.http._uvicorn import (
     get_path_with_query_string,
 )
 from bee_hostkit.http.access_log import hide_queries
-from bee_hostkit.http.admission import Admission
+from bee_hostkit.http.admission import Admission, Streams
 from bee_hostkit.http.clients import Client, client_of
 from bee_hostkit.http.connections import Connections, Waiting
 from bee_hostkit.http.descriptors import EdgeLoop, connection_cap
-from bee_hostkit.http.limits import DEFAULT_RETRY_AFTER_SECONDS, EdgeLimits
+from bee_hostkit.http.limits import (
+    DEFAULT_RETRY_AFTER_SECONDS,
+    STREAM_METHODS,
+    STREAM_PROTOCOL_VERSIONS,
+    EdgeLimits,
+)
 
 #: How long a refused connection keeps draining what the client still sends before it is closed.
 _LINGER_SECONDS = 5.0
 #: How long a stopping server waits for the first byte of a request on a connection it has just accepted.
 _FIRST_REQUEST_GRACE_SECONDS = 1.0
+#: A stream's kernel send buffer (SO_SNDBUF; the kernel doubles it), and the bytes its transport holds beyond that
+#: before its writes wait: what a listener that stops reading can hold, at most.
+_STREAM_SEND_BUFFER = 16 * 1024
+_STREAM_WRITE_BUFFER = 16 * 1024
 
 
 def _json(error: str, description: str) -> bytes:
@@ -105,6 +123,7 @@ class EdgeProtocol(HttpToolsProtocol):
 
     limits: ClassVar[EdgeLimits] = EdgeLimits()
     admission: ClassVar[Admission] = Admission(None, DEFAULT_RETRY_AFTER_SECONDS)
+    streams: ClassVar[Streams] = Streams(None, DEFAULT_RETRY_AFTER_SECONDS)
     # Not "connections": uvicorn's protocol keeps the server's set of connections under that name.
     open_connections: ClassVar[Connections] = Connections(EdgeLimits().max_connections, EdgeLimits().max_connections)
 
@@ -143,6 +162,8 @@ class EdgeProtocol(HttpToolsProtocol):
         self._awaiting: tuple[RequestResponseCycle, Any] | None = None
         self._peer = ""
         self._shed_last = False  # whether the last answer on this connection was the edge's 503
+        self._streaming = False  # whether its request in progress is an admitted stream (closed on a graceful stop)
+        self._stall_timer: asyncio.TimerHandle | None = None  # a stream's writes waiting on a client that reads not
 
     # -- header caps --------------------------------------------------------------------------------------------
 
@@ -344,7 +365,10 @@ class EdgeProtocol(HttpToolsProtocol):
         if self._stopping:
             cycle.keep_alive = False  # answered with "connection: close", and the connection closed after it
         if app is not self.app or cycle.scope["path"] not in self.limits.admitted_paths:
-            self._serve(cycle, app)
+            if app is self.app and cycle.scope["path"] in self.limits.stream_paths:
+                self._enter_stream(cycle, app)
+            else:
+                self._serve(cycle, app)
         elif cycle.more_body and len(cycle.body) <= HIGH_WATER_LIMIT:
             # Admitted once the body has arrived: a client that sends it slowly holds no slot meanwhile.
             self._awaiting = (cycle, app)
@@ -366,6 +390,9 @@ class EdgeProtocol(HttpToolsProtocol):
         self._admit(cycle, app)
 
     def _admit(self, cycle: RequestResponseCycle, app: Any) -> None:
+        if _streamed(cycle.scope["headers"]):
+            self._enter_stream(cycle, app)
+            return
         client = client_of(cycle.scope["headers"], self._peer)
         if (refusal := self.admission.try_enter(time.monotonic(), client)) is None:
             self._serve(cycle, functools.partial(self._run_admitted, app, client))
@@ -381,6 +408,49 @@ class EdgeProtocol(HttpToolsProtocol):
             await app(scope, receive, send)
         finally:
             self.admission.leave(time.monotonic(), client)
+
+    def _enter_stream(self, cycle: RequestResponseCycle, app: Any) -> None:
+        """Serve a stream (a listen, or a path in ``stream_paths``) within the stream cap, or shed it."""
+        if self.streams.try_enter():
+            self._streaming = True
+            self._small_buffers()
+            self._serve(cycle, functools.partial(self._run_stream, app))
+        else:
+            self._shed(cycle, self.streams.body)
+
+    def _small_buffers(self) -> None:
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _STREAM_SEND_BUFFER)
+        self.transport.set_write_buffer_limits(high=_STREAM_WRITE_BUFFER)
+
+    async def _run_stream(self, app: Any, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await app(scope, receive, send)
+        finally:
+            self._streaming = False
+            self._cancel_stall_timer()
+            self.streams.leave()
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._streaming and self._stall_timer is None:
+            self._stall_timer = self.loop.call_later(self.limits.stream_stall_seconds, self._stream_stalled)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._cancel_stall_timer()
+
+    def _stream_stalled(self) -> None:
+        # The client has not read what the stream wrote for the whole stall time: drop it (it listens again). Aborted,
+        # not closed: a close would wait to flush the very bytes the client does not read.
+        self._stall_timer = None
+        self.transport.abort()
+
+    def _cancel_stall_timer(self) -> None:
+        if self._stall_timer is not None:
+            self._stall_timer.cancel()
+            self._stall_timer = None
 
     def _shed(self, cycle: RequestResponseCycle, body: bytes) -> None:
         """Answer 503 now, from the protocol callback, without a task (and without reading more of the body)."""
@@ -466,6 +536,7 @@ class EdgeProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.open_connections.closed(self)
+        self._cancel_stall_timer()
         self._awaiting = None
         self._cancel_request_timer()
         self._cancel_header_timer()
@@ -475,6 +546,12 @@ class EdgeProtocol(HttpToolsProtocol):
     # -- a graceful stop ----------------------------------------------------------------------------------------
 
     def shutdown(self) -> None:
+        if self._streaming:
+            # A stream lasts as long as its client listens: waiting for it would hold the stop for the whole grace
+            # time. Its client reads the stream end, as after any drop, and listens again (to another replica). Aborted:
+            # a close would wait for a client that stopped reading to read.
+            self.transport.abort()
+            return
         cycle = self.cycle
         waiting = cycle is None or (cycle.response_complete and self._header_bytes > 0)
         if not waiting or self._refused or self._pending is not None or self.transport.is_closing():
@@ -491,6 +568,19 @@ class EdgeProtocol(HttpToolsProtocol):
             self._first_request_timer = None
 
 
+def _streamed(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether a request with these (lower-cased) headers asks for a stream: its ``Mcp-Method`` says so, in the era
+    whose SDK refuses a request whose header and body disagree (a handshake-era request naming a stream method in
+    its header is taken for what it is, a call, counted and paced as one)."""
+    method = version = False
+    for name, value in headers:
+        if name == b"mcp-method":
+            method = value in STREAM_METHODS
+        elif name == b"mcp-protocol-version":
+            version = value in STREAM_PROTOCOL_VERSIONS
+    return method and version
+
+
 def edge_protocol(limits: EdgeLimits) -> type[EdgeProtocol]:
     """An :class:`EdgeProtocol` class bound to ``limits``, one shared admission count and one connection registry
     (its total cap lowered to what this process's file-descriptor limit allows), for uvicorn's ``http=``."""
@@ -501,7 +591,8 @@ def edge_protocol(limits: EdgeLimits) -> type[EdgeProtocol]:
         floor=limits.min_in_flight,
     )
     connections = Connections(connection_cap(limits.max_connections), limits.max_connections_per_peer)
-    bound = {"limits": limits, "admission": admission, "open_connections": connections}
+    streams = Streams(limits.max_streams, limits.retry_after_seconds)
+    bound = {"limits": limits, "admission": admission, "streams": streams, "open_connections": connections}
     return type("BoundEdgeProtocol", (EdgeProtocol,), bound)
 
 

@@ -31,6 +31,17 @@ DEFAULT_MAX_QUEUE_SECONDS = 0.15
 #: and a team's burst (32 agents claiming at once, each call tens of ms on PostgreSQL) is served as a count would
 #: serve it: the SDK's clients do not retry a 503, so shedding what a count admits turns a short wait into an error.
 DEFAULT_MIN_IN_FLIGHT = 32
+#: Open streams (``subscriptions/listen``) one process admits, counted apart from calls (they last as long as their
+#: client listens); more are shed with 503.
+DEFAULT_MAX_STREAMS = 1024
+#: Seconds a stream's writes may wait on a client that does not read (its buffer full) before it is closed.
+DEFAULT_STREAM_STALL_SECONDS = 10.0
+#: The ``Mcp-Method`` header value (MCP 2026-07-28, which the SDK checks against the body) of a request whose answer
+#: is a stream.
+STREAM_METHODS = frozenset({b"subscriptions/listen"})
+#: The ``MCP-Protocol-Version`` values under which the SDK holds ``Mcp-Method`` to the body's method (2026-07-28):
+#: in the handshake era nothing checks the header, so a request there is never taken for a stream by it.
+STREAM_PROTOCOL_VERSIONS = frozenset({b"2026-07-28"})
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,10 @@ class EdgeLimits:
     header_timeout_seconds: float = DEFAULT_HEADER_TIMEOUT_SECONDS
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_connections_per_peer: int = DEFAULT_MAX_CONNECTIONS_PER_PEER
+    max_streams: int | None = DEFAULT_MAX_STREAMS
+    stream_stall_seconds: float = DEFAULT_STREAM_STALL_SECONDS
+    #: Paths outside ``admitted_paths`` whose answer is a stream (server-sent events), counted as streams.
+    stream_paths: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not 0 < self.max_header_line_bytes <= self.max_header_bytes:
@@ -68,3 +83,7 @@ class EdgeLimits:
             raise ValueError("the request and header timeouts must be positive and Retry-After not negative")
         if self.max_connections < 1 or self.max_connections_per_peer < 1:
             raise ValueError("the connection limits must be at least 1")
+        if self.max_streams is not None and self.max_streams < 1:
+            raise ValueError("max_streams must be at least 1 (None: no cap)")
+        if self.stream_stall_seconds <= 0:
+            raise ValueError("stream_stall_seconds must be positive")

@@ -22,12 +22,13 @@ from starlette.staticfiles import StaticFiles
 
 from bee_contracts import BeeError
 from bee_tracker.auth import Verifier
-from bee_tracker.board import consent, pages, signin, writes
+from bee_tracker.board import consent, live, pages, signin, writes
 from bee_tracker.board import idp as idp_signin
 from bee_tracker.board.base import CONCURRENT_STORE_CALLS, HERE, PREFIX, Board, BoardError, templates
 from bee_tracker.board.drawing import Drawer
 from bee_tracker.board.headers import BoardHeaders
 from bee_tracker.board.sessions import Session, Sessions
+from bee_tracker.listening.bus import LocalBus
 from bee_tracker.oauth.party import RelyingParty
 from bee_tracker.store import SqlStore
 from bee_tracker.store.grants import Grants
@@ -119,6 +120,7 @@ def board_routes(
     deadline_seconds: float = 30.0,
     grants: Grants | None = None,
     idp: RelyingParty | None = None,
+    changes: LocalBus | None = None,
 ) -> list[BaseRoute]:
     """The routes the tracker app adds for the board: ``/board/…``, and ``/`` leading there; with ``grants`` the
     built-in authorization server's consent page, with ``idp`` signing in at the team's identity provider."""
@@ -132,6 +134,7 @@ def board_routes(
         drawer=Drawer(),
         grants=grants,
         idp=idp,
+        changes=changes,
     )
 
     def route(path: str, kind: Kind, handler: SignedIn, method: str = "GET", *, before: Before | None = None) -> Route:
@@ -151,6 +154,7 @@ def board_routes(
             route("/columns", PART, pages.columns_fragment),
             route("/issues/{issue_id:path}", PAGE, pages.issue_page),
             route("/changes/{issue_id:path}", PART, pages.issue_changes),
+            route(live.EVENTS_PATH, PART, live.events),
             # Refusing a picture when the drawer is full must cost next to nothing: before the session's lookup.
             route("/graph/{issue_id:path}", PICTURE, pages.graph_svg, before=pages.drawer_full),
             route("/epics", PAGE, pages.epics_page),

@@ -35,6 +35,7 @@ from bee_tracker.store import SqlStore
 from bee_tracker.store.grants import Grants
 
 if TYPE_CHECKING:
+    from bee_tracker.listening.bus import LocalBus
     from bee_tracker.oauth.party import RelyingParty
 
 T = TypeVar("T")
@@ -197,6 +198,8 @@ class Board:
     grants: Grants | None = None
     #: The team's identity provider, when the board signs people in there.
     idp: RelyingParty | None = None
+    #: What announces the store's changes (the listening bus), for the live updates; None: pages only poll.
+    changes: LocalBus | None = None
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """Run a store call in a worker thread.

@@ -327,3 +327,22 @@ def next_expiry(tx: Tx) -> tuple[str, float, float] | None:
         f"WHERE l.expires_epoch IS NOT NULL AND l.expires_epoch > {tx.clock} ORDER BY l.expires_epoch LIMIT 1"
     )
     return (str(found[0]), float(found[1]), float(found[2])) if found else None
+
+
+def expiries(tx: Tx, since: float | None) -> tuple[list[str], float | None, float]:
+    """What an expiry watcher needs: the issues whose lease ran out after ``since`` (none when ``since`` is None),
+    the next expiry still to come (None: no live lease) and the database's clock now, in seconds since the epoch."""
+    found = tx.row(f"SELECT {tx.clock}")
+    assert found is not None
+    now = float(found[0])
+    ran_out: list[str] = []
+    if since is not None:
+        ran_out = [
+            str(row[0])
+            for row in tx.rows(
+                "SELECT issue_id FROM claim_leases WHERE expires_epoch > ? AND expires_epoch <= ? ORDER BY issue_id",
+                [since, now],
+            )
+        ]
+    upcoming = tx.row("SELECT MIN(expires_epoch) FROM claim_leases WHERE expires_epoch > ?", [now])
+    return ran_out, float(upcoming[0]) if upcoming and upcoming[0] is not None else None, now

@@ -190,6 +190,13 @@ class SqlStore:
         with self.db.read() as tx:
             return claimlease.next_expiry(tx)
 
+    def lease_expiries(self, since: float | None) -> tuple[list[str], float | None, float]:
+        """The issues whose lease ran out after ``since`` (epoch seconds; none when None), the next expiry to come
+        (None: no live lease) and the database's clock now: what wakes listeners of a claim that ran out
+        (:mod:`bee_tracker.listening.expiry`), judged by the database's clock like the leases themselves."""
+        with self.db.read() as tx:
+            return claimlease.expiries(tx, since)
+
     # -- vocabulary ------------------------------------------------------------------------------------------
 
     def vocabulary(self) -> dict[str, list[str]]:
