@@ -71,6 +71,7 @@ async def test_resources_are_read_and_listed_as_templates(tracker_factory: Track
             "bee://tracker/issues/{id}",
             "bee://tracker/ready{?priority,label*,limit}",
             "bee://tracker/claims/{actor}",
+            "bee://tracker/log{?actor,issue,tool,since,limit}",
         ]
 
         async def read(uri: str) -> dict[str, Any]:
@@ -84,10 +85,18 @@ async def test_resources_are_read_and_listed_as_templates(tracker_factory: Track
         assert [row["id"] for row in (await read(READY))["issues"]] == [urgent["id"]]  # the claimed one is not ready
         held = await read(claims(ACTOR))
         assert [claim["id"] for claim in held["claims"]] == [later["id"]]
+        # The audit log, read under bee tracker log's filters: the newest entries, oldest first, with who and where.
+        log = await read("bee://tracker/log?actor=" + ACTOR.replace("@", "%40") + "&limit=2")
+        assert [(entry["tool"], entry["issue"]) for entry in log["entries"]] == [
+            ("create", later["id"]),
+            ("claim", later["id"]),
+        ]
+        assert log["more"] is True and all(entry["actor"] == ACTOR and entry["replica"] for entry in log["entries"])
         for uri, code, words in [
             (issue("bd-nope"), "not_found", "no issue 'bd-nope'"),
             (f"{READY}?priority=9", "invalid_argument", "priority in a ready URI must be"),
             (f"{READY}?colour=red", "invalid_argument", "takes priority, label"),
+            ("bee://tracker/log?since=yesterday", "invalid_argument", "RFC 3339 time"),
             ("bee://tracker/elsewhere", "invalid_argument", "serves no resource"),
         ]:
             with pytest.raises(MCPError) as refused:
@@ -202,6 +211,11 @@ async def test_every_bound_on_listening_is_enforced(tracker_factory: TrackerFact
             async with client.listen(resource_subscriptions=["bee://tracker/nothing"]):
                 pass
         assert "serves no resource" in refused.value.message
+        # The audit log is read, not listened to (every write changes it).
+        with pytest.raises(MCPError) as refused:
+            async with client.listen(resource_subscriptions=["bee://tracker/log"]):
+                pass
+        assert "read with resources/read, not listened to" in refused.value.message
         async with client.listen(resource_subscriptions=[issue(created["id"])]):
             # The actor's second stream in this process: refused, naming the cap; another actor may listen.
             with pytest.raises(MCPError) as refused:

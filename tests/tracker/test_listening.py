@@ -133,3 +133,40 @@ def test_the_expiry_watcher_wakes_when_a_lease_runs_out(store: SqlStore) -> None
     finally:
         watcher.stop()
     assert [uris.issue_uri(issue), changes.ANY_READY, changes.ANY_CLAIMS] in posted
+
+
+def test_the_log_uri_takes_bee_tracker_logs_filters_and_refuses_anything_else() -> None:
+    assert uris.parse("bee://tracker/log") == uris.Log()
+    parsed = uris.parse("bee://tracker/log?actor=ann%40x.io&issue=bd-1&tool=claim&since=2026-05-01T09:00:00Z&limit=5")
+    assert parsed == uris.Log("ann@x.io", "bd-1", "claim", "2026-05-01T09:00:00.000000Z", 5)
+    for uri, words in [
+        ("bee://tracker/log?limit=101", "from 1 to 100"),
+        ("bee://tracker/log?since=yesterday", "RFC 3339 time"),
+        ("bee://tracker/log?actor=a&actor=b", "each once"),
+        ("bee://tracker/log?colour=red", "takes actor, issue, tool, since and limit"),
+    ]:
+        with pytest.raises(BeeError) as refused:
+            uris.parse(uri)
+        assert words in refused.value.message, refused.value.message
+
+
+def test_a_log_read_returns_the_newest_entries_that_fit_in_a_result_and_says_more_were_left(store: SqlStore) -> None:
+    import json
+
+    from bee_contracts.limits import MAX_RESULT_BYTES
+    from bee_tracker.listening import resources
+
+    issue = calls.call(store, "create", "ann@x.io", {"title": "relabelled"})["data"]["id"]
+    # The history keeps ten labels of those added and of those removed, each of 100 characters of 3 bytes: an entry
+    # of about 6 KB, so 100 of them need more than a result may hold.
+    for round_ in range(100):
+        labels = [f"{round_:02d}-{n:02d}-" + "€" * 94 for n in range(50)]
+        calls.call(store, "update", "ann@x.io", {"id": issue, "labels": labels})
+    text = resources.read(store, "bob@x.io", f"bee://tracker/log?issue={issue}&limit=100")
+    answer = json.loads(text)["data"]
+    assert len(text.encode()) <= MAX_RESULT_BYTES and answer["more"] is True
+    seqs = [entry["seq"] for entry in answer["entries"]]
+    assert seqs == sorted(seqs) and 0 < len(seqs) < 100  # the newest, oldest first
+    assert answer["entries"][-1]["changes"]["labels"]  # the last relabelling is in it
+    small = json.loads(resources.read(store, "bob@x.io", "bee://tracker/log?tool=create"))["data"]
+    assert [entry["issue"] for entry in small["entries"]] == [issue] and small["more"] is False

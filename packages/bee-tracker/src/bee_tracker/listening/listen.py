@@ -53,9 +53,17 @@ def check_uris(subscribed: list[str], limits: ListenLimits) -> None:
         if skills.find_file(uri) is not None:
             continue
         try:
-            uris.parse(uri)
+            resource = uris.parse(uri)
         except BeeError as error:
             raise _refused(types.INVALID_PARAMS, error.message, "invalid_argument", uri=uri) from None
+        if isinstance(resource, uris.Log):
+            raise _refused(
+                types.INVALID_PARAMS,
+                f"the audit log ({uri}) is read with resources/read, not listened to: every write changes it; listen "
+                "on bee://tracker/ready, an issue or your claims instead",
+                "invalid_argument",
+                uri=uri,
+            )
 
 
 class BoundedListen:

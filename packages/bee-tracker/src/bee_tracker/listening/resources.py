@@ -1,7 +1,8 @@
 """The tracker's resources read: an issue, the ready queue under a filter, an actor's claims (``resources/read``).
 
 Each answer is the JSON text of what the matching tool answers (``{"data": …}``): ``get`` for an issue, ``ready`` for
-the queue, and for an actor's claims the live ones of ``bee tracker claims``. The URIs are :mod:`.uris`; listening
+the queue, for an actor's claims the live ones of ``bee tracker claims``, and for the log what ``bee tracker log``
+reads, as many of the newest entries as fit in a tool result's size. The URIs are :mod:`.uris`; listening
 to them is :mod:`.listen`. A read runs in a worker thread, in one read transaction, like a read tool's call.
 """
 
@@ -27,6 +28,25 @@ def _claims(store: SqlStore, actor: str) -> dict[str, Any]:
     return {"data": {"actor": actor, "claims": held}}
 
 
+def _log(store: SqlStore, query: uris.Log) -> dict[str, Any]:
+    """The newest entries that fit in a result, oldest first; ``more``: older matching entries were left out."""
+    from bee_contracts.limits import MAX_RESULT_BYTES
+    from bee_tracker.store.audit import Filters
+
+    filters = Filters(actor=query.actor, issue=query.issue, tool=query.tool, since=query.since)
+    entries = store.log(filters, limit=query.limit + 1)
+    more = len(entries) > query.limit
+    kept: list[dict[str, Any]] = []
+    room = MAX_RESULT_BYTES - 1024  # the envelope and the text around the entries
+    for entry in reversed(entries[-query.limit :]):  # newest first, until the next would not fit
+        room -= len(json.dumps(entry, separators=(",", ":"), ensure_ascii=False).encode("utf-8")) + 1
+        if room < 0:
+            more = True
+            break
+        kept.append(entry)
+    return {"data": {"entries": kept[::-1], "more": more}}
+
+
 def read(store: SqlStore, actor: str, uri: str) -> str:
     """The JSON text of the resource at ``uri``, read for ``actor``.
 
@@ -38,8 +58,10 @@ def read(store: SqlStore, actor: str, uri: str) -> str:
         answer = calls.call(store, "get", actor, {"id": resource.issue_id})
     elif isinstance(resource, uris.Ready):
         answer = calls.call(store, "ready", actor, resource.arguments())
-    else:
+    elif isinstance(resource, uris.Claims):
         answer = _claims(store, resource.actor)
+    else:
+        answer = _log(store, resource)
     return json.dumps(answer, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -2,9 +2,10 @@
 
 ``bee://tracker/issues/{id}`` is what ``get`` answers for one issue; ``bee://tracker/ready`` is what ``ready``
 answers, its filter in the query (``priority``, ``label`` once per label, ``limit``: ``ready``'s own arguments);
-``bee://tracker/claims/{actor}`` lists the claims ``actor`` holds. Path parts are percent-encoded (an actor is often
-an e-mail address). A URI that is none of these, or whose filter ``ready`` would refuse, is refused with a message
-that says what to change.
+``bee://tracker/claims/{actor}`` lists the claims ``actor`` holds; ``bee://tracker/log`` is the newest entries of the
+store-wide audit log under ``bee tracker log``'s filters (read, not listened to). Path parts are percent-encoded (an
+actor is often an e-mail address). A URI that is none of these, or whose filter ``ready`` would refuse, is refused
+with a message that says what to change.
 """
 
 from __future__ import annotations
@@ -19,17 +20,27 @@ PREFIX: Final = "bee://tracker/"
 ISSUE: Final = PREFIX + "issues/"
 READY: Final = PREFIX + "ready"
 CLAIMS: Final = PREFIX + "claims/"
+LOG: Final = PREFIX + "log"
 
 #: The templates ``resources/templates/list`` names (RFC 6570), one per kind of resource.
 TEMPLATES: Final = (
     (ISSUE + "{id}", "issue", "One issue as get shows it: fields, claim and lease, dependencies, notes."),
     (READY + "{?priority,label*,limit}", "ready", "The ready queue under ready's filters, in ready's order."),
     (CLAIMS + "{actor}", "claims", "The claims an actor holds, with their leases."),
+    (
+        LOG + "{?actor,issue,tool,since,limit}",
+        "log",
+        "The newest entries of the store-wide audit log (who, which tool, which issue, what changed, when, which "
+        "replica), oldest first; read only, not listened to.",
+    ),
 )
 #: ``ready``'s bounds on what a filter may say (its inputSchema).
 _MAX_PRIORITY: Final = 4
 _MAX_LIMIT: Final = 100
 _MAX_LABELS: Final = 50
+#: The most audit-log entries one read returns, and how many without ``limit``.
+MAX_LOG_LIMIT: Final = 100
+DEFAULT_LOG_LIMIT: Final = 20
 
 
 @dataclass(frozen=True)
@@ -62,7 +73,18 @@ class Claims:
     actor: str
 
 
-Resource = Issue | Ready | Claims
+@dataclass(frozen=True)
+class Log:
+    """The newest ``limit`` audit-log entries under ``bee tracker log``'s filters (``since``: RFC 3339, as written)."""
+
+    actor: str | None = None
+    issue: str | None = None
+    tool: str | None = None
+    since: str | None = None
+    limit: int = DEFAULT_LOG_LIMIT
+
+
+Resource = Issue | Ready | Claims | Log
 
 
 def issue_uri(issue_id: str) -> str:
@@ -96,6 +118,28 @@ def _ready(query: str) -> Ready:
     return Ready(priority, tuple(labels), limit)
 
 
+def _log(query: str) -> Log:
+    from bee_tracker.model import epoch, timestamp
+
+    found: dict[str, str] = {}
+    limit = DEFAULT_LOG_LIMIT
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if name == "limit":
+            limit = _number(name, value, MAX_LOG_LIMIT, 1)
+        elif name in {"actor", "issue", "tool", "since"} and value and name not in found:
+            found[name] = value
+        else:
+            raise invalid(f"a log URI takes actor, issue, tool, since and limit, each once, not {name!r}={value!r}")
+    if "since" in found:
+        seconds = epoch(found["since"])
+        if seconds is None:
+            raise invalid(
+                f"since in a log URI is an RFC 3339 time such as 2026-05-01T09:00:00Z, not {found['since']!r}"
+            )
+        found["since"] = timestamp(seconds)
+    return Log(limit=limit, **found)
+
+
 def _tail(uri: str, base: str, what: str) -> str:
     tail = unquote(uri[len(base) :])
     if not tail or "/" in uri[len(base) :] or "?" in uri:
@@ -115,6 +159,8 @@ def parse(uri: str) -> Resource:
         return Claims(_tail(uri, CLAIMS, "actor"))
     if uri == READY or uri.startswith(READY + "?"):
         return _ready(urlsplit(uri).query)
+    if uri == LOG or uri.startswith(LOG + "?"):
+        return _log(urlsplit(uri).query)
     raise unknown(uri)
 
 
