@@ -142,6 +142,27 @@ def invalid(message: str, **details: Any) -> BeeError:
     return BeeError(ErrorCode.INVALID_ARGUMENT, message, details=details or None)
 
 
+def from_envelope(text: str, *, unreadable: str) -> BeeError:
+    """The failure a host's error envelope (a failed tool result's text) carries: its code, message, details and
+    flags kept, as a client of a Bee host re-raises it; ``unreadable`` is the message when ``text`` is no envelope."""
+    import json
+
+    try:
+        body = json.loads(text)
+        code = ErrorCode(body["code"])
+        message = str(body["error"])
+    except (ValueError, KeyError, TypeError):
+        return BeeError(ErrorCode.INTERNAL, unreadable)
+    details = body.get("details") if isinstance(body.get("details"), dict) else None
+    return BeeError(
+        code,
+        message,
+        details=details,
+        retryable=bool(body.get("retryable", False)),
+        outcome_unknown=bool(body.get("outcome_unknown", False)),
+    )
+
+
 def as_dict() -> dict[str, dict[str, Any]]:
     """The codes as plain data, in the form the contract digest covers."""
     return {code.value: {"summary": info.summary, "retryable": info.retryable} for code, info in CODES.items()}

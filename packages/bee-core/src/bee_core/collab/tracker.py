@@ -18,7 +18,6 @@ work its own event loop.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -28,6 +27,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.errors import from_envelope
 from bee_core import remote
 from bee_core.collab.binding import ENV_TOKEN
 from bee_hostkit import Deadline
@@ -135,19 +135,6 @@ def _unknown_outcome(error: BeeError, writes: list[str]) -> BeeError:
 
 
 def _tool_error(tool: str, result: types.CallToolResult) -> BeeError:
-    """The tracker's error envelope as a BeeError: its code, message and details, kept."""
+    """The tracker's error envelope as a BeeError, its code, message and details kept."""
     text = next((block.text for block in result.content if isinstance(block, types.TextContent)), "")
-    try:
-        body = json.loads(text)
-        code = ErrorCode(body["code"])
-        message = str(body["error"])
-    except (ValueError, KeyError, TypeError):
-        return BeeError(ErrorCode.INTERNAL, f"the tracker failed {tool} without a readable error")
-    details = body.get("details") if isinstance(body.get("details"), dict) else None
-    return BeeError(
-        code,
-        message,
-        details=details,
-        retryable=bool(body.get("retryable", False)),
-        outcome_unknown=bool(body.get("outcome_unknown", False)),
-    )
+    return from_envelope(text, unreadable=f"the tracker failed {tool} without a readable error")

@@ -33,6 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.errors import from_envelope
 from bee_contracts.limits import REMOTE_ANSWER_MAX_BYTES
 
 #: Where the token comes from without ``--token-file`` (the variable every Bee client of the tracker reads).
@@ -257,20 +258,7 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 def _tool_error(tool: str, result: types.CallToolResult) -> BeeError:
     """The tracker's error envelope as a BeeError, its code, message and details kept."""
     text = next((block.text for block in result.content if isinstance(block, types.TextContent)), "")
-    try:
-        body = json.loads(text)
-        code = ErrorCode(body["code"])
-        message = str(body["error"])
-    except (ValueError, KeyError, TypeError):
-        return BeeError(ErrorCode.INTERNAL, f"the tracker failed {tool} without a readable error")
-    details = body.get("details") if isinstance(body.get("details"), dict) else None
-    return BeeError(
-        code,
-        message,
-        details=details,
-        retryable=bool(body.get("retryable", False)),
-        outcome_unknown=bool(body.get("outcome_unknown", False)),
-    )
+    return from_envelope(text, unreadable=f"the tracker failed {tool} without a readable error")
 
 
 class RemoteTracker:
