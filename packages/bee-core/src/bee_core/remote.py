@@ -49,6 +49,7 @@ from mcp.shared.exceptions import MCPError
 from bee_contracts import BeeError, ErrorCode
 from bee_contracts.limits import REMOTE_ANSWER_MAX_BYTES
 from bee_hostkit import Deadline
+from bee_hostkit.capped import CappedBody
 from bee_hostkit.environ import getenv
 
 #: The longest a server may be silent while Bee waits for its answer's next bytes (less when the exchange's bound is
@@ -233,7 +234,7 @@ class Exchange:
 
         Every response passes here before any other hook or the SDK reads a byte of its body, whichever transport
         (a proxy's included) carried it. A body that passes :data:`REMOTE_ANSWER_MAX_BYTES` stops the exchange
-        with ``result_too_large`` at that byte (:class:`_CappedBody`).
+        with ``result_too_large`` at that byte (:class:`bee_hostkit.capped.CappedBody`).
 
         Raises:
             BeeError: ``unsupported`` (and the exchange stops) for a compressed body: Bee asks for bodies
@@ -251,7 +252,7 @@ class Exchange:
                 )
             )
         assert isinstance(response.stream, httpx2.AsyncByteStream)  # an AsyncClient's bodies always are
-        response.stream = _CappedBody(response.stream, self)
+        response.stream = CappedBody(response.stream, lambda: self.stop(self.too_large()))
 
     def too_large(self) -> BeeError:
         """The outcome of an answer over the cap."""
@@ -401,31 +402,6 @@ async def session(
     if exchange.stopped is not None:
         # The session's scope absorbed the cancellation that stop() sent; the body's work did not finish.
         raise exchange.stopped
-
-
-class _CappedBody(httpx2.AsyncByteStream):
-    """A response body that ends its exchange once more than :data:`REMOTE_ANSWER_MAX_BYTES` have arrived.
-
-    It counts bytes as they come off the connection, before anything buffers or parses them, so what is held of
-    one answer never passes the cap. At the byte that passes it, the connection is closed (not drained) and the
-    exchange stopped with ``result_too_large``.
-    """
-
-    def __init__(self, body: httpx2.AsyncByteStream, exchange: Exchange) -> None:
-        self._body = body
-        self._exchange = exchange
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        received = 0
-        async for chunk in self._body:
-            received += len(chunk)
-            if received > REMOTE_ANSWER_MAX_BYTES:
-                await self._body.aclose()
-                raise self._exchange.stop(self._exchange.too_large())
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._body.aclose()
 
 
 @cache

@@ -35,6 +35,7 @@ from mcp.shared.exceptions import MCPError
 from bee_contracts import BeeError, ErrorCode
 from bee_contracts.errors import from_envelope
 from bee_contracts.limits import REMOTE_ANSWER_MAX_BYTES
+from bee_hostkit.capped import CappedBody
 
 #: Where the token comes from without ``--token-file`` (the variable every Bee client of the tracker reads).
 ENV_TOKEN = "BEE_TRACKER_TOKEN"  # noqa: S105 -- the variable's name, not a secret
@@ -119,7 +120,11 @@ class _Exchange:
             await response.aclose()
             raise BeeError(ErrorCode.UNSUPPORTED, f"the tracker at {self.url} answered with a compressed body")
         assert isinstance(response.stream, httpx2.AsyncByteStream)  # an AsyncClient's bodies always are
-        response.stream = _Capped(response.stream, self)
+        response.stream = CappedBody(response.stream, self._too_large)
+
+    def _too_large(self) -> BeeError:
+        self.too_large = True
+        return BeeError(ErrorCode.RESULT_TOO_LARGE, "answer over the byte cap")
 
     async def note(self, response: httpx2.Response) -> None:
         """Remember whether the edge refused this request (the SDK only says an error response came)."""
@@ -226,27 +231,6 @@ class _Watched(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-
-class _Capped(httpx2.AsyncByteStream):
-    """A response body that stops at :data:`REMOTE_ANSWER_MAX_BYTES`, closing the connection there."""
-
-    def __init__(self, body: httpx2.AsyncByteStream, exchange: _Exchange) -> None:
-        self._body = body
-        self._exchange = exchange
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        received = 0
-        async for chunk in self._body:
-            received += len(chunk)
-            if received > REMOTE_ANSWER_MAX_BYTES:
-                self._exchange.too_large = True
-                await self._body.aclose()
-                raise BeeError(ErrorCode.RESULT_TOO_LARGE, "answer over the byte cap")
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._body.aclose()
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
