@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from bee_contracts import version_info
-from bee_supervisor.installed import ENV_INSTALLED_FILE
+from bee_contracts.installation import ENV_INSTALLED_FILE
 from tests.harness.postgres import free_port
 from tests.harness.supervisor import BEE, SupervisorProcess, alive, fake, wait_until
 

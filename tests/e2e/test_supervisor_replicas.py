@@ -20,7 +20,7 @@ import pytest
 from anyio.abc import TaskStatus
 
 from bee_contracts import version_info
-from bee_supervisor.installed import ENV_INSTALLED_FILE
+from bee_contracts.installation import ENV_INSTALLED_FILE
 from tests.conftest import _pg_missing_reason, error_of
 from tests.harness.postgres import PostgresServer, free_port
 from tests.harness.supervisor import SupervisorProcess

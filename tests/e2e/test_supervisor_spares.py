@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from bee_contracts import version_info
-from bee_supervisor.installed import ENV_INSTALLED_FILE
+from bee_contracts.installation import ENV_INSTALLED_FILE
 from tests.conftest import bee_executable, stop_warm, warm_env
 from tests.harness import warm
 from tests.harness.editor import serve, session

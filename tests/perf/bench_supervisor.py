@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from bee_contracts import version_info
-from bee_supervisor.installed import ENV_INSTALLED_FILE
+from bee_contracts.installation import ENV_INSTALLED_FILE
 from tests.harness.postgres import free_port
 from tests.harness.supervisor import BEE, SupervisorProcess, wait_until
 from tests.perf._report import write_report

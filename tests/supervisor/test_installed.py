@@ -6,15 +6,8 @@ from pathlib import Path
 import pytest
 
 from bee_contracts import BeeError, version_info
-from bee_supervisor.installed import (
-    ENV_INSTALLED_FILE,
-    current_installed,
-    fingerprint,
-    read_installed,
-    served_files,
-    sources_digest,
-    stat_fingerprint,
-)
+from bee_contracts.installation import ENV_INSTALLED_FILE, fingerprint, served_files, stat_fingerprint
+from bee_supervisor.installed import current_installed, read_installed, sources_digest
 
 
 def test_the_installed_version_is_the_contracts_package(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,13 +48,13 @@ def test_a_damaged_file_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 
 
 def test_the_fingerprint_watches_every_bee_distribution_record_and_package() -> None:
-    from bee_supervisor.installed import _distribution_records, _package_folders
+    from bee_contracts.installation import distribution_records, package_folders
 
-    records = _distribution_records()
+    records = distribution_records()
     assert {path.parent.name.split("-")[0] for path in records} >= {"bee_contracts", "bee_supervisor", "bee_tracker"}
     assert {path.name for path in records} == {"METADATA", "RECORD"}
     assert all(path.is_file() for path in records)
-    assert {folder.name for folder in _package_folders()} >= {"bee_contracts", "bee_core", "bee_tracker"}
+    assert {folder.name for folder in package_folders()} >= {"bee_contracts", "bee_core", "bee_tracker"}
 
 
 @pytest.fixture
@@ -113,14 +106,14 @@ def test_a_rewritten_record_changes_the_fingerprint(monkeypatch: pytest.MonkeyPa
     import os
     import shutil
 
-    from bee_supervisor import installed
+    from bee_contracts import installation
 
     record = tmp_path / "bee_tracker-0.1.0.dist-info" / "RECORD"
     record.parent.mkdir()
     record.write_text("bee_tracker/__init__.py,,\n")
     monkeypatch.delenv(ENV_INSTALLED_FILE, raising=False)
-    monkeypatch.setattr(installed, "_package_folders", lambda **_: [])
-    monkeypatch.setattr(installed, "_distribution_records", lambda: [record])
+    monkeypatch.setattr(installation, "package_folders", lambda **_: [])
+    monkeypatch.setattr(installation, "distribution_records", lambda: [record])
     before, info = fingerprint(), record.stat()
     os.utime(record, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
     assert fingerprint() != before

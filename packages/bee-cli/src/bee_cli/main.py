@@ -20,7 +20,9 @@ __all__ = ["ENTRY_POINT_GROUP", "BeeGroup", "Plugin", "main", "make_cli"]
 
 #: Commands whose start is part of their answer, run straight from their own group (module, attribute): `bee bd …`
 #: is what agents' instruction files and scripts call for every step, so neither the warm front end nor the
-#: plugins' entry points (importlib.metadata alone costs more than the command's own work) stand before it.
+#: plugins' entry points (importlib.metadata alone costs more than the command's own work) stand before it. The warm
+#: answerer (:mod:`bee_cli.answering`) runs them in a process that has imported them already; the group's module may
+#: define ``warm_up()``, which the answerer runs once before it serves (:mod:`bee_cli.answerer`).
 DIRECT = {"bd": ("bee_tracker.bd.cli", "bd")}
 
 
@@ -28,6 +30,9 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in DIRECT:
+        from bee_cli.answering import answer_warm
+
+        answer_warm(args)  # returns only when the warm answerer declines, having run nothing
         _direct(args)  # returns only when the package that serves it is not installed
     from bee_cli.frontend import serve_warm_or_decline
 

@@ -26,11 +26,15 @@ from __future__ import annotations
 import json
 import os
 import socket
-import stat
 import struct
-import sys
 import time
 
+# Re-exported (the ``as`` marks it for mypy): the warm front end's names, which now live with `bee bd`'s answerer's.
+from bee_contracts.rundir import ENV_WARM as ENV_WARM  # noqa: PLC0414
+from bee_contracts.rundir import WarmUnavailable as WarmUnavailable  # noqa: PLC0414
+from bee_contracts.rundir import installation_key as installation_key  # noqa: PLC0414
+from bee_contracts.rundir import private_problem, sha256_hex
+from bee_contracts.rundir import runtime_dir as runtime_dir  # noqa: PLC0414
 from bee_contracts.serving import LOG_LEVELS
 
 # Annotations only: the typing module is a megabyte the front end need not load (mypy reads this name as True).
@@ -43,8 +47,6 @@ WIRE = 1
 #: Wires a host of this installation accepts.
 SUPPORTED_WIRES = (1,)
 
-#: ``0`` serves in the front end's own process, as before warm hosts existed (cold).
-ENV_WARM = "BEE_WARM"
 #: How long a front end waits for a warm host before it serves cold (seconds; default :data:`WAIT_SECONDS`).
 ENV_WAIT = "BEE_WARM_WAIT_SECONDS"
 #: How long a warm host with no session waits before it exits (seconds; default :data:`IDLE_SECONDS`).
@@ -77,19 +79,6 @@ _ENV_ALSO = frozenset(
 )
 #: Unix socket paths are at most 107 bytes on Linux.
 _MAX_SOCKET_PATH = 107
-
-
-class WarmUnavailable(Exception):
-    """No warm host can be used; ``str()`` says why, in one line (the front end prints it and serves cold)."""
-
-
-def _sha256(data: bytes) -> str:
-    try:
-        # CPython's builtin sha256: hashlib would load OpenSSL, megabytes of memory for one digest.
-        from _sha256 import sha256  # type: ignore[import-not-found]  # a private module typeshed does not describe
-    except ImportError:  # pragma: no cover - a Python built without it
-        from hashlib import sha256
-    return str(sha256(data).hexdigest())
 
 
 def _canonical(value: object) -> bytes:
@@ -140,7 +129,7 @@ def supervisor_environment(environ: Mapping[str, str]) -> dict[str, str]:
 
 def environment_digest(environ: Mapping[str, str]) -> str:
     """A digest of :func:`read_environment`: two environments a host would start the same in have the same one."""
-    return "sha256:" + _sha256(_canonical(read_environment(environ)))
+    return "sha256:" + sha256_hex(_canonical(read_environment(environ)))
 
 
 def folder_id(path: str) -> str:
@@ -186,59 +175,10 @@ def identity_of(view: str, checkout: str, instance: str, log_level: str, environ
 
 def identity_digest(identity: dict[str, str]) -> str:
     """32 hex digits naming ``identity``: its socket's name and its service's."""
-    return _sha256(_canonical(identity))[:32]
+    return sha256_hex(_canonical(identity))[:32]
 
 
 # -- the private directory ---------------------------------------------------------------------------------------
-
-
-def _private(path: str, uid: int, *, create: bool) -> str | None:
-    """None when ``path`` is a real directory owned by ``uid`` with no group or other bits; else why not."""
-    if create:
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            return f"cannot create {path}: {exc.strerror or exc}"
-    try:
-        info = os.lstat(path)
-    except OSError as exc:
-        return f"cannot use {path}: {exc.strerror or exc}"
-    if not stat.S_ISDIR(info.st_mode):
-        return f"{path} is not a directory (a symlink or a file is never followed)"
-    if info.st_uid != uid:
-        return f"{path} belongs to uid {info.st_uid}, not to this user (uid {uid})"
-    if info.st_mode & 0o077:
-        return f"{path} is open to other users (mode {stat.S_IMODE(info.st_mode):04o}; it must be 0700)"
-    return None
-
-
-def runtime_dir(environ: Mapping[str, str], uid: int | None = None) -> str:
-    """The user's private directory for Bee's sockets, created 0700 when missing.
-
-    ``$XDG_RUNTIME_DIR/bee`` when ``$XDG_RUNTIME_DIR`` is an absolute directory of the user's with mode 0700, else
-    ``/tmp/bee-<uid>``.
-
-    Raises:
-        WarmUnavailable: the directory exists but is not the user's, is open to others, or cannot be created.
-    """
-    uid = os.getuid() if uid is None else uid
-    base = environ.get("XDG_RUNTIME_DIR", "")
-    if base and os.path.isabs(base) and _private(base, uid, create=False) is None:
-        path = os.path.join(base, "bee")
-    else:
-        path = f"/tmp/bee-{uid}"  # noqa: S108 -- created 0700 and checked: owner, no group/other bits, no symlink
-    problem = _private(path, uid, create=True)
-    if problem is not None:
-        raise WarmUnavailable(problem)
-    return path
-
-
-def installation_key() -> str:
-    """12 hex digits naming this installation of Bee (its interpreter and environment)."""
-    where = f"{os.path.realpath(sys.prefix)}\n{os.path.realpath(sys.executable)}"
-    return _sha256(where.encode("utf-8", "surrogateescape"))[:12]
 
 
 def warm_dir(environ: Mapping[str, str], uid: int | None = None) -> str:
@@ -250,7 +190,7 @@ def warm_dir(environ: Mapping[str, str], uid: int | None = None) -> str:
     uid = os.getuid() if uid is None else uid
     path = os.path.join(runtime_dir(environ, uid), f"warm-{installation_key()}")
     for folder in (path, os.path.join(path, HOSTS_FOLDER)):
-        problem = _private(folder, uid, create=True)
+        problem = private_problem(folder, uid, create=True)
         if problem is not None:
             raise WarmUnavailable(problem)
     return path

@@ -28,27 +28,24 @@ can use it to roll the hosts by hand. It is never needed otherwise.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import os
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
-from importlib import metadata
 from pathlib import Path
 
 from bee_contracts import BeeError, ErrorCode, launch
+from bee_contracts.installation import (
+    ENV_INSTALLED_FILE,
+    distributions,
+    fingerprint,
+    package_folders,
+    seam,
+    served_files,
+)
 from bee_supervisor.contract import VERSION_KEYS, VersionInfo, triple
 
-#: Names a JSON file whose content stands for the installed version (a test and operations knob).
-ENV_INSTALLED_FILE = "BEE_INSTALLED_VERSION_FILE"
-
 _READ = "import json, bee_contracts; print(json.dumps(bee_contracts.version_info()))"
-#: Folders an ordinary run writes into a package's folder, and never part of what it serves.
-_CACHE_FOLDERS = frozenset({"__pycache__"})
-#: Files an ordinary run (or an editor) writes there.
-_CACHE_SUFFIXES = (".pyc", ".pyo", "~")
 
 
 @dataclass(frozen=True)
@@ -72,34 +69,6 @@ class Installed:
         return "the sources of an editable install"
 
 
-def _seam() -> Path | None:
-    chosen = os.environ.get(ENV_INSTALLED_FILE)
-    return Path(chosen) if chosen else None
-
-
-def served_files(folders: Iterable[Path]) -> Iterator[Path]:
-    """Every file under ``folders`` that a host could serve or run, in a stable order; caches never."""
-    for folder in folders:
-        for root, dirs, files in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if d not in _CACHE_FOLDERS and not d.startswith("."))
-            for name in sorted(files):
-                if not name.startswith(".") and not name.endswith(_CACHE_SUFFIXES):
-                    yield Path(root, name)
-
-
-def stat_fingerprint(paths: Iterable[Path]) -> str:
-    """A digest of the names, sizes and modification times of ``paths``: cheap, and changed by any write."""
-    digest = hashlib.sha256()
-    for path in paths:
-        try:
-            info = path.stat()
-        except OSError:
-            digest.update(f"{path}:gone\n".encode())
-            continue
-        digest.update(f"{path}:{info.st_size}:{info.st_mtime_ns}\n".encode())
-    return "stat:" + digest.hexdigest()
-
-
 def sources_digest(folders: Iterable[Path]) -> str:
     """A digest of the names and content of every served file under ``folders``: what a host would serve."""
     digest = hashlib.sha256()
@@ -111,65 +80,6 @@ def sources_digest(folders: Iterable[Path]) -> str:
         digest.update(f"{path}\n{len(content)}\n".encode())
         digest.update(content)
     return "sha256:" + digest.hexdigest()
-
-
-def fingerprint() -> str:
-    """A digest that changes whenever the installed Bee may have changed; cheap enough to take every second."""
-    seam = _seam()
-    if seam is not None:
-        try:
-            return "file:" + hashlib.sha256(seam.read_bytes()).hexdigest()
-        except OSError:
-            return "file:unreadable"
-    return stat_fingerprint([*served_files(_package_folders()), *_distribution_records()])
-
-
-def _top_level(distribution: str) -> str:
-    """The package a Bee distribution installs: ``bee-core`` installs ``bee_core``."""
-    return distribution.lower().replace("-", "_")
-
-
-@cache
-def _distributions() -> tuple[tuple[str, Path, bool], ...]:
-    """Every installed Bee distribution: its package name, its ``.dist-info`` folder, and whether it is editable.
-
-    Finding them reads every distribution's metadata, the slow part, so the list is kept until
-    :func:`read_installed` looks again (an upgrade renames the ``.dist-info`` folders: the old files are then gone,
-    which is itself a change).
-    """
-    found = []
-    for dist in metadata.distributions():
-        name = dist.metadata["Name"] or ""
-        if not name.lower().startswith("bee-"):
-            continue
-        files = [Path(str(file.locate())) for file in dist.files or [] if file.parent.name.endswith(".dist-info")]
-        info = next((f.parent for f in files if f.name == "METADATA"), None)
-        if info is None:
-            continue
-        try:
-            direct = json.loads(dist.read_text("direct_url.json") or "{}")
-        except ValueError:
-            direct = {}
-        editable = bool(isinstance(direct, dict) and (direct.get("dir_info") or {}).get("editable"))
-        found.append((_top_level(name), info, editable))
-    return tuple(sorted(found))
-
-
-def _distribution_records() -> list[Path]:
-    """The METADATA and RECORD files of every installed Bee distribution."""
-    return [info / name for _, info, _ in _distributions() for name in ("METADATA", "RECORD")]
-
-
-def _package_folders(*, editable_only: bool = False) -> list[Path]:
-    """The folders of the installed Bee packages (of the editable ones only, with ``editable_only``)."""
-    folders = []
-    for package, _, editable in _distributions():
-        if editable_only and not editable:
-            continue
-        spec = importlib.util.find_spec(package)
-        for location in (spec.submodule_search_locations or []) if spec else []:
-            folders.append(Path(location))
-    return folders
 
 
 def _seam_installed(seam: Path) -> Installed:
@@ -186,7 +96,7 @@ def _seam_installed(seam: Path) -> Installed:
 
 
 def _editable_sources() -> str | None:
-    folders = _package_folders(editable_only=True)
+    folders = package_folders(editable_only=True)
     return sources_digest(folders) if folders else None
 
 
@@ -197,10 +107,10 @@ def read_installed() -> Installed:
     Raises:
         BeeError: ``internal`` when the triple cannot be read (an install in progress, a damaged file).
     """
-    _distributions.cache_clear()  # look for the distributions afresh: an upgrade renames their folders
-    seam = _seam()
-    if seam is not None:
-        return _seam_installed(seam)
+    distributions.cache_clear()  # look for the distributions afresh: an upgrade renames their folders
+    chosen = seam()
+    if chosen is not None:
+        return _seam_installed(chosen)
     before = fingerprint()
     completed = subprocess.run(  # noqa: S603 -- our own interpreter and a constant program
         launch.python("-c", _READ), capture_output=True, text=True, timeout=60, check=False, cwd=launch.NEUTRAL_CWD
@@ -217,9 +127,9 @@ def read_installed() -> Installed:
 
 def current_installed() -> Installed:
     """The installation as this process imported it (at start-up this is what is installed), or the seam file."""
-    seam = _seam()
-    if seam is not None:
-        return _seam_installed(seam)
+    chosen = seam()
+    if chosen is not None:
+        return _seam_installed(chosen)
     from bee_contracts import version_info
 
     return Installed(fingerprint(), version_info(), _editable_sources())

@@ -27,9 +27,10 @@ import anyio
 import httpx
 
 from bee_contracts import BeeError, ErrorCode
+from bee_contracts.installation import fingerprint
 from bee_supervisor.config import ServiceSpec, SupervisorSpec
 from bee_supervisor.contract import VersionInfo, version_answer
-from bee_supervisor.installed import Installed, current_installed, fingerprint, read_installed
+from bee_supervisor.installed import Installed, current_installed, read_installed
 from bee_supervisor.lock import StateLock
 from bee_supervisor.logs import OutputLog, check_writable, close_logger, log_name, supervisor_logger
 from bee_supervisor.process import signal_group

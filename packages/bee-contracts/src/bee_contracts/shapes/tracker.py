@@ -368,6 +368,7 @@ class ReadyArgs(TypedDict):
     labels: NotRequired[list[str]]
     limit: int
     offset: int
+    whole: bool
 
 
 class ReadyDataIssue(TypedDict):
@@ -380,6 +381,9 @@ class ReadyDataIssue(TypedDict):
     labels: NotRequired[Any]
     updated_at: NotRequired[Any]
     state_revision: NotRequired[Any]
+    record: NotRequired[dict[str, Any]]
+    comment_count: NotRequired[int]
+    dependent_count: NotRequired[int]
 
 
 class ReadyData(TypedDict):
@@ -424,6 +428,7 @@ class SearchArgs(TypedDict):
     issue_type: NotRequired[str]
     limit: int
     offset: int
+    whole: bool
 
 
 class SearchDataIssue(TypedDict):
@@ -436,6 +441,9 @@ class SearchDataIssue(TypedDict):
     labels: NotRequired[Any]
     updated_at: NotRequired[Any]
     state_revision: NotRequired[Any]
+    record: NotRequired[dict[str, Any]]
+    comment_count: NotRequired[int]
+    dependent_count: NotRequired[int]
 
 
 class SearchData(TypedDict):

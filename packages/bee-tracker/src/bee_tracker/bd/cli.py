@@ -284,3 +284,43 @@ _add_commands()
 
 def register(cli: click.Group) -> None:
     cli.add_command(bd)
+
+
+def warm_up(folder: str, *, again: bool = False) -> None:
+    """What `bee bd`'s warm answerer (:mod:`bee_cli.answerer`) runs before it serves: a session of commands on a
+    scratch store in ``folder`` (the answerer's own, private), and the modules a command over HTTP loads, so that
+    each command's process finds every module imported and every cache filled. ``again``: the reading commands
+    only, on the store the first run made — what each spare runs once forked, to make its own copy of the pages a
+    command touches before a command waits on it. Output is dropped."""
+    import contextlib
+    import io
+    import json
+
+    store = os.path.join(folder, "warm.db")
+
+    def run(*args: str) -> str:
+        out = io.StringIO()
+        # A warm-up that fails still warmed what it reached.
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(io.StringIO()),
+            contextlib.suppress(Exception, SystemExit),
+        ):
+            bd.main(["--store", store, "--actor", "warm-up", *args], prog_name="bee bd", standalone_mode=False)
+        return out.getvalue()
+
+    if not again:
+        import bee_tracker.bd.remote  # noqa: F401  -- the MCP client and HTTP stack of --url
+
+        run("create", "Warm up", "-t", "bug", "-p", "1", "--json")
+        run("create", "Warm up too", "--description", "<&>", "--json")
+        for args in (["ready"], ["list"], ["search", "warm", "--json"], ["blocked", "--json"], ["stats", "--json"]):
+            run(*args)
+        run("prime")
+    listed = run("list", "--json")
+    run("ready", "--json")
+    try:
+        first = json.loads(listed)[0]["id"]
+    except (ValueError, LookupError, TypeError):
+        return
+    run("show", "--json", str(first))

@@ -39,7 +39,7 @@ def counted(issue: Whole, *, dependencies: bool = True, parent: bool = True) -> 
         shapes.issue(issue.record, labels=True, dependencies=dependencies),
         dependency_count=issue.dependency_count,
         dependent_count=issue.dependent_count,
-        comment_count=int(issue.got.get("comment_count", 0)),
+        comment_count=issue.comment_count,
         parent=issue.parent if parent else None,
     )
 
@@ -114,6 +114,7 @@ def ready(
         _claim_ready(args, assignee=assignee, kind=kind)
         return
     current = tracker()
+    filtered = assignee is not None or unassigned or kind is not None
 
     def keep(summary: Summary) -> bool:
         holder = summary.get("assignee")
@@ -123,13 +124,14 @@ def ready(
             and (kind is None or summary.get("issue_type") == kind)
         )
 
-    filtered = assignee is not None or unassigned or kind is not None
-    every = (s for s in views.pages(current, "ready", args) if keep(s))
+    # One past the limit tells whether there are more; with filters of its own the list reads on, page by page.
+    size = limit + 1 if limit and not filtered else views.PAGE
+    every = (s for s in views.pages(current, "ready", {**args, "whole": True}, size=size) if keep(s))
     shown, more = _limited(every, limit)
     total = len(shown) + (sum(1 for _ in every) + 1 if more else 0) if filtered else None
     if total is None:
         total = views.total(current, "ready", args) if more else len(shown)
-    issues = views.whole(current, [str(s["id"]) for s in shown])
+    issues = [Whole.listed(s) for s in shown]
     if options().as_json:
         emit([counted(issue) for issue in issues])
         if more:
@@ -286,7 +288,11 @@ def list_(
         )
 
     current = tracker()
-    source = views.pages(current, "ready", _ready_args(args)) if only_ready else views.pages(current, "search", args)
+    source = (
+        views.pages(current, "ready", {**_ready_args(args), "whole": True})
+        if only_ready
+        else views.pages(current, "search", {**args, "whole": True})
+    )
     issues, more = views.gather(
         current, (s for s in source if passes(s) and _ready_match(s, args, only_ready)), lambda _: True, limit=effective
     )

@@ -80,6 +80,8 @@ ISSUE: Final[tuple[tuple[str, Kind], ...]] = (
     ("target", "str?"),
     ("payload", "str?"),
 )
+#: The kinds of field bd writes even when absent; every other kind is left out when it holds nothing (None).
+_ALWAYS: Final = frozenset({"str", "time", "int"})
 #: ``Issue``'s relational fields, which each answer fills or not as bd's command does.
 RELATIONS: Final = ("labels", "dependencies", "comments")
 
@@ -144,9 +146,10 @@ def issue(
         values["dependencies"] = [dependency(d) for d in sorted_dependencies(values["dependencies"])]
     shaped: dict[str, Any] = {}
     for name, kind in ISSUE:
-        if name in left_out:
-            continue
-        written, value = _field(kind, values.get(name))
+        value = values.get(name)
+        if (value is None and kind not in _ALWAYS) or name in left_out:
+            continue  # most of Issue's fields are absent from a record, and left out of bd's answer
+        written, value = _field(kind, value)
         if written:
             shaped[name] = value
     return shaped

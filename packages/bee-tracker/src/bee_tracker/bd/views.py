@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from bee_tracker.bd.session import Tracker
@@ -33,11 +33,13 @@ ROUND = 200
 Summary = dict[str, Any]
 
 
-def pages(tracker: Tracker, tool: str, args: Mapping[str, Any]) -> Iterator[Summary]:
-    """Every issue ``tool`` (ready or search) lists for ``args``, page after page, in the tool's order."""
+def pages(tracker: Tracker, tool: str, args: Mapping[str, Any], *, size: int = PAGE) -> Iterator[Summary]:
+    """Every issue ``tool`` (ready or search) lists for ``args``, page after page (of ``size`` at most, up to
+    :data:`PAGE`), in the tool's order."""
     offset = 0
+    size = max(1, min(size, PAGE))
     while True:
-        page = tracker.call(tool, {**args, "limit": PAGE, "offset": offset})
+        page = tracker.call(tool, {**args, "limit": size, "offset": offset})
         yield from page["issues"]
         if not page["has_more"] or not page["issues"]:
             return
@@ -51,14 +53,28 @@ def total(tracker: Tracker, tool: str, args: Mapping[str, Any]) -> int:
 
 @dataclass(frozen=True)
 class Whole:
-    """One issue as ``get`` answered it, with what bd's answers compute from it."""
+    """One issue whole, with what bd's answers compute from it: read with ``get`` (:func:`whole`), or listed by
+    ``ready`` or ``search`` with ``whole`` (:meth:`listed`)."""
 
-    got: dict[str, Any]
+    #: The issue's Beads record (``get``'s ``issue``).
+    record: dict[str, Any]
+    #: bd's ``comment_count``.
+    comment_count: int
+    #: bd's ``dependent_count``: ``blocks`` dependencies on the issue from live issues.
+    dependent_count: int
+    #: ``get``'s whole answer (its neighbours, what blocks it), when the issue was read with ``get``.
+    got: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def record(self) -> dict[str, Any]:
-        record: dict[str, Any] = self.got["issue"]
-        return record
+    @classmethod
+    def read(cls, got: dict[str, Any]) -> Whole:
+        """The issue from ``get``'s answer: its dependents as far as the answer lists them."""
+        blocking = sum(1 for d in got.get("dependents") or [] if d.get("type") == "blocks")
+        return cls(got["issue"], int(got.get("comment_count", 0)), blocking, got)
+
+    @classmethod
+    def listed(cls, summary: Summary) -> Whole:
+        """The issue from a list's item read with ``whole``."""
+        return cls(summary["record"], int(summary["comment_count"]), int(summary["dependent_count"]))
 
     @property
     def id(self) -> str:
@@ -76,11 +92,6 @@ class Whole:
     def dependency_count(self) -> int:
         """bd's ``dependency_count``: the issue's own ``blocks`` dependencies."""
         return sum(1 for d in self.dependencies if d.get("type") == "blocks")
-
-    @property
-    def dependent_count(self) -> int:
-        """bd's ``dependent_count``: ``blocks`` dependencies on the issue (those ``get`` returns; see the docs)."""
-        return sum(1 for d in self.got.get("dependents") or [] if d.get("type") == "blocks")
 
     @property
     def parent(self) -> str | None:
@@ -109,7 +120,7 @@ def whole(tracker: Tracker, ids: Sequence[str], *, comments: int = 0, label: str
         for start in range(0, len(ids), ROUND):
             batch = ids[start : start + ROUND]
             args = [{"id": i, "comments_limit": comments} for i in batch]
-            found += [Whole(got) for got in tracker.each("get", args)]
+            found += [Whole.read(got) for got in tracker.each("get", args)]
             if label:
                 shown.advance(len(batch))
     return found
@@ -140,23 +151,28 @@ def gather(
     limit: int,
     comments: int = 0,
 ) -> tuple[list[Whole], bool]:
-    """The first ``limit`` (0: all) issues of ``summaries`` that ``keep`` keeps, read whole, wisps after the rest as
-    bd lists them; and whether more were kept than shown. Reads whole only as many as it needs."""
+    """The first ``limit`` (0: all) issues of ``summaries`` that ``keep`` keeps, whole, wisps after the rest as bd
+    lists them; and whether more were kept than shown. Summaries listed with ``whole`` are whole already (unless
+    ``comments`` are wanted); others are read with ``get``, only as many as it needs."""
     kept: list[Whole] = []
     wisps: list[Whole] = []
-    batch: list[str] = []
+    batch: list[Summary] = []
 
     def enough() -> bool:
         return limit > 0 and len(kept) > limit
 
     def flush() -> None:
-        for issue in whole(tracker, batch, comments=comments):
+        if not comments and all("record" in summary for summary in batch):
+            found = [Whole.listed(summary) for summary in batch]
+        else:
+            found = whole(tracker, [str(summary["id"]) for summary in batch], comments=comments)
+        for issue in found:
             if keep(issue):
                 (wisps if issue.wisp else kept).append(issue)
         batch.clear()
 
     for summary in summaries:
-        batch.append(str(summary["id"]))
+        batch.append(summary)
         if len(batch) >= (limit + 1 - len(kept) if limit > 0 else ROUND):  # one past the limit tells there is more
             flush()
             if enough():

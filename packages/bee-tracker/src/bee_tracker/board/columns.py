@@ -68,7 +68,7 @@ class Filters:
         return where
 
     def ready_args(self, limit: int) -> ReadyArgs:
-        args: ReadyArgs = {"limit": limit, "offset": 0}
+        args: ReadyArgs = {"limit": limit, "offset": 0, "whole": False}
         if self.priority is not None:
             args["priority"] = self.priority
         if self.label is not None:

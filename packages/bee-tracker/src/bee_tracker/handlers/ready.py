@@ -15,9 +15,11 @@ if TYPE_CHECKING:
 
 def ready(op: Read, args: ReadyArgs) -> ReadyData:
     """The page of ready issues at ``offset`` (see :mod:`bee_tracker.store.readiness` for the rule), with the
-    total count of ready issues under the filters."""
+    total count of ready issues under the filters; with ``whole``, each issue's record and counts as well."""
     where, params = conditions(op, args)
-    page, total, has_more = reads.page(op.tx, " AND ".join(where), params, limit=args["limit"], offset=args["offset"])
+    page, total, has_more = reads.page(
+        op.tx, " AND ".join(where), params, limit=args["limit"], offset=args["offset"], whole=args["whole"]
+    )
     return {"issues": page, "total": total or 0, "offset": args["offset"], "has_more": has_more}
 
 

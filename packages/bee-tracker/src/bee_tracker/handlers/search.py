@@ -44,5 +44,6 @@ def search(op: Read, args: SearchArgs) -> SearchData:
         offset=args["offset"],
         order=order,
         order_params=order_params,
+        whole=args["whole"],
     )
     return {"issues": page, "total": total or 0, "offset": args["offset"], "has_more": has_more}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from bee_tracker.model import COLUMNS
 from bee_tracker.store import bdjson, claimlease
@@ -221,50 +221,98 @@ def beads_record(tx: Tx, issue: IssueRow, *, comments_last: int | None = None) -
 
 def beads_records(tx: Tx, issue_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """:func:`beads_record` of many issues, with one query per table for all of them (an export's pace)."""
+    return {issue_id: whole.record for issue_id, whole in _wholes(tx, issue_ids, comments=True).items()}
+
+
+class Whole(NamedTuple):
+    """An issue as a list with ``whole`` shows it: its record as ``get`` answers it without comments, how many
+    comments it has, and how many live issues have a ``blocks`` dependency on it."""
+
+    record: dict[str, Any]
+    comment_count: int
+    dependent_count: int
+
+
+def wholes(tx: Tx, issue_ids: Sequence[str]) -> dict[str, Whole]:
+    """:class:`Whole` of each of ``issue_ids`` that exists, with one query per table for all of them."""
+    return _wholes(tx, issue_ids, comments=False)
+
+
+def _grouped(rows: Sequence[Row]) -> dict[str, list[Row]]:
+    """Rows whose first column is an issue's id, by that id, each issue's in their order."""
+    found: dict[str, list[Row]] = {}
+    for row in rows:
+        found.setdefault(row[0], []).append(row[1:])
+    return found
+
+
+def _counts_by_id(tx: Tx, sql: str, issue_ids: Sequence[str]) -> dict[str, int]:
+    return {str(issue_id): int(count) for issue_id, count in tx.rows(sql, list(issue_ids))}
+
+
+def _wholes(tx: Tx, issue_ids: Sequence[str], *, comments: bool) -> dict[str, Whole]:
+    """Each issue's record with all its comments (``comments``, an export's) or none (a list's), and its counts."""
     if not issue_ids:
         return {}
     marks = ", ".join("?" for _ in issue_ids)
     issues = [
         IssueRow(row) for row in tx.rows(f"SELECT {ISSUE_SELECT} FROM issues i WHERE i.id IN ({marks})", issue_ids)
     ]
-    labels: dict[str, list[str]] = {}
-    for issue_id, label in tx.rows(
-        f"SELECT issue_id, label FROM labels WHERE issue_id IN ({marks}) ORDER BY issue_id, position, label", issue_ids
-    ):
-        labels.setdefault(issue_id, []).append(label)
-    dependencies: dict[str, list[dict[str, Any]]] = {}
-    for row in tx.rows(
-        f"SELECT issue_id, {_DEPENDENCY_COLUMNS} FROM dependencies WHERE issue_id IN ({marks}) "
-        "ORDER BY issue_id, position",
-        issue_ids,
-    ):
-        dependencies.setdefault(row[0], []).append(_dependency(row[0], row[1:]))
-    comments: dict[str, list[dict[str, Any]]] = {}
-    for row in tx.rows(
-        f"SELECT issue_id, {_COMMENT_COLUMNS} FROM comments WHERE issue_id IN ({marks}) ORDER BY issue_id, seq",
-        issue_ids,
-    ):
-        comments.setdefault(row[0], []).append(_comment(row[0], row[1:]))
+    labels = _grouped(
+        tx.rows(
+            f"SELECT issue_id, label FROM labels WHERE issue_id IN ({marks}) ORDER BY issue_id, position, label",
+            issue_ids,
+        )
+    )
+    dependencies = {
+        issue_id: [_dependency(issue_id, row) for row in rows]
+        for issue_id, rows in _grouped(
+            tx.rows(
+                f"SELECT issue_id, {_DEPENDENCY_COLUMNS} FROM dependencies WHERE issue_id IN ({marks}) "
+                "ORDER BY issue_id, position",
+                issue_ids,
+            )
+        ).items()
+    }
+    if comments:
+        notes = {
+            issue_id: [_comment(issue_id, row) for row in rows]
+            for issue_id, rows in _grouped(
+                tx.rows(
+                    f"SELECT issue_id, {_COMMENT_COLUMNS} FROM comments WHERE issue_id IN ({marks}) "
+                    "ORDER BY issue_id, seq",
+                    issue_ids,
+                )
+            ).items()
+        }
+        comment_counts = {issue_id: len(found) for issue_id, found in notes.items()}
+        blockers: dict[str, int] = {}
+    else:
+        notes = {}
+        comment_counts = _counts_by_id(
+            tx, f"SELECT issue_id, COUNT(*) FROM comments WHERE issue_id IN ({marks}) GROUP BY issue_id", issue_ids
+        )
+        blockers = _counts_by_id(
+            tx,
+            "SELECT d.depends_on_id, COUNT(*) FROM dependencies d JOIN issues s ON s.id = d.issue_id "
+            f"WHERE d.depends_on_id IN ({marks}) AND d.type = 'blocks' GROUP BY d.depends_on_id",
+            issue_ids,
+        )
     leases = claimlease.load_for(tx, issue_ids)
     for issue in issues:
         issue.lease = leases.get(issue.id)
     counting = [issue.id for issue in issues if _COUNTS.keys() & issue.extra.keys()]
     dependents = _dependents(tx, counting)
-    return {
-        issue.id: assemble(
-            issue,
-            labels.get(issue.id, []),
-            dependencies.get(issue.id, []),
-            comments.get(issue.id, []),
-            counts_from(
-                issue,
-                dependencies.get(issue.id, []),
-                comment_count=len(comments.get(issue.id, [])),
-                dependent_count=dependents.get(issue.id, 0),
-            ),
+    found: dict[str, Whole] = {}
+    for issue in issues:
+        own = dependencies.get(issue.id, [])
+        comment_count = comment_counts.get(issue.id, 0)
+        counts = counts_from(issue, own, comment_count=comment_count, dependent_count=dependents.get(issue.id, 0))
+        record = assemble(
+            issue, [str(label) for (label,) in labels.get(issue.id, [])], own, notes.get(issue.id, []), counts
         )
-        for issue in issues
-    }
+        found[issue.id] = Whole(record, comment_count, blockers.get(issue.id, 0))
+    return found
 
 
 def ordered(values: dict[str, Any], key_order: Sequence[str] | None) -> dict[str, Any]:

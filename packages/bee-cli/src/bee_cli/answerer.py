@@ -1,0 +1,388 @@
+"""The warm answerer of `bee bd …`: the commands :data:`bee_cli.main.DIRECT` names, run by a process that has
+imported them already, in a child forked for each command.
+
+Started by the first client that finds none (:mod:`bee_cli.answering`, ``python -P -m bee_cli.answerer --socket
+PATH``), detached, from ``/``, with only the variables the interpreter reads at start and its own settings. One runs
+per installation, per user and per interpreter start environment (the socket's name); a lock beside the socket makes
+a crowd of first commands start one.
+
+It imports every direct command's group and runs its warm-up (``warm_up()`` in the group's module, if any: commands
+on a scratch store of its own), then keeps one **spare**: a forked child, blocked in ``accept``. The spare that takes
+a connection tells the parent (which forks the next at once) and serves that one request only:
+
+1. it checks the peer is this user (SO_PEERCRED), reads the request within :data:`REQUEST_SECONDS` (at most
+   :data:`~bee_cli.answering.MAX_REQUEST_BYTES`, with exactly the four descriptors) and refuses anything else by
+   closing, having run nothing — the client then runs the command itself;
+2. it becomes the client's process: the client's standard streams on 0, 1 and 2, its working folder (``fchdir``),
+   umask, environment (exactly the client's, nothing of the answerer's or of an earlier request) and ``sys.argv``;
+3. it sends its pid and runs the command only once the client says go, so a client that gave up waiting never sees
+   its command run twice; a thread stops the command (SIGTERM) if the client goes away;
+4. it sends the exit status (after the interpreter's exit handlers) and ends.
+
+The parent exits when nothing has been asked for ``$BEE_ANSWER_IDLE_SECONDS`` (900 s by default), and at once when
+the installation changes under it (:func:`bee_contracts.installation.fingerprint`, taken every second), so an
+upgraded Bee answers from the new code within a second; commands running then finish on the code they started with.
+What a child does not share with a process the client would have started: its parent, session and process group,
+resource limits and supplementary groups — the answerer's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import gc
+import importlib
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+
+from bee_cli.answering import MAGIC, MAX_REQUEST_BYTES, PASSED_FDS, WIRE, socket_path
+from bee_contracts.installation import fingerprint
+
+#: How long a connected client has to send its request.
+REQUEST_SECONDS = 5.0
+#: How often the parent looks at the installation and the clock (seconds).
+POLL_SECONDS = 1.0
+#: The default idle time before the answerer exits, and the variable that sets it (seconds).
+IDLE_SECONDS = 900.0
+ENV_IDLE = "BEE_ANSWER_IDLE_SECONDS"
+#: Commands run at once, at most (spares included); more wait in the listening queue until one ends.
+MAX_RUNNING = 32
+#: Spares kept ready: a command arriving while the next spare still warms up takes the other.
+SPARES = 2
+#: The header: MAGIC, the wire (one byte) and the body's length (4 bytes).
+_HEADER = len(MAGIC) + 5
+
+
+class Refused(Exception):
+    """A request the spare will not run (it closes the connection, having run nothing)."""
+
+
+# -- the parent ------------------------------------------------------------------------------------------------------
+
+
+def idle_seconds(environ: os._Environ[str] | dict[str, str]) -> float:
+    try:
+        value = float(environ.get(ENV_IDLE, "") or IDLE_SECONDS)
+    except ValueError:
+        return IDLE_SECONDS
+    return value if 0 < value < float("inf") else IDLE_SECONDS
+
+
+class Answerer:
+    """The parent: the listening socket, the spares, and the children running commands."""
+
+    def __init__(self, path: str, listener: socket.socket, scratch: str) -> None:
+        self.path = path
+        self.listener = listener
+        self.scratch = scratch
+        self.place = os.stat(path).st_ino
+        self.installed = fingerprint()
+        self.idle = idle_seconds(os.environ)
+        self.spares: set[int] = set()
+        self.running: set[int] = set()
+        self.took_r, self.took_w = os.pipe2(os.O_CLOEXEC)
+
+    def serve(self) -> None:
+        last = checked = time.monotonic()
+        while True:
+            self._reap()
+            while len(self.spares) < SPARES and len(self.running) + len(self.spares) < MAX_RUNNING:
+                self.spares.add(self._fork_spare())
+            now = time.monotonic()
+            if now - last > self.idle and not self.running:
+                return
+            if now - checked >= POLL_SECONDS:
+                checked = now
+                if fingerprint() != self.installed or not self._still_ours():
+                    return
+            readable, _, _ = select.select([self.took_r], [], [], POLL_SECONDS)
+            if readable:
+                taken = os.read(self.took_r, 4 * SPARES * 16)
+                for start in range(0, len(taken) - len(taken) % 4, 4):
+                    pid = int.from_bytes(taken[start : start + 4], "big")
+                    if pid in self.spares:
+                        self.spares.discard(pid)
+                        self.running.add(pid)
+                        last = time.monotonic()
+
+    def close(self) -> None:
+        """Stop listening (the socket's name too, while it is still this answerer's) and end the spares."""
+        if self._still_ours():
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+        self.listener.close()
+        for pid in self.spares:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+
+    def _still_ours(self) -> bool:
+        try:
+            return os.stat(self.path).st_ino == self.place
+        except OSError:
+            return False
+
+    def _reap(self) -> None:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.running.discard(pid)
+            self.spares.discard(pid)  # a spare that died waiting (killed): another takes its place
+
+    def _fork_spare(self) -> int:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(self.took_r)
+                _spare(self.listener, self.took_w, self.scratch)
+            finally:
+                os._exit(70)  # never reached: a spare ends in _spare
+        return pid
+
+
+def _listen(path: str) -> socket.socket:
+    """The listening socket at ``path`` (a stale one left by a killed answerer is replaced: the lock is held)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        listener.bind(path)
+    finally:
+        os.umask(old)
+    listener.listen(128)
+    return listener
+
+
+def warm_up(folder: str, *, again: bool = False) -> None:
+    """Import every direct command's group and run its module's ``warm_up(folder, again=…)``, if it has one: what
+    each child then finds done (``again``: in a spare, once forked; see :mod:`bee_tracker.bd.cli`)."""
+    from bee_cli.main import DIRECT
+
+    for module, attribute in DIRECT.values():
+        try:
+            loaded = importlib.import_module(module)
+        except ImportError:
+            continue
+        getattr(loaded, attribute)
+        warm = getattr(loaded, "warm_up", None)
+        if callable(warm):
+            warm(folder, again=again)
+    if not again:
+        import difflib  # noqa: F401  -- click's suggestions for a mistyped option
+
+        import bee_contracts.warm  # noqa: F401  -- the peer check
+
+
+def run(path: str) -> int:
+    """Serve as the answerer of ``path`` until idle or outdated; 0 also when another one holds the lock."""
+    os.chdir("/")
+    if os.path.realpath(os.path.dirname(path)) != os.path.dirname(socket_path(os.environ)):
+        print(f"bee answerer: {path} is not this installation's answerer socket", file=sys.stderr)
+        return 2
+    lock = os.open(path[: -len(".sock")] + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return 0  # another answerer runs (or is starting) for this socket
+    listener = _listen(path)
+    with contextlib.suppress(OSError):
+        os.unlink(path[: -len(".sock")] + ".starting")
+    scratch = tempfile.mkdtemp(prefix="scratch-", dir=os.path.dirname(path))
+    answerer = Answerer(path, listener, scratch)
+    try:
+        warm_up(scratch)
+        gc.collect()
+        gc.freeze()  # the children share these pages: no collection of theirs writes to them
+        answerer.serve()
+    finally:
+        answerer.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2 or args[0] != "--socket" or not args[1].endswith(".sock"):
+        print("usage: python -P -m bee_cli.answerer --socket PATH", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(run(args[1]))
+
+
+# -- a spare, then the command's process ----------------------------------------------------------------------------
+
+
+def _spare(listener: socket.socket, took: int, scratch: str) -> None:
+    """Warm up again, wait for one connection, tell the parent, and serve it (see the module docstring). Never
+    returns."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Its own copy of the pages a command touches (each first write to a page shared with the parent copies it):
+    # made now, not while a command waits.
+    warm_up(scratch, again=True)
+    while True:
+        try:
+            connection, _ = listener.accept()
+            break
+        except InterruptedError:
+            continue
+        except OSError:
+            os._exit(1)
+    os.write(took, os.getpid().to_bytes(4, "big"))
+    os.close(took)
+    listener.close()
+    try:
+        fds, args, environ, umask = _receive(connection)
+    except (Refused, OSError):
+        connection.close()
+        os._exit(0)
+    _become(fds, environ, umask)
+    sys.argv = ["bee", *args]
+    try:
+        connection.sendall(os.getpid().to_bytes(4, "big"))
+        go = connection.recv(1)
+    except OSError:
+        go = b""
+    if go != b"g":
+        os._exit(0)  # the client gave up before the command started: it runs it itself
+    threading.Thread(target=_stop_when_gone, args=(connection,), daemon=True).start()
+    code = _run(args)
+    with contextlib.suppress(OSError):
+        connection.sendall(code.to_bytes(4, "big"))
+    os._exit(0)
+
+
+def _receive(connection: socket.socket) -> tuple[list[int], list[str], dict[bytes, bytes], int]:
+    """The request on ``connection``: its descriptors, arguments, environment and umask.
+
+    Raises:
+        Refused: not this user, not the wire, too large, too slow, or malformed (its descriptors are then closed).
+    """
+    from bee_contracts.warm import peer_uid
+
+    if peer_uid(connection) != os.getuid():
+        raise Refused("another user")
+    connection.settimeout(REQUEST_SECONDS)
+    fds: list[int] = []
+    try:
+        data, ancillary, _, _ = connection.recvmsg(_HEADER, socket.CMSG_SPACE(PASSED_FDS * 4))
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                usable = len(payload) - len(payload) % 4
+                fds += [int.from_bytes(payload[i : i + 4], sys.byteorder) for i in range(0, usable, 4)]
+        while 0 < len(data) < _HEADER:
+            more = connection.recv(_HEADER - len(data))
+            if not more:
+                break
+            data += more
+        if len(fds) != PASSED_FDS or len(data) != _HEADER or not data.startswith(MAGIC) or data[4] != WIRE:
+            raise Refused("not a request of this wire")
+        size = int.from_bytes(data[5:9], "big")
+        if size > MAX_REQUEST_BYTES:
+            raise Refused("too large")
+        body = bytearray()
+        while len(body) < size:
+            chunk = connection.recv(min(size - len(body), 1 << 16))
+            if not chunk:
+                raise Refused("cut short")
+            body += chunk
+        args, environ, umask = _parse(bytes(body))
+        connection.settimeout(None)
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return fds, args, environ, umask
+
+
+def _parse(body: bytes) -> tuple[list[str], dict[bytes, bytes], int]:
+    """Raises: Refused: a body that is not umask, count, arguments and ``KEY=VALUE`` variables."""
+    fields = body.split(b"\0")
+    try:
+        umask = int(fields[0], 8)
+        count = int(fields[1])
+    except (IndexError, ValueError):
+        raise Refused("malformed") from None
+    if not 0 <= umask <= 0o777 or not 0 < count <= len(fields) - 2:
+        raise Refused("malformed")
+    args = [os.fsdecode(arg) for arg in fields[2 : 2 + count]]
+    environ: dict[bytes, bytes] = {}
+    for item in fields[2 + count :]:
+        key, equals, value = item.partition(b"=")
+        if not equals or not key:
+            raise Refused("malformed")
+        environ[key] = value
+    from bee_cli.main import DIRECT
+
+    if args[0] not in DIRECT:
+        raise Refused("not a direct command")
+    return args, environ, umask
+
+
+def _become(fds: list[int], environ: dict[bytes, bytes], umask: int) -> None:
+    """Take the client's streams, working folder, umask and environment (and nothing else of theirs)."""
+    stdin, stdout, stderr, cwd = fds
+    os.fchdir(cwd)
+    os.close(cwd)
+    for source, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+        os.dup2(source, target)
+        os.close(source)
+    os.umask(umask)
+    os.environb.clear()
+    os.environb.update(environ)
+    # Python made stdout line-buffered at start when it was a terminal; this process started on /dev/null.
+    sys.stdout.reconfigure(line_buffering=os.isatty(1))  # type: ignore[union-attr]
+
+
+def _stop_when_gone(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        connection.recv(1)  # the client sends nothing more: this returns when it is gone
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _run(args: list[str]) -> int:
+    """Run `bee ARGS` as the console script would; its exit status."""
+    from bee_cli.main import _direct
+
+    try:
+        _direct(args)
+        code = 0
+    except SystemExit as exc:
+        code = _exit_status(exc.code)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+    return code
+
+
+def _exit_status(code: object) -> int:
+    """What Python exits with for ``sys.exit(code)``."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    main()
