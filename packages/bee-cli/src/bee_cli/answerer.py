@@ -56,6 +56,8 @@ IDLE_SECONDS = 900.0
 ENV_IDLE = "BEE_ANSWER_IDLE_SECONDS"
 #: Commands run at once, at most (spares included); more wait in the listening queue until one ends.
 MAX_RUNNING = 32
+#: The log's size past which it starts afresh.
+LOG_BYTES = 1024 * 1024
 #: Spares kept ready: a command arriving while the next spare still warms up takes the other.
 SPARES = 2
 #: The header: MAGIC, the wire (one byte) and the body's length (4 bytes).
@@ -197,10 +199,13 @@ def run(path: str) -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return 0  # another answerer runs (or is starting) for this socket
+    os.ftruncate(lock, 0)
+    os.write(lock, f"{os.getpid()}\n".encode())  # which process it is, for an operator (and the tests)
     listener = _listen(path)
     with contextlib.suppress(OSError):
         os.unlink(path[: -len(".sock")] + ".starting")
-    scratch = tempfile.mkdtemp(prefix="scratch-", dir=os.path.dirname(path))
+    # The scratch folder's name carries the socket's, so a spare finds the log beside it (_log).
+    scratch = tempfile.mkdtemp(prefix=os.path.basename(path)[: -len(".sock")] + "-scratch-", dir=os.path.dirname(path))
     answerer = Answerer(path, listener, scratch)
     try:
         warm_up(scratch)
@@ -257,7 +262,9 @@ def _spare(listener: socket.socket, took: int, scratch: str) -> None:
     if go != b"g":
         os._exit(0)  # the client gave up before the command started: it runs it itself
     threading.Thread(target=_stop_when_gone, args=(connection,), daemon=True).start()
+    started = time.monotonic()
     code = _run(args)
+    _log(scratch, f"pid {os.getpid()} ran `bee {args[0]}`: exit {code} in {time.monotonic() - started:.3f} s")
     with contextlib.suppress(OSError):
         connection.sendall(code.to_bytes(4, "big"))
     os._exit(0)
@@ -343,6 +350,26 @@ def _become(fds: list[int], environ: dict[bytes, bytes], umask: int) -> None:
     os.environb.update(environ)
     # Python made stdout line-buffered at start when it was a terminal; this process started on /dev/null.
     sys.stdout.reconfigure(line_buffering=os.isatty(1))  # type: ignore[union-attr]
+
+
+def _log(scratch: str, line: str) -> None:
+    """Add ``line`` to the answerer's log (``answer-….log`` beside its socket; started afresh past
+    :data:`LOG_BYTES`): which process answered what, never the arguments (they may hold anything)."""
+    path = os.path.join(os.path.dirname(scratch), os.path.basename(scratch).split("-scratch-")[0] + ".log")
+    with contextlib.suppress(OSError):
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
+        fd = os.open(path, flags | (os.O_TRUNC if _size(path) > LOG_BYTES else 0), 0o600)
+        try:
+            os.write(fd, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n".encode())
+        finally:
+            os.close(fd)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _stop_when_gone(connection: socket.socket) -> None:

@@ -52,8 +52,9 @@ STARTING_SECONDS = 30.0
 #: children are the interpreter the client would have been (its import path, its streams' encoding, its hash seed).
 _STARTUP_PREFIXES = ("PYTHON", "LC_")
 _STARTUP_NAMES = frozenset({"LANG", "LANGUAGE", "TZ"})
-#: What an answerer reads for itself: its runtime folder, and how long it waits idle (bee_cli.answerer).
-_ANSWERER_READS = frozenset({"XDG_RUNTIME_DIR", "BEE_ANSWER_IDLE_SECONDS"})
+#: What an answerer reads for itself: its runtime folder, how long it waits idle (bee_cli.answerer), and the
+#: installed-version seam (bee_contracts.installation) by which it notices an upgrade.
+_ANSWERER_READS = frozenset({"XDG_RUNTIME_DIR", "BEE_ANSWER_IDLE_SECONDS", "BEE_INSTALLED_VERSION_FILE"})
 
 
 def startup_environment(environ: os._Environ[str] | dict[str, str]) -> dict[str, str]:
