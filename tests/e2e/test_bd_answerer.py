@@ -291,3 +291,40 @@ def test_an_upgrade_replaces_the_answerer(tmp_path: Path, store: str) -> None:
         assert int(lock.read_text()) != first
     finally:
         shutil.rmtree(runtime, ignore_errors=True)
+
+
+def _on_a_terminal(args: list[str], env: dict[str, str]) -> tuple[int, bytes]:
+    """`bee bd ARGS` with its standard output on a terminal (a pty): its exit code and what the terminal showed."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [str(bee_executable()), "bd", *args], env=env, stdout=follower, stderr=subprocess.DEVNULL
+        )
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the terminal's last writer is gone
+                break
+            if not chunk:
+                break
+            shown += chunk
+        return process.wait(timeout=60), shown
+    finally:
+        os.close(leader)
+
+
+def test_on_a_terminal_warm_shows_what_cold_shows(runtime: Path, store: str) -> None:
+    env = warm_env(runtime, COLUMNS="100", TERM="xterm-256color")
+    env.pop("NO_COLOR", None)
+    started(runtime, env, store)
+    before = served(runtime)
+    for args in (["--store", store, "ready", "-n", "5"], ["--store", store, "list", "-n", "5"]):
+        warm = _on_a_terminal(args, env)
+        cold = _on_a_terminal(args, {**env, "BEE_WARM": "0"})
+        assert warm == cold and warm[0] == 0
+        assert b"\x1b[" in warm[1]  # colour, as on any terminal
+    assert served(runtime) - before == 2

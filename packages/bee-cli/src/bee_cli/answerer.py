@@ -56,6 +56,8 @@ IDLE_SECONDS = 900.0
 ENV_IDLE = "BEE_ANSWER_IDLE_SECONDS"
 #: Commands run at once, at most (spares included); more wait in the listening queue until one ends.
 MAX_RUNNING = 32
+#: How long a second spare is put off while a command runs (seconds).
+DEFER_SECONDS = 0.05
 #: The log's size past which it starts afresh.
 LOG_BYTES = 1024 * 1024
 #: Spares kept ready: a command arriving while the next spare still warms up takes the other.
@@ -97,16 +99,18 @@ class Answerer:
         last = checked = time.monotonic()
         while True:
             self._reap()
-            while len(self.spares) < SPARES and len(self.running) + len(self.spares) < MAX_RUNNING:
-                self.spares.add(self._fork_spare())
             now = time.monotonic()
+            while self._wants_spare(now - last):
+                self.spares.add(self._fork_spare())
+            deferred = len(self.spares) < SPARES
             if now - last > self.idle and not self.running:
                 return
             if now - checked >= POLL_SECONDS:
                 checked = now
                 if fingerprint() != self.installed or not self._still_ours():
                     return
-            readable, _, _ = select.select([self.took_r], [], [], POLL_SECONDS)
+            # A spare put off (see _wants_spare) is looked for again soon; else the pipe or the poll wakes this.
+            readable, _, _ = select.select([self.took_r], [], [], DEFER_SECONDS if deferred else POLL_SECONDS)
             if readable:
                 taken = os.read(self.took_r, 4 * SPARES * 16)
                 for start in range(0, len(taken) - len(taken) % 4, 4):
@@ -115,6 +119,13 @@ class Answerer:
                         self.spares.discard(pid)
                         self.running.add(pid)
                         last = time.monotonic()
+
+    def _wants_spare(self, since_taken: float) -> bool:
+        """Whether to fork a spare now: always when none is ready; the second only once no command runs (or after
+        :data:`DEFER_SECONDS`), so that its warm-up does not take a core from the command being answered."""
+        if len(self.spares) >= SPARES or len(self.running) + len(self.spares) >= MAX_RUNNING:
+            return False
+        return not self.spares or not self.running or since_taken >= DEFER_SECONDS
 
     def close(self) -> None:
         """Stop listening (the socket's name too, while it is still this answerer's) and end the spares."""
