@@ -328,3 +328,53 @@ def test_on_a_terminal_warm_shows_what_cold_shows(runtime: Path, store: str) -> 
         assert warm == cold and warm[0] == 0
         assert b"\x1b[" in warm[1]  # colour, as on any terminal
     assert served(runtime) - before == 2
+
+
+def _answerer_pid(runtime: Path) -> int:
+    (lock,) = answerer_folder(runtime).glob("answer-*.lock")
+    return int(lock.read_text())
+
+
+def test_a_killed_answerer_leaves_no_spare_behind_and_is_replaced(tmp_path: Path, store: str) -> None:
+    runtime = Path(tempfile.mkdtemp(prefix="bk", dir="/tmp"))
+    try:
+        env = warm_env(runtime)
+        started(runtime, env, store)
+        first = _answerer_pid(runtime)
+        os.kill(first, signal.SIGKILL)
+        # Its spares see it gone and leave: nothing answers on its socket any more.
+        (path,) = answerer_folder(runtime).glob("answer-*.sock")
+        deadline = time.monotonic() + 30
+        while True:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                try:
+                    probe.connect(str(path))
+                except ConnectionRefusedError:
+                    break
+            assert time.monotonic() < deadline, "a spare of the killed answerer still listens"
+            time.sleep(0.1)
+        started(runtime, env, store)  # a new one, free to take the lock
+        assert _answerer_pid(runtime) != first
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def test_a_stopped_answerer_lets_a_running_command_finish(tmp_path: Path) -> None:
+    runtime = Path(tempfile.mkdtemp(prefix="bs", dir="/tmp"))
+    try:
+        env = warm_env(runtime)
+        started(runtime, env, str(tmp_path / "warm.db"))
+        before = served(runtime)
+        client = _running(["--store", "team.db", "create", "Finished", "--body-file", "-"], env, tmp_path)
+        _waiting_on_stdin(runtime, before)
+        answerer = _answerer_pid(runtime)
+        os.kill(answerer, signal.SIGTERM)
+        assert _ends(answerer)
+        assert not list(answerer_folder(runtime).glob("answer-*.sock"))  # it took its name with it
+        _, err = client.communicate("written after the answerer left", timeout=60)
+        assert client.returncode == 0, err
+        listed = bd("--store", "team.db", "list", "--json", env={**env, "BEE_WARM": "0"}, cwd=tmp_path)
+        assert [issue["title"] for issue in json.loads(listed.stdout)] == ["Finished"]
+        assert served(runtime) == before + 1
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)

@@ -60,6 +60,9 @@ MAX_RUNNING = 32
 DEFER_SECONDS = 0.05
 #: The log's size past which it starts afresh.
 LOG_BYTES = 1024 * 1024
+#: What the parent sends a spare to make it leave: honoured until the spare commits to a command (SIGTERM, which a
+#: client passes on to its command, is the command's).
+LEAVE = signal.SIGUSR1
 #: Spares kept ready: a command arriving while the next spare still warms up takes the other.
 SPARES = 2
 #: The header: MAGIC, the wire (one byte) and the body's length (4 bytes).
@@ -84,10 +87,13 @@ def idle_seconds(environ: os._Environ[str] | dict[str, str]) -> float:
 class Answerer:
     """The parent: the listening socket, the spares, and the children running commands."""
 
-    def __init__(self, path: str, listener: socket.socket, scratch: str) -> None:
+    def __init__(self, path: str, listener: socket.socket, scratch: str, lock: int) -> None:
         self.path = path
         self.listener = listener
         self.scratch = scratch
+        self.lock = lock
+        # Its read end reaches end-of-file when this process is gone, however it ends: a spare then leaves.
+        self.alive_r, self.alive_w = os.pipe2(os.O_CLOEXEC)
         self.place = os.stat(path).st_ino
         self.installed = fingerprint()
         self.idle = idle_seconds(os.environ)
@@ -101,7 +107,10 @@ class Answerer:
             self._reap()
             now = time.monotonic()
             while self._wants_spare(now - last):
-                self.spares.add(self._fork_spare())
+                spare = self._fork_spare()
+                if spare is None:
+                    break  # no process to be had now (memory, a limit): the next round tries again
+                self.spares.add(spare)
             deferred = len(self.spares) < SPARES
             if now - last > self.idle and not self.running:
                 return
@@ -111,14 +120,22 @@ class Answerer:
                     return
             # A spare put off (see _wants_spare) is looked for again soon; else the pipe or the poll wakes this.
             readable, _, _ = select.select([self.took_r], [], [], DEFER_SECONDS if deferred else POLL_SECONDS)
-            if readable:
-                taken = os.read(self.took_r, 4 * SPARES * 16)
-                for start in range(0, len(taken) - len(taken) % 4, 4):
-                    pid = int.from_bytes(taken[start : start + 4], "big")
-                    if pid in self.spares:
-                        self.spares.discard(pid)
-                        self.running.add(pid)
-                        last = time.monotonic()
+            if readable and self._took():
+                last = time.monotonic()
+
+    def _took(self) -> bool:
+        """Move the spares that report a command taken to the running ones; whether any did."""
+        os.set_blocking(self.took_r, False)
+        try:
+            taken = os.read(self.took_r, 4 * MAX_RUNNING)
+        except BlockingIOError:
+            return False
+        for start in range(0, len(taken) - len(taken) % 4, 4):
+            pid = int.from_bytes(taken[start : start + 4], "big")
+            if pid in self.spares:
+                self.spares.discard(pid)
+                self.running.add(pid)
+        return bool(taken)
 
     def _wants_spare(self, since_taken: float) -> bool:
         """Whether to fork a spare now: always when none is ready; the second only once no command runs (or after
@@ -133,9 +150,10 @@ class Answerer:
             with contextlib.suppress(OSError):
                 os.unlink(self.path)
         self.listener.close()
-        for pid in self.spares:
+        self._took()
+        for pid in self.spares:  # not one that has taken a command: it reported so, and runs on
             with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, LEAVE)
 
     def _still_ours(self) -> bool:
         try:
@@ -154,12 +172,16 @@ class Answerer:
             self.running.discard(pid)
             self.spares.discard(pid)  # a spare that died waiting (killed): another takes its place
 
-    def _fork_spare(self) -> int:
-        pid = os.fork()
+    def _fork_spare(self) -> int | None:
+        try:
+            pid = os.fork()
+        except OSError:
+            return None
         if pid == 0:
             try:
-                os.close(self.took_r)
-                _spare(self.listener, self.took_w, self.scratch)
+                for fd in (self.took_r, self.alive_w, self.lock):  # the lock is the parent's alone
+                    os.close(fd)
+                _spare(self.listener, self.took_w, self.alive_r, self.scratch)
             finally:
                 os._exit(70)  # never reached: a spare ends in _spare
         return pid
@@ -176,6 +198,7 @@ def _listen(path: str) -> socket.socket:
     finally:
         os.umask(old)
     listener.listen(128)
+    listener.setblocking(False)  # spares wait in select (for a client, or their parent's end), then accept
     return listener
 
 
@@ -217,16 +240,28 @@ def run(path: str) -> int:
         os.unlink(path[: -len(".sock")] + ".starting")
     # The scratch folder's name carries the socket's, so a spare finds the log beside it (_log).
     scratch = tempfile.mkdtemp(prefix=os.path.basename(path)[: -len(".sock")] + "-scratch-", dir=os.path.dirname(path))
-    answerer = Answerer(path, listener, scratch)
+    answerer = Answerer(path, listener, scratch, lock)
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, _stop)
     try:
         warm_up(scratch)
         gc.collect()
         gc.freeze()  # the children share these pages: no collection of theirs writes to them
         answerer.serve()
+    except _Stopped:
+        pass
     finally:
         answerer.close()
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
+
+
+class _Stopped(Exception):
+    """A signal asked the answerer to stop (it closes as when idle)."""
+
+
+def _stop(_number: int, _frame: object) -> None:
+    raise _Stopped
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -240,23 +275,39 @@ def main(argv: Sequence[str] | None = None) -> None:
 # -- a spare, then the command's process ----------------------------------------------------------------------------
 
 
-def _spare(listener: socket.socket, took: int, scratch: str) -> None:
+#: Set once this spare has committed to its command: from then on the parent's LEAVE is ignored.
+_COMMITTED = threading.Event()
+
+
+def _leave(_number: int, _frame: object) -> None:
+    if not _COMMITTED.is_set():
+        os._exit(0)  # nothing of a command has run: a client it took runs the command itself
+
+
+def _spare(listener: socket.socket, took: int, alive: int, scratch: str) -> None:
     """Warm up again, wait for one connection, tell the parent, and serve it (see the module docstring). Never
     returns."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(LEAVE, _leave)
     # Its own copy of the pages a command touches (each first write to a page shared with the parent copies it):
     # made now, not while a command waits.
     warm_up(scratch, again=True)
     while True:
+        readable, _, _ = select.select([listener.fileno(), alive], [], [])
+        if alive in readable:
+            os._exit(0)  # the parent is gone: nobody would replace this spare or stop it
         try:
             connection, _ = listener.accept()
             break
-        except InterruptedError:
-            continue
+        except (BlockingIOError, InterruptedError):
+            continue  # another spare took it
         except OSError:
             os._exit(1)
     os.write(took, os.getpid().to_bytes(4, "big"))
-    os.close(took)
+    for fd in (took, alive):
+        os.close(fd)
     listener.close()
     try:
         fds, args, environ, umask = _receive(connection)
@@ -265,6 +316,7 @@ def _spare(listener: socket.socket, took: int, scratch: str) -> None:
         os._exit(0)
     _become(fds, environ, umask)
     sys.argv = ["bee", *args]
+    _COMMITTED.set()
     try:
         connection.sendall(os.getpid().to_bytes(4, "big"))
         go = connection.recv(1)
