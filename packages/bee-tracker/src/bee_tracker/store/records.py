@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from bee_tracker.model import COLUMNS
@@ -246,6 +246,16 @@ def _grouped(rows: Sequence[Row]) -> dict[str, list[Row]]:
     return found
 
 
+def _records_by_id(
+    tx: Tx, sql: str, issue_ids: Sequence[str], record: Callable[[str, Row], dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Each issue's records (``record(issue_id, row)``) from ``sql``'s rows, whose first column is the issue's id."""
+    return {
+        issue_id: [record(issue_id, row) for row in rows]
+        for issue_id, rows in _grouped(tx.rows(sql, list(issue_ids))).items()
+    }
+
+
 def _counts_by_id(tx: Tx, sql: str, issue_ids: Sequence[str]) -> dict[str, int]:
     return {str(issue_id): int(count) for issue_id, count in tx.rows(sql, list(issue_ids))}
 
@@ -264,27 +274,20 @@ def _wholes(tx: Tx, issue_ids: Sequence[str], *, comments: bool) -> dict[str, Wh
             issue_ids,
         )
     )
-    dependencies = {
-        issue_id: [_dependency(issue_id, row) for row in rows]
-        for issue_id, rows in _grouped(
-            tx.rows(
-                f"SELECT issue_id, {_DEPENDENCY_COLUMNS} FROM dependencies WHERE issue_id IN ({marks}) "
-                "ORDER BY issue_id, position",
-                issue_ids,
-            )
-        ).items()
-    }
+    dependencies = _records_by_id(
+        tx,
+        f"SELECT issue_id, {_DEPENDENCY_COLUMNS} FROM dependencies WHERE issue_id IN ({marks}) "
+        "ORDER BY issue_id, position",
+        issue_ids,
+        _dependency,
+    )
     if comments:
-        notes = {
-            issue_id: [_comment(issue_id, row) for row in rows]
-            for issue_id, rows in _grouped(
-                tx.rows(
-                    f"SELECT issue_id, {_COMMENT_COLUMNS} FROM comments WHERE issue_id IN ({marks}) "
-                    "ORDER BY issue_id, seq",
-                    issue_ids,
-                )
-            ).items()
-        }
+        notes = _records_by_id(
+            tx,
+            f"SELECT issue_id, {_COMMENT_COLUMNS} FROM comments WHERE issue_id IN ({marks}) ORDER BY issue_id, seq",
+            issue_ids,
+            _comment,
+        )
         comment_counts = {issue_id: len(found) for issue_id, found in notes.items()}
         blockers: dict[str, int] = {}
     else:
