@@ -48,6 +48,7 @@ def test_a_whole_list_holds_each_issue_as_get_reads_it(store_url: str, export: P
                 got = call(store, "get", id=item["id"], comments_limit=0)
                 assert item["record"] == got["issue"], item["id"]
                 assert item["comment_count"] == got["comment_count"]
+                assert item["blocked_by"] == got["blocked_by"]
                 blocking = [d for d in got["dependents"] if d["type"] == "blocks"]
                 if len(got["dependents"]) == got["dependents_count"]:  # get lists them all
                     assert item["dependent_count"] == len(blocking)

@@ -384,6 +384,7 @@ class ReadyDataIssue(TypedDict):
     record: NotRequired[dict[str, Any]]
     comment_count: NotRequired[int]
     dependent_count: NotRequired[int]
+    blocked_by: NotRequired[list[str]]
 
 
 class ReadyData(TypedDict):
@@ -444,6 +445,7 @@ class SearchDataIssue(TypedDict):
     record: NotRequired[dict[str, Any]]
     comment_count: NotRequired[int]
     dependent_count: NotRequired[int]
+    blocked_by: NotRequired[list[str]]
 
 
 class SearchData(TypedDict):

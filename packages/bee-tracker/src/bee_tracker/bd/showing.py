@@ -19,6 +19,7 @@ from bee_tracker.bd.common import Unsupported, emit, json_flag, note, options, t
 from bee_tracker.bd.human import say
 from bee_tracker.bd.views import Whole
 from bee_tracker.model import BLOCKING_TYPES
+from bee_tracker.progress import counted, progress
 
 # -- show ----------------------------------------------------------------------------------------------------------
 
@@ -218,15 +219,15 @@ _SHOWN = frozenset(
 )
 @json_flag
 def stats(assigned: bool) -> None:
-    """Show issue database overview and statistics, counted as current Beads counts them. Reads every issue whole
-    (the count shows on a terminal as it goes)."""
+    """Show issue database overview and statistics, counted as current Beads counts them. Reads every issue whole,
+    a page at a time (the count shows on a terminal as it goes)."""
     if assigned:
         raise Unsupported(
             "bd stats --assigned", "Bee counts the whole tracker; list your work with `bd list --assignee YOU`"
         )
     current = tracker()
-    ids = [str(s["id"]) for s in views.pages(current, "search", {})]
-    issues = views.whole(current, ids, label="counting issues")
+    with progress("counting issues", total=views.total(current, "search", {})) as shown:
+        issues = [Whole.listed(item) for item in counted(views.pages(current, "search", {"whole": True}), shown)]
     summary = _statistics(issues)
     if options().as_json:
         emit({"summary": summary})
@@ -267,4 +268,4 @@ def _statistics(issues: list[Whole]) -> dict[str, Any]:
 def _blocked(issue: Whole) -> bool:
     """Blocked by an active blocker of its own (a held child names its parent instead)."""
     targets = {str(d.get("depends_on_id")) for d in issue.dependencies if d.get("type") in BLOCKING_TYPES}
-    return any(str(blocker) in targets for blocker in issue.got.get("blocked_by") or [])
+    return any(str(blocker) in targets for blocker in issue.blocked_by)

@@ -62,19 +62,26 @@ class Whole:
     comment_count: int
     #: bd's ``dependent_count``: ``blocks`` dependencies on the issue from live issues.
     dependent_count: int
-    #: ``get``'s whole answer (its neighbours, what blocks it), when the issue was read with ``get``.
+    #: What keeps it from being ready (``get``'s ``blocked_by``).
+    blocked_by: list[str] = field(default_factory=list)
+    #: ``get``'s whole answer (its neighbours, whether it is ready), when the issue was read with ``get``.
     got: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def read(cls, got: dict[str, Any]) -> Whole:
         """The issue from ``get``'s answer: its dependents as far as the answer lists them."""
         blocking = sum(1 for d in got.get("dependents") or [] if d.get("type") == "blocks")
-        return cls(got["issue"], int(got.get("comment_count", 0)), blocking, got)
+        return cls(got["issue"], int(got.get("comment_count", 0)), blocking, list(got.get("blocked_by") or []), got)
 
     @classmethod
     def listed(cls, summary: Summary) -> Whole:
         """The issue from a list's item read with ``whole``."""
-        return cls(summary["record"], int(summary["comment_count"]), int(summary["dependent_count"]))
+        return cls(
+            summary["record"],
+            int(summary["comment_count"]),
+            int(summary["dependent_count"]),
+            list(summary.get("blocked_by") or []),
+        )
 
     @property
     def id(self) -> str:

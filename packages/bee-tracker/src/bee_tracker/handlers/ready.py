@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from bee_tracker.model import epoch
 from bee_tracker.store import reads
+from bee_tracker.store.listing import add_wholes
 from bee_tracker.store.ops import Read
 from bee_tracker.store.readiness import ready_now
 
@@ -18,7 +19,12 @@ def ready(op: Read, args: ReadyArgs) -> ReadyData:
     total count of ready issues under the filters; with ``whole``, each issue's record and counts as well."""
     where, params = conditions(op, args)
     page, total, has_more = reads.page(
-        op.tx, " AND ".join(where), params, limit=args["limit"], offset=args["offset"], whole=args["whole"]
+        op.tx,
+        " AND ".join(where),
+        params,
+        limit=args["limit"],
+        offset=args["offset"],
+        enrich=add_wholes if args["whole"] else None,
     )
     return {"issues": page, "total": total or 0, "offset": args["offset"], "has_more": has_more}
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from bee_tracker.store import reads
 from bee_tracker.store.keys import text_match
+from bee_tracker.store.listing import add_wholes
 from bee_tracker.store.ops import Read
 
 if TYPE_CHECKING:
@@ -44,6 +45,6 @@ def search(op: Read, args: SearchArgs) -> SearchData:
         offset=args["offset"],
         order=order,
         order_params=order_params,
-        whole=args["whole"],
+        enrich=add_wholes if args["whole"] else None,
     )
     return {"issues": page, "total": total or 0, "offset": args["offset"], "has_more": has_more}

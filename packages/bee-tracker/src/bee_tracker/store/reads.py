@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bee_contracts.limits import MAX_RESULT_BYTES
 from bee_tracker.model import BUILTIN_STATUSES, BUILTIN_TYPES, DONE_STATUSES, PARENT_CHILD
 from bee_tracker.store.bounds import fitting
 from bee_tracker.store.db import Tx
-from bee_tracker.store.records import SUMMARY_SELECT, listed, wholes
+from bee_tracker.store.records import SUMMARY_SELECT, listed
 
 if TYPE_CHECKING:
     from bee_contracts.shapes.tracker import ReadyDataIssue as IssueSummary
@@ -52,15 +52,15 @@ def page(
     count: bool = True,
     order: str = ORDER,
     order_params: Sequence[Any] = (),
-    whole: bool = False,
+    enrich: Callable[[Tx, list[IssueSummary]], None] | None = None,
 ) -> tuple[list[IssueSummary], int | None, bool]:
     """One page of issue summaries matching ``condition`` (over aliases ``i`` and ``r``, see :data:`LISTED`) in
     ``order`` (default :data:`ORDER`): (page, total or None, has_more).
 
     Without ``count`` the total is not computed and ``has_more`` comes from reading one row past the page. A page
     also ends early where the next summary would not fit the result limit (``has_more`` then says so), so a list
-    always answers; the next offset is the given one plus the page's length. With ``whole`` each summary carries
-    the issue's record and counts as well (:func:`~bee_tracker.store.records.wholes`), and fewer fit.
+    always answers; the next offset is the given one plus the page's length. ``enrich`` adds to the summaries before
+    the page is fitted (a list with ``whole``: :func:`bee_tracker.store.listing.add_wholes`), so fewer may fit.
     """
     rows = tx.rows(
         f"SELECT {SUMMARY_SELECT} FROM {LISTED} WHERE {condition} ORDER BY {order} LIMIT ? OFFSET ?",
@@ -68,13 +68,8 @@ def page(
     )
     labels_by_id = labels_for(tx, [r[0] for r in rows[:limit]])
     summaries = [listed(r, labels_by_id[r[0]]) for r in rows[:limit]]
-    if whole:
-        found = wholes(tx, [s["id"] for s in summaries])
-        for summary in summaries:
-            whole_issue = found[summary["id"]]
-            summary["record"] = whole_issue.record
-            summary["comment_count"] = whole_issue.comment_count
-            summary["dependent_count"] = whole_issue.dependent_count
+    if enrich is not None:
+        enrich(tx, summaries)
     shown = fitting(summaries, MAX_RESULT_BYTES - _PAGE_OVERHEAD_BYTES)
     has_more = len(rows) > len(shown)
     return shown, counted(tx, condition, params) if count else None, has_more
