@@ -28,6 +28,8 @@ from bee_tracker.bd.common import (
 )
 from bee_tracker.bd.human import say
 from bee_tracker.bd.views import Summary, Whole
+from bee_tracker.progress import counted as advancing
+from bee_tracker.progress import progress
 
 #: Statuses bd's list leaves out unless asked (``list.go``: closed and pinned).
 DONE = ("closed", "pinned")
@@ -509,30 +511,31 @@ def _searched(text: str, found: list[Whole], long_: bool) -> None:
 @json_flag
 def blocked(parent: str | None) -> None:
     """Show blocked issues: active issues with an active blocker, and the children a blocked issue holds back, each
-    with what blocks it. Reads every active issue whole (the count shows on a terminal as it goes)."""
+    with what blocks it. Reads every issue whole, a page at a time (the count shows on a terminal as it goes)."""
     current = tracker()
     children = _children(parent) if parent else None
-    active = [
-        str(s["id"])
-        for s in views.pages(current, "search", {})
-        if s.get("status") not in DONE
-        and (children is None or str(s["id"]) in children or str(s["id"]).startswith(f"{parent}."))
-    ]
-    found = [
-        issue
-        for issue in views.whole(current, active, label="reading issues")
-        if issue.got.get("blocked_by") and not issue.got.get("ready")
-    ]
+
+    def wanted(summary: Summary) -> bool:
+        issue_id = str(summary["id"])
+        return (
+            summary.get("status") not in DONE
+            and bool(summary.get("blocked_by"))  # what get says keeps it from being ready: it is not ready
+            and (children is None or issue_id in children or issue_id.startswith(f"{parent}."))
+        )
+
+    with progress("reading issues", total=views.total(current, "search", {})) as shown:
+        listed = advancing(views.pages(current, "search", {"whole": True}), shown)
+        found = [Whole.listed(summary) for summary in listed if wanted(summary)]
     found.sort(key=views.bd_key)
     if options().as_json:
-        emit([shapes.blocked(shapes.issue(issue.record), sorted(map(str, issue.got["blocked_by"]))) for issue in found])
+        emit([shapes.blocked(shapes.issue(issue.record), sorted(map(str, issue.blocked_by))) for issue in found])
         return
     if not found:
         say(f"\n{human.passed('✨')} No blocked issues\n")
         return
     say(f"\n{human.failed('🚫')} Blocked issues ({len(found)}):\n")
     for issue in found:
-        blockers = sorted(map(str, issue.got["blocked_by"]))
+        blockers = sorted(map(str, issue.blocked_by))
         say(f"[{human.priority(issue.record.get('priority'))}] {issue.id}: {issue.record.get('title') or ''}")
         say(f"  Blocked by {len(blockers)} open dependencies: {human.go_list(blockers)}")
         say()
