@@ -352,3 +352,42 @@ async def test_a_call_cannot_pass_for_a_stream_to_skip_the_calls_admission(track
         modern = {**call, "params": {**params, "_meta": MODERN_META}}
         refused = await http.post(server.url, content=json.dumps(modern), headers=_listen_headers(token))
         assert refused.status_code in (400, 503), refused.text
+
+
+async def test_listeners_hear_bee_bd_writing_on_the_same_sqlite_store(
+    tracker_factory: TrackerFactory, tmp_path: Path
+) -> None:
+    """`bee bd` in its own process writes on the store a SQLite tracker serves: the tracker reads that write in the
+    history and wakes its listeners (the issue, the ready queue, the issues depending on it)."""
+    import os
+    import subprocess
+
+    from tests.conftest import bee_executable
+
+    store = str(tmp_path / "team.db")
+    server = tracker_factory(store)
+
+    def bd(*args: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [str(bee_executable()), "bd", "--store", store, "--actor", "cli@example.com", *args, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env={**os.environ, "BEE_WARM": "0"},
+        )
+        assert done.returncode == 0, done.stderr
+        answer: dict[str, Any] = json.loads(done.stdout)
+        return answer
+
+    async with tracker_client(server.url, server.token(ACTOR), era="auto") as listener:
+        blocker = await _call(listener, "create", title="blocker")
+        blocked = await _call(listener, "create", title="blocked", prerequisites=[blocker["id"]])
+        async with listener.listen(resource_subscriptions=[issue(blocked["id"]), READY]) as subscription:
+            made = await anyio.to_thread.run_sync(lambda: bd("create", "made by bd"))
+            await _until_heard(subscription, {READY})
+            # bd closes the blocker: the blocked issue, which depends on it, turns ready.
+            await anyio.to_thread.run_sync(lambda: bd("close", blocker["id"], "--reason", "done"))
+            await _until_heard(subscription, {issue(blocked["id"]), READY})
+        ready = await _call(listener, "ready")
+        assert {made["id"], blocked["id"]} <= {item["id"] for item in ready["issues"]}

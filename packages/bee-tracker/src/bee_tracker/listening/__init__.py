@@ -1,7 +1,8 @@
 """Agents woken instead of polling: the tracker's resources, ``subscriptions/listen`` and the bus between replicas.
 
 :class:`Listening` is what the host builds once: the bus (in process on SQLite, PostgreSQL ``LISTEN``/``NOTIFY`` on
-PostgreSQL, :mod:`.bus`) fed by the store's change feed, the lease expiry watcher (:mod:`.expiry`), and the MCP
+PostgreSQL, :mod:`.bus`) fed by the store's change feed, the lease expiry watcher (:mod:`.expiry`), on SQLite the
+watcher of other processes' writes (:mod:`.foreign`), and the MCP
 handlers it adds to the server (``resources/templates/list``, the tracker's ``resources/read``, the bounded
 ``subscriptions/listen`` of :mod:`.listen`). The board's live page watches the same bus.
 """
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from bee_tracker.listening.bus import LocalBus, PostgresBus
 from bee_tracker.listening.expiry import ExpiryWatcher
+from bee_tracker.listening.foreign import ForeignWrites
 from bee_tracker.listening.limits import ListenLimits
 
 if TYPE_CHECKING:
@@ -41,6 +43,8 @@ class Listening:
         postgres = store.db.dialect == "postgres"
         self.bus: LocalBus = PostgresBus(store_url, on_lost=self.end_streams) if postgres else LocalBus()
         self.watcher = ExpiryWatcher(store, self.bus.post)
+        # Other processes' writes on a SQLite store (on PostgreSQL the replicas tell each other through the bus).
+        self.foreign = None if postgres else ForeignWrites(store, self.bus.post)
         self.handler: BoundedListen | None = None
         self._stops: list[Callable[[], None]] = []
 
@@ -69,6 +73,8 @@ class Listening:
         self.bus.start()
         self._stops = [self.store.feed.subscribe(self.bus.committed), self.bus.watch(self.watcher.heard)]
         self.watcher.start()
+        if self.foreign is not None:
+            self.foreign.start()
 
     def end_streams(self) -> None:
         """End every open listen stream gracefully: its client listens again and refetches."""
@@ -80,4 +86,6 @@ class Listening:
         for stop in self._stops:
             stop()
         self.watcher.stop()
+        if self.foreign is not None:
+            self.foreign.stop()
         self.bus.stop()

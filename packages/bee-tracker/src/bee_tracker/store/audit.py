@@ -188,3 +188,26 @@ def unheld(tx: Tx, events: Sequence[tuple[str, str, str, str, str, str | None]])
             holding.add(identity)
             fresh.append(event)
     return fresh
+
+
+#: The most events :func:`written_elsewhere` reads at once (the rest at its next call).
+_ELSEWHERE_EVENTS: Final = 5000
+
+
+def written_elsewhere(tx: Tx, after: int | None, replica: str) -> tuple[list[str], int]:
+    """The issues named by the events after ``seq`` ``after`` that another process than ``replica`` wrote, with the
+    issues depending on them (a write's readiness turns reach those); and the last ``seq`` read. With ``after``
+    None: nothing, and the newest ``seq`` (where to start)."""
+    if after is None:
+        newest = tx.row("SELECT MAX(seq) FROM events")
+        return [], int(newest[0]) if newest and newest[0] is not None else 0
+    rows = tx.rows(
+        "SELECT seq, issue_id, replica FROM events WHERE seq > ? ORDER BY seq LIMIT ?", [after, _ELSEWHERE_EVENTS]
+    )
+    last = int(rows[-1][0]) if rows else after
+    named = list(dict.fromkeys(str(issue_id) for _, issue_id, writer in rows if writer != replica))
+    dependents: list[str] = []
+    for batch in in_batches(named):
+        sql = f"SELECT issue_id FROM dependencies WHERE depends_on_id IN ({marks(batch)})"
+        dependents += [str(issue_id) for (issue_id,) in tx.rows(sql, batch)]
+    return list(dict.fromkeys([*named, *dependents])), last

@@ -197,6 +197,15 @@ class SqlStore:
         with self.db.read() as tx:
             return claimlease.expiries(tx, since)
 
+    def written_elsewhere(self, after: int | None) -> tuple[list[str], int]:
+        """The issues other processes' writes touched since history ``seq`` ``after``, and the ``seq`` to ask from
+        next (:func:`.audit.written_elsewhere`): what the tracker's watcher of such writes tells its listeners
+        (:mod:`bee_tracker.listening.foreign`)."""
+        from bee_tracker.store import audit
+
+        with self.db.read() as tx:
+            return audit.written_elsewhere(tx, after, self.replica)
+
     # -- vocabulary ------------------------------------------------------------------------------------------
 
     def vocabulary(self) -> dict[str, list[str]]:
