@@ -191,7 +191,7 @@ def _check_holders(entries: list[dict[str, Any]], killed: list[str]) -> None:
             assert reclaimed is not None and reclaimed["from"] == holder[issue] == before, (issue, entry)
             assert reclaimed["expired_at"] and reclaimed["by"] == actor == after, (issue, entry)
             if before in killed:
-                taken_from_killed[issue] += 1
+                taken_from_killed[(issue, before)] += 1
         holder[issue] = after
     assert len(completed) == ISSUES and set(completed.values()) == {1}
     assert taken_from_killed, "no killed agent left a claim: the reclaim promise went untested"
