@@ -166,23 +166,39 @@ def status(config_file: Path | None, state: Path | None, warm: bool, as_json: bo
 )
 @_warm_option
 def stop(config_file: Path | None, state: Path | None, timeout: float, warm: bool) -> None:
-    """Ask the supervisor running on the state folder to stop (SIGTERM) and wait until it has."""
-    from bee_supervisor.lock import running_pid
+    """Ask the supervisor running on the state folder to stop (SIGTERM) and wait until it has; with --warm, `bee bd`'s
+    warm answerers of this installation too (a command they run finishes first)."""
+    from bee_supervisor.lock import LOCK_FILE
 
     folder = _state_of(config_file, state, warm)
-    pid = running_pid(folder)
-    if pid is None:
-        click.echo(f"no supervisor is running on {folder}")
+    locks = [folder / LOCK_FILE, *(sorted(folder.glob("answer-*.lock")) if warm else [])]
+    stopped = [(lock, pid) for lock in locks if (pid := _signal_holder(lock)) is not None]
+    if not stopped:
+        click.echo(f"no supervisor is running on {folder}" + (" (nor any answerer)" if warm else ""))
         return
-    if pid > 0:
+    deadline = time.monotonic() + timeout
+    for lock, pid in stopped:
+        what = "the supervisor" if lock.name == LOCK_FILE else "the answerer"
+        while _holder(lock) is not None:
+            if time.monotonic() > deadline:
+                raise click.ClickException(f"{what} (pid {pid}) has not stopped after {timeout:g} s")
+            time.sleep(0.1)
+        click.echo(f"stopped {what} (pid {pid}) on {folder}")
+
+
+def _holder(lock: Path) -> int | None:
+    from bee_supervisor.lock import holder_pid
+
+    return holder_pid(lock)
+
+
+def _signal_holder(lock: Path) -> int | None:
+    """SIGTERM to the process holding ``lock``; its pid, or None when none holds it."""
+    pid = _holder(lock)
+    if pid is not None and pid > 0:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while running_pid(folder) is not None:
-        if time.monotonic() > deadline:
-            raise click.ClickException(f"the supervisor (pid {pid}) has not stopped after {timeout:g} s")
-        time.sleep(0.1)
-    click.echo(f"stopped the supervisor (pid {pid}) on {folder}")
+    return pid
 
 
 @supervise.command()

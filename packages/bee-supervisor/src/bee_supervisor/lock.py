@@ -72,8 +72,14 @@ def _read_pid(fd: int) -> int | None:
 
 def running_pid(folder: Path) -> int | None:
     """The pid of the supervisor holding ``folder``'s lock, or None when none holds it."""
+    return holder_pid(folder / LOCK_FILE)
+
+
+def holder_pid(path: Path) -> int | None:
+    """The pid written in the lock file ``path`` while a process holds its ``flock`` (-1 when it wrote none), or
+    None when none holds it: a supervisor's, or `bee bd`'s warm answerer's (``answer-….lock``)."""
     try:
-        fd = os.open(folder / LOCK_FILE, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
     try:
