@@ -355,6 +355,7 @@ def test_a_killed_answerer_leaves_no_spare_behind_and_is_replaced(tmp_path: Path
             time.sleep(0.1)
         started(runtime, env, store)  # a new one, free to take the lock
         assert _answerer_pid(runtime) != first
+        assert len(list(answerer_folder(runtime).glob("answer-*-scratch-*"))) == 1  # the killed one's is removed
     finally:
         shutil.rmtree(runtime, ignore_errors=True)
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import gc
+import glob
 import importlib
 import os
 import select
@@ -235,23 +236,29 @@ def run(path: str) -> int:
         return 0  # another answerer runs (or is starting) for this socket
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())  # which process it is, for an operator (and the tests)
-    listener = _listen(path)
-    with contextlib.suppress(OSError):
-        os.unlink(path[: -len(".sock")] + ".starting")
-    # The scratch folder's name carries the socket's, so a spare finds the log beside it (_log).
-    scratch = tempfile.mkdtemp(prefix=os.path.basename(path)[: -len(".sock")] + "-scratch-", dir=os.path.dirname(path))
-    answerer = Answerer(path, listener, scratch, lock)
+    # The scratch folder's name carries the socket's, so a spare finds the log beside it (_log); one left by an
+    # answerer that was killed is this one's to remove (it holds the lock).
+    stem = os.path.basename(path)[: -len(".sock")]
+    for stale in glob.glob(os.path.join(glob.escape(os.path.dirname(path)), f"{stem}-scratch-*")):
+        shutil.rmtree(stale, ignore_errors=True)
+    scratch = tempfile.mkdtemp(prefix=f"{stem}-scratch-", dir=os.path.dirname(path))
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(number, _stop)
     try:
         warm_up(scratch)
         gc.collect()
         gc.freeze()  # the children share these pages: no collection of theirs writes to them
-        answerer.serve()
+        # Listening only now: meanwhile a command finds no answerer and runs in its own process, as it would.
+        answerer = Answerer(path, _listen(path), scratch, lock)
+        with contextlib.suppress(OSError):
+            os.unlink(path[: -len(".sock")] + ".starting")
+        try:
+            answerer.serve()
+        finally:
+            answerer.close()
     except _Stopped:
         pass
     finally:
-        answerer.close()
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
