@@ -381,32 +381,29 @@ def test_a_stopped_answerer_lets_a_running_command_finish(tmp_path: Path) -> Non
         shutil.rmtree(runtime, ignore_errors=True)
 
 
+def _stop_warm(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(bee_executable()), "supervise", "stop", "--warm"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def test_supervise_stop_warm_stops_the_answerers(tmp_path: Path, store: str) -> None:
     runtime = Path(tempfile.mkdtemp(prefix="bp", dir="/tmp"))
     try:
         env = warm_env(runtime)
         started(runtime, env, store)
         answerer = _answerer_pid(runtime)
-        stopped = subprocess.run(
-            [str(bee_executable()), "supervise", "stop", "--warm"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        stopped = _stop_warm(env)
         assert stopped.returncode == 0, stopped.stderr
         assert f"stopped the answerer (pid {answerer})" in stopped.stdout
         assert _ends(answerer)
         assert not list(answerer_folder(runtime).glob("answer-*.sock"))
-        again = subprocess.run(
-            [str(bee_executable()), "supervise", "stop", "--warm"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        again = _stop_warm(env)
         assert again.returncode == 0 and "nor any answerer" in again.stdout
     finally:
         shutil.rmtree(runtime, ignore_errors=True)

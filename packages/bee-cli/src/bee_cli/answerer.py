@@ -47,6 +47,7 @@ from collections.abc import Sequence
 
 from bee_cli.answering import MAGIC, MAX_REQUEST_BYTES, PASSED_FDS, WIRE, socket_path
 from bee_contracts.installation import fingerprint
+from bee_contracts.rundir import peer_uid, seconds_setting
 
 #: How long a connected client has to send its request.
 REQUEST_SECONDS = 5.0
@@ -77,14 +78,6 @@ class Refused(Exception):
 # -- the parent ------------------------------------------------------------------------------------------------------
 
 
-def idle_seconds(environ: os._Environ[str] | dict[str, str]) -> float:
-    try:
-        value = float(environ.get(ENV_IDLE, "") or IDLE_SECONDS)
-    except ValueError:
-        return IDLE_SECONDS
-    return value if 0 < value < float("inf") else IDLE_SECONDS
-
-
 class Answerer:
     """The parent: the listening socket, the spares, and the children running commands."""
 
@@ -97,7 +90,7 @@ class Answerer:
         self.alive_r, self.alive_w = os.pipe2(os.O_CLOEXEC)
         self.place = os.stat(path).st_ino
         self.installed = fingerprint()
-        self.idle = idle_seconds(os.environ)
+        self.idle = seconds_setting(os.environ, ENV_IDLE, IDLE_SECONDS)
         self.spares: set[int] = set()
         self.running: set[int] = set()
         self.took_r, self.took_w = os.pipe2(os.O_CLOEXEC)
@@ -219,8 +212,6 @@ def warm_up(folder: str, *, again: bool = False) -> None:
             warm(folder, again=again)
     if not again:
         import difflib  # noqa: F401  -- click's suggestions for a mistyped option
-
-        import bee_contracts.warm  # noqa: F401  -- the peer check
 
 
 def run(path: str) -> int:
@@ -346,8 +337,6 @@ def _receive(connection: socket.socket) -> tuple[list[int], list[str], dict[byte
     Raises:
         Refused: not this user, not the wire, too large, too slow, or malformed (its descriptors are then closed).
     """
-    from bee_contracts.warm import peer_uid
-
     if peer_uid(connection) != os.getuid():
         raise Refused("another user")
     connection.settimeout(REQUEST_SECONDS)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import sys
 
-from bee_contracts.rundir import ENV_WARM, WarmUnavailable, private_problem, runtime_dir, sha256_hex
+from bee_contracts.rundir import ENV_WARM, WarmUnavailable, peer_uid, private_problem, runtime_dir, sha256_hex
 
 # Annotations only (mypy reads this name as True).
 TYPE_CHECKING = False
@@ -155,8 +155,7 @@ def _send(sock: _socket.socket, body: bytes) -> int | None:
     will not run it (nothing ran)."""
     import _socket
 
-    credentials = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
-    if int.from_bytes(credentials[4:8], sys.byteorder) != os.getuid():
+    if peer_uid(sock) != os.getuid():
         return None  # not this user's answerer (its folder is private, so this is never expected): serve cold
     try:
         cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)

@@ -24,6 +24,7 @@ import os
 import sys
 
 from bee_contracts.layout import Checkout
+from bee_contracts.rundir import seconds_setting
 from bee_contracts.serving import log_level
 from bee_contracts.warm import ENV_WAIT, ENV_WARM, WAIT_SECONDS, WarmUnavailable, identity_digest, identity_of
 
@@ -117,11 +118,7 @@ def _identity(view: str, checkout: str, instance: str, level: str, environ: Mapp
 
 def wait_seconds(environ: Mapping[str, str]) -> float:
     """How long to wait for a warm host: ``$BEE_WARM_WAIT_SECONDS`` when it is a positive number, else 10 s."""
-    try:
-        value = float(environ.get(ENV_WAIT, "") or WAIT_SECONDS)
-    except ValueError:
-        return WAIT_SECONDS
-    return value if 0 < value < float("inf") else WAIT_SECONDS
+    return seconds_setting(environ, ENV_WAIT, WAIT_SECONDS)
 
 
 def serve_warm_or_decline(args: list[str]) -> None:

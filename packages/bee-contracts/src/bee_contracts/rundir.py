@@ -82,3 +82,21 @@ def installation_key() -> str:
     """12 hex digits naming this installation of Bee (its interpreter and environment)."""
     where = f"{os.path.realpath(sys.prefix)}\n{os.path.realpath(sys.executable)}"
     return sha256_hex(where.encode("utf-8", "surrogateescape"))[:12]
+
+
+def seconds_setting(environ: Mapping[str, str], name: str, default: float) -> float:
+    """``$name`` when it is a positive, finite number of seconds, else ``default`` (the warm processes' timings)."""
+    try:
+        value = float(environ.get(name, "") or default)
+    except ValueError:
+        return default
+    return value if 0 < value < float("inf") else default
+
+
+def peer_uid(sock: object) -> int:
+    """The uid of the process at the other end of Unix socket ``sock`` (``socket.socket`` or ``_socket.socket``),
+    as the kernel saw it (SO_PEERCRED: pid, uid and gid, three native ints)."""
+    import _socket
+
+    credentials = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)  # type: ignore[attr-defined]
+    return int.from_bytes(credentials[4:8], sys.byteorder, signed=True)

@@ -26,13 +26,13 @@ from __future__ import annotations
 import json
 import os
 import socket
-import struct
 import time
 
 # Re-exported (the ``as`` marks it for mypy): the warm front end's names, which now live with `bee bd`'s answerer's.
 from bee_contracts.rundir import ENV_WARM as ENV_WARM  # noqa: PLC0414
 from bee_contracts.rundir import WarmUnavailable as WarmUnavailable  # noqa: PLC0414
 from bee_contracts.rundir import installation_key as installation_key  # noqa: PLC0414
+from bee_contracts.rundir import peer_uid as peer_uid  # noqa: PLC0414
 from bee_contracts.rundir import private_problem, sha256_hex
 from bee_contracts.rundir import runtime_dir as runtime_dir  # noqa: PLC0414
 from bee_contracts.serving import LOG_LEVELS
@@ -221,12 +221,6 @@ def control_socket(folder: str) -> str:
 
 
 # -- the handshake -----------------------------------------------------------------------------------------------
-
-
-def peer_uid(sock: socket.socket) -> int:
-    """The uid of the process at the other end of Unix socket ``sock`` (SO_PEERCRED), as the kernel saw it."""
-    credentials = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", credentials)[1])
 
 
 def send_line(sock: socket.socket, message: Mapping[str, object]) -> None:

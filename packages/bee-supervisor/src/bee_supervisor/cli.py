@@ -168,7 +168,7 @@ def status(config_file: Path | None, state: Path | None, warm: bool, as_json: bo
 def stop(config_file: Path | None, state: Path | None, timeout: float, warm: bool) -> None:
     """Ask the supervisor running on the state folder to stop (SIGTERM) and wait until it has; with --warm, `bee bd`'s
     warm answerers of this installation too (a command they run finishes first)."""
-    from bee_supervisor.lock import LOCK_FILE
+    from bee_supervisor.lock import LOCK_FILE, holder_pid
 
     folder = _state_of(config_file, state, warm)
     locks = [folder / LOCK_FILE, *(sorted(folder.glob("answer-*.lock")) if warm else [])]
@@ -179,22 +179,18 @@ def stop(config_file: Path | None, state: Path | None, timeout: float, warm: boo
     deadline = time.monotonic() + timeout
     for lock, pid in stopped:
         what = "the supervisor" if lock.name == LOCK_FILE else "the answerer"
-        while _holder(lock) is not None:
+        while holder_pid(lock) is not None:
             if time.monotonic() > deadline:
                 raise click.ClickException(f"{what} (pid {pid}) has not stopped after {timeout:g} s")
             time.sleep(0.1)
         click.echo(f"stopped {what} (pid {pid}) on {folder}")
 
 
-def _holder(lock: Path) -> int | None:
-    from bee_supervisor.lock import holder_pid
-
-    return holder_pid(lock)
-
-
 def _signal_holder(lock: Path) -> int | None:
     """SIGTERM to the process holding ``lock``; its pid, or None when none holds it."""
-    pid = _holder(lock)
+    from bee_supervisor.lock import holder_pid
+
+    pid = holder_pid(lock)
     if pid is not None and pid > 0:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)

@@ -40,6 +40,7 @@ from anyio.abc import SocketAttribute
 
 from bee_contracts import launch
 from bee_contracts.hosts import HostEntry, installed_hosts
+from bee_contracts.rundir import seconds_setting
 from bee_contracts.serving import WARM_CHECK_FD, WARM_FD
 from bee_contracts.warm import (
     ENV_SPARES,
@@ -296,11 +297,7 @@ def _bind(path: str) -> socket.socket:
 
 def supervisor_idle(environ: Mapping[str, str]) -> float:
     """``$BEE_WARM_SUPERVISOR_IDLE_SECONDS`` when it is a positive number, else the default."""
-    try:
-        value = float(environ.get(ENV_SUPERVISOR_IDLE, "") or SUPERVISOR_IDLE)
-    except ValueError:
-        return SUPERVISOR_IDLE
-    return value if 0 < value < float("inf") else SUPERVISOR_IDLE
+    return seconds_setting(environ, ENV_SUPERVISOR_IDLE, SUPERVISOR_IDLE)
 
 
 def warm_spec(folder: Path) -> SupervisorSpec:
