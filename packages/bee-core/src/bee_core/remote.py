@@ -28,7 +28,6 @@ answers that are not MCP.
 
 from __future__ import annotations
 
-import json
 import os
 import ssl
 import stat
@@ -51,6 +50,7 @@ from bee_contracts.limits import REMOTE_ANSWER_MAX_BYTES
 from bee_hostkit import Deadline
 from bee_hostkit.capped import CappedBody
 from bee_hostkit.environ import getenv
+from bee_hostkit.exchange import Unchanged, edge_refusal, exception_leaves
 
 #: The longest a server may be silent while Bee waits for its answer's next bytes (less when the exchange's bound is
 #: nearer).
@@ -265,27 +265,15 @@ class Exchange:
 
     async def note(self, response: httpx2.Response) -> None:
         """The client's response hook: remember whether the server's edge refused this request."""
-        if response.request.method != "POST":
-            return  # the optional GET stream and the DELETE of a session are refused by servers that offer neither
-        if response.status_code < 400:
-            self.refusal = None
-            return
-        await response.aread()
-        try:
-            body = json.loads(response.text)
-        except ValueError:
-            body = None
-        if isinstance(body, dict) and "jsonrpc" in body and "error" in body:
-            self.refusal = None  # a JSON-RPC error at an HTTP status: an answer, which the SDK raises as MCPError
-            return
-        reason = body.get("error_description") or body.get("error") if isinstance(body, dict) else None
-        self.refusal = Refusal(response.status_code, str(reason)[:_REASON_CHARS] if reason else "")
+        refusal = await edge_refusal(response)
+        if not isinstance(refusal, Unchanged):
+            self.refusal = None if refusal is None else Refusal(*refusal)
 
     def failure(self, exc: Exception) -> BeeError:
         """``exc`` (often exception groups, from the client's task groups) as the one BeeError it means."""
         if self.stopped is not None:
             return self.stopped  # whatever the SDK made of the cut-off answer, this is what happened
-        leaves = _leaves(exc)
+        leaves = exception_leaves(exc)
         for leaf in leaves:
             if isinstance(leaf, BeeError):
                 return leaf
@@ -408,10 +396,3 @@ async def session(
 def _tls() -> ssl.SSLContext:
     """The TLS settings every connection shares: loading the trust store costs ~50 ms, so it is done once."""
     return httpx2.create_ssl_context()
-
-
-def _leaves(exc: BaseException) -> list[BaseException]:
-    """The exceptions inside ``exc``, exception groups flattened."""
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]

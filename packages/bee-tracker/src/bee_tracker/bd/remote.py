@@ -15,7 +15,6 @@ may not have been made (``outcome_unknown``).
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import stat
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -36,6 +35,7 @@ from bee_contracts import BeeError, ErrorCode
 from bee_contracts.errors import from_envelope
 from bee_contracts.limits import REMOTE_ANSWER_MAX_BYTES
 from bee_hostkit.capped import CappedBody
+from bee_hostkit.exchange import Unchanged, edge_refusal, exception_leaves
 
 #: Where the token comes from without ``--token-file`` (the variable every Bee client of the tracker reads).
 ENV_TOKEN = "BEE_TRACKER_TOKEN"  # noqa: S105 -- the variable's name, not a secret
@@ -128,25 +128,13 @@ class _Exchange:
 
     async def note(self, response: httpx2.Response) -> None:
         """Remember whether the edge refused this request (the SDK only says an error response came)."""
-        if response.request.method != "POST":
-            return
-        if response.status_code < 400:
-            self.refusal = None
-            return
-        await response.aread()
-        try:
-            body = json.loads(response.text)
-        except ValueError:
-            body = None
-        if isinstance(body, dict) and "jsonrpc" in body:
-            self.refusal = None
-            return
-        reason = (body.get("error_description") or body.get("error")) if isinstance(body, dict) else None
-        self.refusal = (response.status_code, str(reason or "")[:300])
+        refusal = await edge_refusal(response)
+        if not isinstance(refusal, Unchanged):
+            self.refusal = refusal
 
     def failure(self, exc: BaseException, tool: str, writes: bool) -> BeeError:
         """``exc`` (often an exception group of the client's tasks) as the one BeeError it means."""
-        leaves = _leaves(exc)
+        leaves = exception_leaves(exc)
         for leaf in leaves:
             if isinstance(leaf, BeeError):
                 return leaf
@@ -233,12 +221,6 @@ class _Watched(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def _leaves(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
-    return [exc]
-
-
 def _tool_error(tool: str, result: types.CallToolResult) -> BeeError:
     """The tracker's error envelope as a BeeError, its code, message and details kept."""
     text = next((block.text for block in result.content if isinstance(block, types.TextContent)), "")
@@ -281,7 +263,7 @@ class RemoteTracker:
                 for index in range(len(many)):
                     group.start_soon(one, index)
         except BaseExceptionGroup as group_error:
-            for leaf in _leaves(group_error):
+            for leaf in exception_leaves(group_error):
                 if isinstance(leaf, BeeError):
                     raise leaf from None
             raise
